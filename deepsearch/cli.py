@@ -1,0 +1,85 @@
+"""The command line. Commands parse flags and delegate; this file is the single place
+where deepsearch errors become one-line messages and exit codes.
+
+Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
+2 usage or configuration error; 1 runtime failure; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from deepsearch import __version__
+
+app = typer.Typer(
+    name="deepsearch",
+    help=(
+        "Hunt down one correct, cited answer.\n\n"
+        'Run: deepsearch "your question"   (see: deepsearch research --help)'
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+
+SUBCOMMANDS = {"research", "config", "doctor"}
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_FORCED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="User config file (else $DEEPSEARCH_CONFIG, else ~/.config/deepsearch/config.json).",
+    ),
+]
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"deepsearch {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version_callback,
+            is_eager=True,
+            help="Show the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Hunt down one correct, cited answer."""
+
+
+def fail(message: str, code: int) -> typer.Exit:
+    """Print one line to stderr and return the Exit to raise."""
+    from rich.console import Console
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {message}")
+    return typer.Exit(code)
+
+
+def _register_commands() -> None:
+    from deepsearch.commands import register
+
+    register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: `deepsearch "question"` means `deepsearch research "question"`."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    first_positional = next((a for a in args if not a.startswith("-")), None)
+    wants_root = any(a in ("--help", "-h", "--version") for a in args[:1])
+    if first_positional is not None and first_positional not in SUBCOMMANDS and not wants_root:
+        args.insert(0, "research")
+    _register_commands()
+    app(args=args, prog_name="deepsearch")

@@ -1,0 +1,17 @@
+"""Command implementations, registered on the Typer app lazily (keeps --help fast)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    from deepsearch.commands import config_cmd, doctor_cmd, research_cmd
+
+    app.command("research", help=research_cmd.HELP)(research_cmd.research)
+    app.command("config", help="Print the effective configuration and where each value came from.")(
+        config_cmd.show_config
+    )
+    app.command("doctor", help="Check each configured provider and print a table.")(
+        doctor_cmd.doctor
+    )

@@ -1,0 +1,35 @@
+"""`deepsearch config`: the effective configuration, its sources, secrets masked."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from deepsearch.cli import EXIT_USAGE, ConfigOption, fail
+from deepsearch.config import effective_items, load_config
+from deepsearch.errors import ConfigError
+
+
+def show_config(
+    config: ConfigOption = None,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    try:
+        loaded = load_config(config_file=config)
+    except ConfigError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    rows = effective_items(loaded)
+    if as_json:
+        payload = {key: {"value": value, "source": source} for key, value, source in rows}
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    table = Table(title="deepsearch configuration", title_justify="left")
+    table.add_column("key", style="cyan", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_column("source", style="dim")
+    for key, value, source in rows:
+        table.add_row(key, value, source)
+    Console(soft_wrap=False).print(table)

@@ -1,0 +1,341 @@
+"""Layered configuration: CLI flag > environment > user config file > shipped config.json.
+
+Every layer is a nested dict; they are deep-merged in precedence order while the
+source of every leaf is remembered, then the result is validated once by pydantic.
+`deepsearch config` prints that provenance, with secrets masked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from deepsearch.errors import ConfigError
+from deepsearch.resources import default_config_path
+
+ToolName = Literal[
+    "agent",
+    "agent_beast",
+    "evaluator",
+    "error_analyzer",
+    "query_rewriter",
+    "research_planner",
+    "coder",
+    "finalizer",
+    "fallback",
+]
+TOOL_NAMES: tuple[ToolName, ...] = ToolName.__args__  # type: ignore[attr-defined]
+ProviderName = Literal["gemini", "openai", "ollama"]
+SearchProviderName = Literal["duckduckgo", "searxng", "jina", "brave", "serper", "local"]
+Effort = Literal["low", "medium", "high"]
+EFFORT_BUDGETS: dict[str, int] = {"low": 100_000, "medium": 500_000, "high": 1_000_000}
+
+# Environment variables and the dotted config key each one sets.
+ENV_KEYS: dict[str, str] = {
+    "OPENAI_API_KEY": "keys.openai_api_key",
+    "OPENAI_BASE_URL": "llm.openai_base_url",
+    "GEMINI_API_KEY": "keys.gemini_api_key",
+    "GEMINI_BASE_URL": "llm.gemini_base_url",
+    "JINA_API_KEY": "keys.jina_api_key",
+    "BRAVE_API_KEY": "keys.brave_api_key",
+    "SERPER_API_KEY": "keys.serper_api_key",
+    "SEARXNG_URL": "search.searxng_url",
+    "DEEPSEARCH_LLM_PROVIDER": "llm.provider",
+    "DEEPSEARCH_MODEL": "llm.model",
+    "DEEPSEARCH_SEARCH_PROVIDER": "search.providers",
+    "DEEPSEARCH_CACHE_DIR": "cache.dir",
+}
+# Keys whose value is a list; from the environment they are comma separated.
+_LIST_KEYS = {"search.providers"}
+DEFAULT_USER_CONFIG = Path("~/.config/deepsearch/config.json")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSettings(_Strict):
+    """What one LLM call is made with."""
+
+    model: str
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(8192, ge=256, description="maximum output tokens")
+
+
+class ModelOverride(_Strict):
+    model: str | None = None
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(None, ge=256)
+
+
+class ProviderModels(_Strict):
+    context_window: int = Field(128_000, ge=2048)
+    default: ModelSettings
+    tools: dict[ToolName, ModelOverride] = Field(default_factory=dict)
+
+
+class LLMConfig(_Strict):
+    provider: ProviderName | None = None
+    model: str | None = None
+    openai_base_url: str | None = None
+    gemini_base_url: str | None = None
+    ollama_url: str = "http://127.0.0.1:11434"
+    timeout_s: float = Field(120, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+    concurrency: int = Field(4, ge=1, le=64)
+    embedding_model: str | None = None
+    providers: dict[ProviderName, ProviderModels]
+
+
+class SearchConfig(_Strict):
+    providers: list[SearchProviderName] = Field(default_factory=lambda: ["duckduckgo"])
+    results_per_query: int = Field(10, ge=1, le=50)
+    searxng_url: str | None = None
+    jina_url: str = "https://s.jina.ai"
+    brave_url: str = "https://api.search.brave.com/res/v1/web/search"
+    serper_url: str = "https://google.serper.dev/search"
+    corpus_dir: str | None = None
+    rate_limit_per_s: float = Field(2.0, gt=0)
+    timeout_s: float = Field(15, gt=0)
+
+
+class ReaderConfig(_Strict):
+    provider: Literal["local", "jina"] = "local"
+    jina_url: str = "https://r.jina.ai"
+    timeout_s: float = Field(30, gt=0)
+    connect_timeout_s: float = Field(10, gt=0)
+    max_bytes: int = Field(10 * 1024 * 1024, ge=1024)
+    max_redirects: int = Field(5, ge=0, le=20)
+    per_host_concurrency: int = Field(2, ge=1)
+    global_concurrency: int = Field(8, ge=1)
+    allow_private_urls: bool = False
+
+
+class CacheConfig(_Strict):
+    enabled: bool = True
+    dir: str | None = None
+    page_ttl_s: int = Field(86_400, ge=0)
+    search_ttl_s: int = Field(3_600, ge=0)
+
+
+class AgentConfig(_Strict):
+    effort: Effort = "medium"
+    budget: int | None = Field(None, ge=1000)
+    max_steps: int = Field(100, ge=1)
+    timeout_s: float | None = Field(None, gt=0)
+    max_bad_attempts: int = Field(2, ge=1, le=10)
+    direct_answer: bool = True
+    max_references: int = Field(10, ge=0, le=50)
+    language: str | None = None
+    boost_hostnames: list[str] = Field(default_factory=list)
+    bad_hostnames: list[str] = Field(default_factory=list)
+    only_hostnames: list[str] = Field(default_factory=list)
+
+    @property
+    def token_budget(self) -> int:
+        return self.budget if self.budget is not None else EFFORT_BUDGETS[self.effort]
+
+
+class KeysConfig(_Strict):
+    openai_api_key: SecretStr | None = None
+    gemini_api_key: SecretStr | None = None
+    jina_api_key: SecretStr | None = None
+    brave_api_key: SecretStr | None = None
+    serper_api_key: SecretStr | None = None
+
+
+class Settings(_Strict):
+    """The whole effective configuration, validated."""
+
+    llm: LLMConfig
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    reader: ReaderConfig = Field(default_factory=ReaderConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    keys: KeysConfig = Field(default_factory=KeysConfig)
+
+    def tool_settings(self, provider: ProviderName, tool: ToolName) -> ModelSettings:
+        """The provider default merged with the tool's override (and DEEPSEARCH_MODEL)."""
+        table = self.llm.providers.get(provider)
+        if table is None:
+            raise ConfigError(f"no model table for provider {provider!r} in the configuration")
+        merged = table.default.model_dump()
+        if self.llm.model:
+            merged["model"] = self.llm.model
+        override = table.tools.get(tool)
+        if override is not None:
+            merged.update(override.model_dump(exclude_none=True))
+        return ModelSettings.model_validate(merged)
+
+    def context_window(self, provider: ProviderName) -> int:
+        table = self.llm.providers.get(provider)
+        return table.context_window if table else 32_768
+
+
+class LoadedConfig(BaseModel):
+    """Settings plus where each leaf value came from (for `deepsearch config`)."""
+
+    settings: Settings
+    sources: dict[str, str]
+    user_file: str | None = None
+
+
+# ---------------------------------------------------------------- merging
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(_flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = target
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+
+
+def _merge_layer(
+    merged: dict[str, Any], sources: dict[str, str], layer: Mapping[str, Any], source: str
+) -> None:
+    for dotted, value in _flatten(layer).items():
+        _set_dotted(merged, dotted, value)
+        sources[dotted] = source
+
+
+def _read_json_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a JSON object")
+    return data
+
+
+def _env_layer(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    layer: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    for var, dotted in ENV_KEYS.items():
+        raw = environ.get(var)
+        if raw is None or raw.strip() == "":
+            continue
+        value: Any = raw.strip()
+        if dotted in _LIST_KEYS:
+            value = [part.strip() for part in raw.split(",") if part.strip()]
+        _set_dotted(layer, dotted, value)
+        names[dotted] = var
+    return layer, names
+
+
+def _user_config_path(
+    explicit: str | os.PathLike[str] | None, environ: Mapping[str, str]
+) -> Path | None:
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{path}: config file not found")
+        return path
+    env_path = environ.get("DEEPSEARCH_CONFIG")
+    if env_path:
+        path = Path(env_path).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{path}: config file not found (from DEEPSEARCH_CONFIG)")
+        return path
+    default = DEFAULT_USER_CONFIG.expanduser()
+    return default if default.is_file() else None
+
+
+def _describe_validation_error(exc: ValidationError, sources: dict[str, str]) -> str:
+    err = exc.errors()[0]
+    dotted = ".".join(str(part) for part in err["loc"])
+    source = sources.get(dotted)
+    if source is None:  # a nested object failed as a whole: find any leaf under it
+        source = next((s for k, s in sources.items() if k.startswith(dotted + ".")), "config")
+    message = err["msg"]
+    if err["type"] == "extra_forbidden":
+        message = "unknown key"
+    return f"{source}: {dotted}: {message}"
+
+
+def load_config(
+    *,
+    config_file: str | os.PathLike[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LoadedConfig:
+    """Build the effective settings. `overrides` are CLI flags as dotted keys."""
+    environ = os.environ if environ is None else environ
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+
+    default_path = default_config_path()
+    _merge_layer(merged, sources, _read_json_file(default_path), "default")
+
+    user_path = _user_config_path(config_file, environ)
+    if user_path is not None:
+        _merge_layer(merged, sources, _read_json_file(user_path), str(user_path))
+
+    env_layer, env_names = _env_layer(environ)
+    for dotted, value in _flatten(env_layer).items():
+        _set_dotted(merged, dotted, value)
+        sources[dotted] = f"env {env_names[dotted]}"
+
+    for dotted, value in (overrides or {}).items():
+        if value is None:
+            continue
+        _set_dotted(merged, dotted, value)
+        sources[dotted] = "flag"
+
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe_validation_error(exc, sources)) from None
+    return LoadedConfig(
+        settings=settings, sources=sources, user_file=str(user_path) if user_path else None
+    )
+
+
+SECRET_MASK = "****"
+
+
+def mask_secret(value: str) -> str:
+    """Show that a secret is set without revealing any of it."""
+    return f"{SECRET_MASK} (set, {len(value)} chars)" if value else "-"
+
+
+def effective_items(loaded: LoadedConfig) -> list[tuple[str, str, str]]:
+    """(dotted key, display value, source) for every leaf, secrets masked."""
+    data = loaded.settings.model_dump(mode="python")
+    rows: list[tuple[str, str, str]] = []
+    for dotted, value in sorted(_flatten(data).items()):
+        if isinstance(value, SecretStr):
+            shown = mask_secret(value.get_secret_value())
+        elif value is None:
+            shown = "-"
+        else:
+            shown = json.dumps(value) if not isinstance(value, str) else value
+        rows.append((dotted, shown, loaded.sources.get(dotted, "built-in")))
+    return rows

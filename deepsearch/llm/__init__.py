@@ -1,0 +1,5 @@
+"""LLM layer: providers (OpenAI-compatible, Gemini), structured output, token accounting.
+
+The agent depends only on `LLMClient` (client.py) and the plain types in base.py;
+no SDK is imported outside the provider modules, and those import it lazily.
+"""

@@ -1,0 +1,262 @@
+"""`LLMClient`: the one object the agent talks to for every LLM call.
+
+It owns what is common to all providers: the per-tool model table, the budget
+check before each call, usage accounting (estimated offline when a server omits
+it), the lenient parse ladder, pydantic validation, one corrective retry, the
+distilled-schema fallback, and tracing. Providers only move text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from copy import deepcopy
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from deepsearch.config import ProviderName, Settings, ToolName
+from deepsearch.errors import ContextLengthError, StructuredOutputError
+from deepsearch.llm.base import (
+    Completion,
+    CompletionRequest,
+    EmbeddingProvider,
+    LLMProvider,
+    Message,
+    Usage,
+)
+from deepsearch.llm.parse import ParseFailure, parse_json_lenient
+from deepsearch.llm.tokens import count_tokens
+from deepsearch.llm.tracker import TokenTracker
+
+T = TypeVar("T", bound=BaseModel)
+TraceFn = Callable[[str, dict[str, Any]], None]
+
+
+class ObjectResult(BaseModel, Generic[T]):
+    value: T
+    usage: Usage
+    attempts: int = 1
+
+
+class TextResult(BaseModel):
+    text: str
+    usage: Usage
+
+
+def distill_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop descriptions and length limits: a simpler target for a weaker model."""
+    dropped = {"description", "maxLength", "minLength", "maxItems", "minItems", "title", "examples"}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items() if k not in dropped}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(deepcopy(schema))
+
+
+def _trim_to_limits(value: Any, error: ValidationError) -> Any:
+    """Cut over-long strings and lists the validator complained about (length limits only)."""
+    fixed = deepcopy(value)
+    changed = False
+    for err in error.errors():
+        if err["type"] not in ("string_too_long", "too_long"):
+            continue
+        limit = (err.get("ctx") or {}).get("max_length")
+        if limit is None:
+            continue
+        *path, last = err["loc"]
+        node = fixed
+        try:
+            for part in path:
+                node = node[part]
+            node[last] = node[last][:limit]
+            changed = True
+        except (KeyError, IndexError, TypeError):
+            continue
+    return fixed if changed else value
+
+
+class LLMClient:
+    """Structured and free-text generation over one provider, with budget and usage."""
+
+    def __init__(
+        self,
+        *,
+        provider: LLMProvider,
+        provider_name: ProviderName,
+        settings: Settings,
+        tracker: TokenTracker,
+        embedder: EmbeddingProvider | None = None,
+        trace: TraceFn | None = None,
+    ) -> None:
+        self.provider = provider
+        self.provider_name = provider_name
+        self.settings = settings
+        self.tracker = tracker
+        self.embedder = embedder
+        self._trace = trace
+        self._slots = asyncio.Semaphore(settings.llm.concurrency)
+
+    @property
+    def context_window(self) -> int:
+        return self.settings.context_window(self.provider_name)
+
+    def model_for(self, tool: ToolName) -> str:
+        return self.settings.tool_settings(self.provider_name, tool).model
+
+    # ------------------------------------------------------------ public API
+
+    async def generate_object(
+        self, tool: ToolName, schema: type[T], system: str, messages: Sequence[Message]
+    ) -> ObjectResult[T]:
+        """Return a validated `schema` instance or raise StructuredOutputError. Never loops."""
+        json_schema = schema.model_json_schema()
+        history = list(messages)
+        completion, usage = await self._call(tool, system, history, json_schema, schema.__name__)
+        value, problem = self._validate(schema, completion.text)
+        if value is not None:
+            return ObjectResult(value=value, usage=usage, attempts=1)
+
+        # One corrective retry: show the model exactly what was wrong.
+        history += [
+            Message(role="assistant", content=completion.text[:4000]),
+            Message(
+                role="user",
+                content=(
+                    f"That reply was not valid: {problem}\n"
+                    "Reply again with only one JSON object that matches the schema."
+                ),
+            ),
+        ]
+        retry, retry_usage = await self._call(tool, system, history, json_schema, schema.__name__)
+        usage = usage + retry_usage
+        value, problem = self._validate(schema, retry.text)
+        if value is not None:
+            return ObjectResult(value=value, usage=usage, attempts=2)
+
+        # Last resort: a distilled schema on the fallback model, extracting from the reply.
+        source = retry.text if retry.text.strip() else completion.text
+        fb_system = (
+            "Extract the fields described by the JSON schema from the text the user gives. "
+            "Reply with one JSON object only."
+        )
+        fb_messages = [Message(role="user", content=source[:8000] or "(empty reply)")]
+        fallback, fb_usage = await self._call(
+            "fallback", fb_system, fb_messages, distill_schema(json_schema), schema.__name__
+        )
+        usage = usage + fb_usage
+        value, problem = self._validate(schema, fallback.text)
+        if value is not None:
+            return ObjectResult(value=value, usage=usage, attempts=3)
+        raise StructuredOutputError(
+            f"{self.provider_name} model {self.model_for(tool)!r} gave no valid "
+            f"{schema.__name__} after a retry and the fallback: {problem}",
+            provider=self.provider_name,
+            model=self.model_for(tool),
+            raw=fallback.text[:2000],
+        )
+
+    async def generate_text(
+        self, tool: ToolName, system: str, messages: Sequence[Message]
+    ) -> TextResult:
+        completion, usage = await self._call(tool, system, list(messages), None, "text")
+        return TextResult(text=completion.text, usage=usage)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]] | None:
+        """Embeddings when the provider offers them; None means 'use the lexical backend'."""
+        if self.embedder is None or not texts:
+            return None
+        return await self.embedder.embed(list(texts))
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
+
+    # ------------------------------------------------------------ internals
+
+    def _validate(self, schema: type[T], text: str) -> tuple[T | None, str]:
+        try:
+            data = parse_json_lenient(text)
+        except ParseFailure as exc:
+            return None, str(exc)
+        try:
+            return schema.model_validate(data), ""
+        except ValidationError as exc:
+            trimmed = _trim_to_limits(data, exc)
+            if trimmed is not data:
+                try:
+                    return schema.model_validate(trimmed), ""
+                except ValidationError as exc2:
+                    exc = exc2
+            return None, _summarize(exc)
+
+    async def _call(
+        self,
+        tool: ToolName,
+        system: str,
+        messages: list[Message],
+        json_schema: dict[str, Any] | None,
+        schema_name: str,
+    ) -> tuple[Completion, Usage]:
+        model_settings = self.settings.tool_settings(self.provider_name, tool)
+        prompt_text = system + "".join(m.content for m in messages)
+        if json_schema is not None:
+            prompt_text += json.dumps(json_schema)
+        prompt_estimate = count_tokens(prompt_text, model=model_settings.model)
+        if prompt_estimate > self.context_window:
+            raise ContextLengthError(
+                f"prompt of ~{prompt_estimate} tokens exceeds the {self.context_window}-token "
+                f"context window of {model_settings.model}",
+                provider=self.provider_name,
+                model=model_settings.model,
+            )
+        max_tokens = self.tracker.reserve(
+            prompt_estimate=prompt_estimate, wanted_output=model_settings.max_tokens
+        )
+        request = CompletionRequest(
+            tool=tool,
+            settings=model_settings,
+            system=system,
+            messages=messages,
+            json_schema=json_schema,
+            schema_name=schema_name,
+            max_tokens=max_tokens,
+        )
+        self._emit("llm_request", request.model_dump(mode="json"))
+        async with self._slots:
+            completion = await self.provider.complete(request)
+        usage = completion.usage
+        if usage is None or usage.total_tokens <= 0:
+            usage = Usage(
+                prompt_tokens=prompt_estimate,
+                completion_tokens=count_tokens(completion.text, model=model_settings.model),
+                estimated=True,
+            )
+        self.tracker.record(tool, usage)
+        self._emit(
+            "llm_response",
+            {
+                "tool": tool,
+                "text": completion.text,
+                "mode": completion.mode,
+                "finish_reason": completion.finish_reason,
+                "usage": usage.model_dump(),
+            },
+        )
+        return completion, usage
+
+    def _emit(self, kind: str, payload: dict[str, Any]) -> None:
+        if self._trace is not None:
+            self._trace(kind, payload)
+
+
+def _summarize(exc: ValidationError, limit: int = 5) -> str:
+    parts = []
+    for err in exc.errors()[:limit]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)

@@ -1,0 +1,80 @@
+"""Token accounting and the budget rules the agent loop relies on."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pydantic import BaseModel
+
+from deepsearch.errors import BudgetExceeded
+from deepsearch.llm.base import Usage
+
+REGULAR_BUDGET_SHARE = 0.85
+
+
+class ToolUsage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+
+class TokenTracker:
+    """Totals and a per-tool breakdown against a hard budget.
+
+    The loop may run while `used < 85%` of the budget (`regular_exhausted`);
+    every call, including Beast Mode and finalizing, must pass `reserve()` first,
+    which caps the call's output so the total never exceeds the budget.
+    """
+
+    def __init__(self, budget: int) -> None:
+        if budget <= 0:
+            raise ValueError("budget must be positive")
+        self.budget = budget
+        self._by_tool: dict[str, ToolUsage] = defaultdict(ToolUsage)
+
+    def record(self, tool: str, usage: Usage) -> None:
+        entry = self._by_tool[tool]
+        entry.prompt_tokens += max(0, int(usage.prompt_tokens))
+        entry.completion_tokens += max(0, int(usage.completion_tokens))
+        entry.calls += 1
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(u.prompt_tokens for u in self._by_tool.values())
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(u.completion_tokens for u in self._by_tool.values())
+
+    @property
+    def used(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.budget - self.used)
+
+    @property
+    def regular_budget(self) -> int:
+        return int(self.budget * REGULAR_BUDGET_SHARE)
+
+    @property
+    def regular_exhausted(self) -> bool:
+        return self.used >= self.regular_budget
+
+    def by_tool(self) -> dict[str, ToolUsage]:
+        return {name: usage.model_copy() for name, usage in sorted(self._by_tool.items())}
+
+    def reserve(self, *, prompt_estimate: int, wanted_output: int, min_output: int = 256) -> int:
+        """Return the output-token cap for the next call, or raise BudgetExceeded.
+
+        A 10% margin on the prompt estimate covers tokenizer differences between
+        our offline count and the provider's.
+        """
+        prompt_cost = int(prompt_estimate * 1.1) + 16
+        available = self.remaining - prompt_cost
+        if available < min_output:
+            raise BudgetExceeded(
+                budget=self.budget, used=self.used, needed=prompt_cost + min_output
+            )
+        return min(wanted_output, available)

@@ -1,0 +1,76 @@
+"""Plain data types and protocols of the web layer (what the agent depends on)."""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+TimeFilter = Literal["h", "d", "w", "m", "y"]
+
+
+class SearchQuery(BaseModel):
+    q: str
+    time_filter: TimeFilter | None = None
+    sites: list[str] = Field(default_factory=list, description="site: restriction (OR)")
+    language: str | None = None  # e.g. "en"
+    region: str | None = None  # e.g. "us-en"
+    limit: int = 10
+
+
+class SearchResult(BaseModel):
+    title: str
+    url: str  # normalized
+    snippet: str = ""
+    date: str | None = None
+    provider: str
+
+
+class Page(BaseModel):
+    url: str
+    final_url: str
+    title: str = ""
+    text: str  # markdown
+    published: str | None = None
+    links: list[tuple[str, str]] = Field(default_factory=list)  # (anchor, url)
+    content_type: str = "text/html"
+    fetched_at: str  # ISO 8601 UTC
+
+
+ReadFailureKind = Literal[
+    "timeout",
+    "http_status",
+    "too_large",
+    "unsupported_type",
+    "blocked",
+    "dns",
+    "tls",
+    "refused",
+    "network",
+    "invalid_url",
+    "empty",
+]
+
+
+class ReadFailure(BaseModel):
+    url: str
+    kind: ReadFailureKind
+    detail: str = ""
+    status: int | None = None
+
+    @property
+    def host_is_dead(self) -> bool:
+        """DNS/TLS/refused: every URL of this host will fail the same way."""
+        return self.kind in ("dns", "tls", "refused")
+
+
+@runtime_checkable
+class SearchProvider(Protocol):
+    name: str
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]: ...
+
+
+@runtime_checkable
+class Reader(Protocol):
+    async def read(self, url: str) -> Page | ReadFailure: ...
