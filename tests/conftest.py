@@ -1,0 +1,86 @@
+"""Hermetic test environment: no real keys, no user config, a private cache, and no
+network except loopback (a Python-level guard; the suite must pass offline)."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+
+import pytest
+
+_SCRUBBED_ENV = [
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "GEMINI_API_KEY",
+    "GEMINI_BASE_URL",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+    "JINA_API_KEY",
+    "BRAVE_API_KEY",
+    "SERPER_API_KEY",
+    "SEARXNG_URL",
+    "DEEPSEARCH_CONFIG",
+    "DEEPSEARCH_LLM_PROVIDER",
+    "DEEPSEARCH_MODEL",
+    "DEEPSEARCH_SEARCH_PROVIDER",
+    "DEEPSEARCH_CACHE_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+]
+
+SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    for var in _SCRUBBED_ENV:
+        monkeypatch.delenv(var, raising=False)
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("DEEPSEARCH_CACHE_DIR", str(home / ".cache" / "deepsearch"))
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+def _is_loopback(address: object) -> bool:
+    if isinstance(address, tuple) and address:
+        host = address[0]
+    else:
+        return True  # AF_UNIX and friends
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return str(host) == "localhost"
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse any Python-level connection that is not to loopback."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guarded_connect(self: socket.socket, address: object) -> None:
+        if not _is_loopback(address):
+            raise ConnectionRefusedError(f"tests may only connect to loopback, not {address!r}")
+        return real_connect(self, address)
+
+    def guarded_connect_ex(self: socket.socket, address: object) -> int:
+        if not _is_loopback(address):
+            raise ConnectionRefusedError(f"tests may only connect to loopback, not {address!r}")
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    """../shared (read-only data); tests that need it skip cleanly when it is absent."""
+    if not SHARED_DIR.is_dir():
+        pytest.skip("../shared is not present (fresh clone)")
+    return SHARED_DIR
