@@ -37,7 +37,7 @@ class ScriptedProvider:
         if isinstance(reply, Completion):
             return reply
         if isinstance(reply, BaseModel):
-            text = reply.model_dump_json()
+            text = reply.model_dump_json(by_alias=True)
         elif isinstance(reply, dict):
             text = json.dumps(reply)
         else:

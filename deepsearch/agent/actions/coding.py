@@ -1,0 +1,102 @@
+"""coding: the LLM writes Python for a stated problem; it runs in the sandbox."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.prompts import render
+from deepsearch.agent.schema import CodingPayload
+from deepsearch.agent.state import AgentState
+from deepsearch.agent.types import KnowledgeItem
+from deepsearch.errors import SandboxUnavailable
+from deepsearch.llm.base import Message
+
+MAX_ATTEMPTS = 3
+
+
+class CodeReply(BaseModel):
+    think: str = Field("", max_length=400)
+    code: str = Field(max_length=8000)
+
+
+def sandbox_data(state: AgentState) -> dict[str, Any]:
+    """What the code may read: the knowledge and the URL pool, as plain JSON."""
+    return {
+        "question": state.question,
+        "knowledge": [
+            {
+                "question": k.question,
+                "answer": k.answer[:4000],
+                "type": k.type,
+                "references": k.references,
+            }
+            for k in state.knowledge
+        ],
+        "urls": [
+            {"url": r.url, "title": r.title, "snippet": r.snippet}
+            for r in list(state.url_pool.values())[:50]
+        ],
+    }
+
+
+def describe_shape(data: dict[str, Any]) -> str:
+    sample = {
+        "question": data["question"][:80],
+        "knowledge": data["knowledge"][:1]
+        and [{k: str(v)[:60] for k, v in data["knowledge"][0].items()}],
+        "urls": data["urls"][:1],
+    }
+    return (
+        f"{json.dumps(sample, ensure_ascii=False)[:1200]}\n"
+        f"(knowledge has {len(data['knowledge'])} items, urls {len(data['urls'])})"
+    )
+
+
+async def handle_coding(
+    payload: CodingPayload, state: AgentState, deps: AgentDeps, options: RunOptions
+) -> str:
+    sandbox = deps.sandbox
+    if sandbox is None:
+        state.diary.append(f"Step {state.step}: coding is unavailable (no sandbox).")
+        return "refused: no sandbox"
+    data = sandbox_data(state)
+    shape = describe_shape(data)
+    attempts: list[tuple[str, str]] = []
+    result: Any = None
+    for _ in range(MAX_ATTEMPTS):
+        previous = "".join(
+            f"\nAttempt {i + 1} failed:\n```python\n{code}\n```\nError: {err}\n"
+            for i, (code, err) in enumerate(attempts)
+        )
+        system = render("coder", problem=payload.problem, data_shape=shape, previous=previous)
+        reply = await deps.llm.generate_object(
+            "coder", CodeReply, system, [Message(role="user", content=payload.problem)]
+        )
+        try:
+            result = await sandbox.run(reply.value.code, data)
+        except SandboxUnavailable as exc:
+            state.diary.append(f"Step {state.step}: coding refused: {exc}")
+            return f"refused: {exc}"
+        if result.ok:
+            output = result.result if result.result is not None else result.stdout
+            state.add_knowledge(
+                KnowledgeItem(
+                    question=f"What is the result of the computation: {payload.problem}?",
+                    answer=(output or "(no output)")[:4000],
+                    type="coding",
+                )
+            )
+            state.diary.append(
+                f"Step {state.step}: computed '{payload.problem}' → {str(output)[:200]}"
+            )
+            return f"ok: {str(output)[:120]}"
+        attempts.append((reply.value.code, (result.error or result.stderr or "failed")[:500]))
+    state.diary.append(
+        f"Step {state.step}: the computation '{payload.problem}' failed {MAX_ATTEMPTS} times "
+        f"(last error: {attempts[-1][1][:200]})."
+    )
+    return f"failed after {MAX_ATTEMPTS} attempts"

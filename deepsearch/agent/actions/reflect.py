@@ -1,0 +1,33 @@
+"""reflect: new sub-questions join the gaps queue."""
+
+from __future__ import annotations
+
+from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.schema import MAX_SUBQUESTIONS, ReflectPayload
+from deepsearch.agent.state import AgentState
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip("?")
+
+
+async def handle_reflect(
+    payload: ReflectPayload, state: AgentState, deps: AgentDeps, options: RunOptions
+) -> str:
+    asked = {_key(q) for q in state.all_questions}
+    fresh: list[str] = []
+    for question in payload.questions:
+        question = " ".join(question.split())[:300]
+        if question and _key(question) not in asked:
+            asked.add(_key(question))
+            fresh.append(question)
+    fresh = fresh[:MAX_SUBQUESTIONS]
+    if not fresh:
+        state.diary.append(
+            f"Step {state.step}: my sub-questions had all been asked before; I should think out of the box."
+        )
+        return "no new sub-questions"
+    state.gaps.extend(fresh)
+    state.all_questions.extend(fresh)
+    state.diary.append(f"Step {state.step}: split off sub-questions: {' | '.join(fresh)}.")
+    return " | ".join(fresh)

@@ -1,0 +1,150 @@
+"""search: run new queries concurrently, pool every hit, keep the snippets as side-info."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.schema import SearchPayload
+from deepsearch.agent.state import AgentState, PageText
+from deepsearch.agent.types import KnowledgeItem, UrlRecord
+from deepsearch.web.types import SearchQuery, SearchResult
+
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def _clean(text: str) -> str:
+    return _SPACE.sub(" ", _TAG.sub(" ", text)).strip()
+
+
+def _key(query: str) -> str:
+    return _SPACE.sub(" ", query.strip().lower())
+
+
+def new_queries(state: AgentState, queries: list[str]) -> list[str]:
+    """Drop blanks, duplicates within the batch and queries already searched."""
+    seen = {_key(q) for q in state.searched_queries}
+    fresh: list[str] = []
+    for query in queries:
+        key = _key(query)
+        if key and key not in seen:
+            seen.add(key)
+            fresh.append(_SPACE.sub(" ", query.strip())[:200])
+    return fresh
+
+
+def merge_snippet(old: str, new: str) -> str:
+    if not old or new in old:
+        return old or new
+    if old in new:
+        return new
+    return f"{old} … {new}"[:1000]
+
+
+def add_to_pool(state: AgentState, result: SearchResult, weight: float = 1.0) -> None:
+    record = state.url_pool.get(result.url)
+    snippet = _clean(result.snippet)
+    if record is None:
+        state.url_pool[result.url] = UrlRecord(
+            url=result.url,
+            title=_clean(result.title),
+            snippet=snippet,
+            weight=weight,
+            date=result.date,
+        )
+    else:
+        record.weight += weight
+        record.snippet = merge_snippet(record.snippet, snippet)
+        record.title = record.title or _clean(result.title)
+        record.date = record.date or result.date
+    if snippet and result.url not in state.snippets:
+        state.snippets[result.url] = PageText(
+            url=result.url, title=_clean(result.title), text=snippet, date=result.date
+        )
+
+
+async def run_queries(
+    deps: AgentDeps, queries: list[SearchQuery]
+) -> tuple[list[SearchResult], list[str]]:
+    """All queries at once; failures become short notes, never exceptions."""
+    outcomes = await asyncio.gather(
+        *(deps.search.search(q) for q in queries), return_exceptions=True
+    )
+    results: list[SearchResult] = []
+    errors: list[str] = []
+    for query, outcome in zip(queries, outcomes, strict=True):
+        if isinstance(outcome, BaseException):
+            if isinstance(outcome, asyncio.CancelledError):
+                raise outcome
+            errors.append(f'"{query.q}": {str(outcome)[:160] or type(outcome).__name__}')
+        else:
+            results.extend(outcome)
+    return results, errors
+
+
+def _pool_results(state: AgentState, results: list[SearchResult], label: str) -> None:
+    for result in results:
+        add_to_pool(state, result)
+    if results:
+        snippets = "; ".join(
+            f"{_clean(r.title)}: {_clean(r.snippet)}" for r in results[:30] if r.snippet or r.title
+        )
+        state.add_knowledge(
+            KnowledgeItem(
+                question=f'What do search results say about "{label}"?',
+                answer=snippets[:4000],
+                type="side-info",
+                references=[r.url for r in results[:30]],
+            )
+        )
+
+
+async def handle_search(
+    payload: SearchPayload,
+    state: AgentState,
+    deps: AgentDeps,
+    options: RunOptions,
+    *,
+    needs_freshness: bool = False,
+) -> str:
+    queries = new_queries(state, payload.queries)
+    if not queries:
+        state.diary.append(
+            f"Step {state.step}: every proposed query had been searched already; "
+            "I must think of different angles or act on what I have."
+        )
+        return "no new queries"
+    sites = list(options.only_hostnames)
+    first = [SearchQuery(q=q, sites=sites, limit=options.results_per_query) for q in queries]
+    results, errors = await run_queries(deps, first)
+    state.searched_queries.extend(queries)
+    _pool_results(state, results, "; ".join(queries))
+
+    if deps.rewrite_queries is not None and results:
+        followups = await deps.rewrite_queries(
+            state.current_question, queries, results, needs_freshness
+        )
+        followups = [f for f in followups if f.q in new_queries(state, [f.q])][:5]
+        if followups:
+            more, more_errors = await run_queries(deps, followups)
+            state.searched_queries.extend(f.q for f in followups)
+            _pool_results(state, more, "; ".join(f.q for f in followups))
+            results += more
+            errors += more_errors
+            queries += [f.q for f in followups]
+
+    summary = f"{len(results)} results, {len(state.url_pool)} URLs in the pool"
+    if errors:
+        summary += f"; {len(errors)} queries failed"
+    state.diary.append(
+        f"Step {state.step}: searched {', '.join(repr(q) for q in queries)}: {summary}."
+        + (f" Failures: {' | '.join(errors[:3])}" if errors else "")
+        + (
+            " I should read the most promising pages next."
+            if results
+            else " Nothing found; try other wording."
+        )
+    )
+    return f"{' | '.join(queries)} → {summary}"

@@ -1,0 +1,113 @@
+"""visit: read the chosen pages (topped up by rank to 5) concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
+
+from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.passages_bridge import page_passages
+from deepsearch.agent.schema import MAX_VISITS, VisitPayload
+from deepsearch.agent.state import AgentState, PageText
+from deepsearch.agent.types import KnowledgeItem, UrlRecord
+from deepsearch.web.types import Page, ReadFailure
+
+LINK_WEIGHT = 0.1
+MAX_LINKS_PER_PAGE = 50
+
+
+def host_of(url: str) -> str:
+    host = (urlsplit(url).hostname or "").lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
+    """The LLM's picks (valid, unvisited), then the best-ranked others, up to 5."""
+    visited = set(state.visited)
+    by_index = {u.index: u.url for u in state.shown_urls}
+    targets: list[str] = []
+    for index in indices:
+        url = by_index.get(index)
+        if url and url not in visited and url not in targets:
+            targets.append(url)
+    for shown in state.shown_urls:
+        if len(targets) >= MAX_VISITS:
+            break
+        if shown.url not in visited and shown.url not in targets:
+            targets.append(shown.url)
+    return targets[:MAX_VISITS]
+
+
+async def _safe_read(deps: AgentDeps, url: str) -> Page | ReadFailure:
+    try:
+        return await deps.reader.read(url)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the reader promises not to raise; stay safe if it does
+        return ReadFailure(url=url, kind="network", detail=str(exc)[:200] or type(exc).__name__)
+
+
+def _add_links(state: AgentState, page: Page) -> None:
+    for anchor, link in page.links[:MAX_LINKS_PER_PAGE]:
+        from deepsearch.agent.actions.search import add_to_pool
+        from deepsearch.web.types import SearchResult
+
+        if link in state.url_pool:
+            state.url_pool[link].weight += LINK_WEIGHT
+        elif link not in state.visited and host_of(link) not in state.dead_hosts:
+            add_to_pool(
+                state,
+                SearchResult(title=anchor, url=link, snippet=anchor, provider="link"),
+                LINK_WEIGHT,
+            )
+
+
+def _drop_dead_host(state: AgentState, url: str) -> None:
+    host = host_of(url)
+    state.dead_hosts.add(host)
+    for pooled in [u for u in state.url_pool if host_of(u) == host]:
+        del state.url_pool[pooled]
+
+
+async def handle_visit(
+    payload: VisitPayload, state: AgentState, deps: AgentDeps, options: RunOptions
+) -> str:
+    targets = choose_targets(state, payload.url_indices)
+    if not targets:
+        state.diary.append(f"Step {state.step}: there was nothing new to read.")
+        return "nothing to read"
+    state.visited.extend(targets)
+    outcomes = await asyncio.gather(*(_safe_read(deps, url) for url in targets))
+    read, failed = [], []
+    for url, outcome in zip(targets, outcomes, strict=True):
+        if isinstance(outcome, ReadFailure):
+            state.failed_urls[url] = f"{outcome.kind}: {outcome.detail}"[:200]
+            failed.append(f"{url} ({outcome.kind})")
+            if outcome.host_is_dead:
+                _drop_dead_host(state, url)
+            continue
+        record = state.url_pool.get(url) or UrlRecord(url=url)
+        title = outcome.title or record.title
+        state.pages[url] = PageText(url=url, title=title, text=outcome.text, date=outcome.published)
+        state.read_urls.append(url)
+        excerpt = await page_passages(
+            outcome.text, state.current_question, deps, options.page_chars
+        )
+        state.add_knowledge(
+            KnowledgeItem(
+                question=f'What does "{title or url}" say about: {state.current_question}',
+                answer=excerpt,
+                type="url",
+                references=[url],
+                updated=outcome.published,
+            )
+        )
+        _add_links(state, outcome)
+        read.append(url)
+    state.diary.append(
+        f"Step {state.step}: read {len(read)} page(s)"
+        + (f": {', '.join(read)}" if read else "")
+        + (f"; failed to read {', '.join(failed)}" if failed else "")
+        + "."
+    )
+    return f"read {len(read)}, failed {len(failed)}: " + ", ".join(targets)

@@ -1,0 +1,90 @@
+"""answer: store sub-question answers; judge answers to the original question."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from deepsearch.agent.deps import RunOptions
+from deepsearch.agent.evaluator import Evaluator
+from deepsearch.agent.schema import AnswerPayload
+from deepsearch.agent.state import AgentState
+from deepsearch.agent.types import KnowledgeItem
+from deepsearch.errors import StructuredOutputError
+
+
+class AnswerOutcome(BaseModel):
+    detail: str
+    accepted: bool = False
+    rejected: bool = False
+    out_of_attempts: bool = False
+
+
+def _answer_subquestion(state: AgentState, question: str, answer: str) -> AnswerOutcome:
+    state.add_knowledge(KnowledgeItem(question=question, answer=answer, type="qa", updated=None))
+    if question in state.gaps:
+        state.gaps.remove(question)
+    state.diary.append(f'Step {state.step}: answered the sub-question "{question}": {answer[:300]}')
+    return AnswerOutcome(detail=f"sub-question answered: {question}")
+
+
+async def handle_answer(
+    payload: AnswerPayload,
+    state: AgentState,
+    evaluator: Evaluator,
+    *,
+    now: datetime,
+    options: RunOptions,
+) -> AnswerOutcome:
+    answer = payload.answer.strip()
+    question = state.current_question
+    if not answer:
+        state.diary.append(f"Step {state.step}: I gave an empty answer.")
+        return AnswerOutcome(detail="empty answer", rejected=True)
+    if question != state.question:
+        return _answer_subquestion(state, question, answer)
+
+    state.candidate_answer = answer
+    if state.step == 1 and options.direct_answer:
+        state.final_answer = answer
+        state.trivial = True
+        return AnswerOutcome(detail="answered directly at step 1", accepted=True)
+
+    verdict = await evaluator.evaluate(question, answer, state.metrics, state.knowledge, now=now)
+    if verdict.passed:
+        state.final_answer = answer
+        state.diary.append(f"Step {state.step}: my answer passed every check.")
+        return AnswerOutcome(detail="answer accepted", accepted=True)
+
+    metric = next((m for m in state.metrics if m.type == verdict.type), None)
+    if metric is not None:
+        metric.attempts_left -= 1
+    if verdict.improvement_plan:
+        state.improvement_plans.append(verdict.improvement_plan)
+    detail = f"answer rejected by the {verdict.type} check: {verdict.think[:200]}"
+    if metric is not None and metric.attempts_left <= 0:
+        return AnswerOutcome(
+            detail=f"{detail} (no {verdict.type} attempts left)",
+            rejected=True,
+            out_of_attempts=True,
+        )
+
+    state.diary.append(
+        f"Step {state.step}: my answer was rejected ({verdict.type}): {verdict.think[:300]}"
+    )
+    lesson = verdict.think
+    try:
+        analysis = await evaluator.analyze_errors(state.diary, verdict)
+        lesson += f"\nRecap: {analysis.recap}\nBlame: {analysis.blame}\nImprovement: {analysis.improvement}"
+    except StructuredOutputError:
+        pass  # the verdict alone is still a useful lesson
+    state.add_knowledge(
+        KnowledgeItem(
+            question=f'Why was this answer to "{question}" rejected? Answer: {answer[:500]}',
+            answer=lesson.strip(),
+            type="qa",
+        )
+    )
+    state.diary = []  # a fresh attempt starts from the lesson, not the old diary
+    return AnswerOutcome(detail=detail, rejected=True)

@@ -1,0 +1,145 @@
+"""Render the agent's prompt from the state, within the model's context window.
+
+Knowledge can outgrow any context window. Items are scored by relevance to the
+current question and by recency; the best fit the token allowance and are shown in
+their original order. Left-out items stay in the state (and in Beast Mode's pool).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+
+from deepsearch.agent.prompts import render
+from deepsearch.agent.schema import AllowFlags
+from deepsearch.agent.state import AgentState
+from deepsearch.agent.types import KnowledgeItem
+from deepsearch.llm.tokens import count_tokens
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+MAX_DIARY_ENTRIES = 12
+MAX_QUERIES_SHOWN = 40
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) > 2}
+
+
+def relevance(question: str, item: KnowledgeItem) -> float:
+    """Cheap lexical overlap between the question and an item (0..1)."""
+    q = _words(question)
+    if not q:
+        return 0.0
+    return len(q & _words(item.question + " " + item.answer[:2000])) / len(q)
+
+
+def format_item(index: int, item: KnowledgeItem) -> str:
+    refs = f"\nsources: {', '.join(item.references[:5])}" if item.references else ""
+    when = f" (updated {item.updated})" if item.updated else ""
+    return f'<knowledge-{index} type="{item.type}"{when}>\nQ: {item.question}\nA: {item.answer}{refs}\n</knowledge-{index}>'
+
+
+def select_knowledge(
+    items: Sequence[KnowledgeItem], question: str, token_allowance: int, *, current_step: int
+) -> tuple[list[KnowledgeItem], int]:
+    """The items to show (original order) and how many were left out."""
+    if not items:
+        return [], 0
+    costs = [count_tokens(format_item(0, item)) for item in items]
+    if sum(costs) <= token_allowance:
+        return list(items), 0
+
+    def priority(i: int) -> float:
+        age = max(0, current_step - items[i].step)
+        recency = 1.0 / (1.0 + 0.25 * age)
+        bonus = 0.5 if items[i].type == "qa" else 0.0  # answered sub-questions are dense
+        return relevance(question, items[i]) + recency + bonus
+
+    chosen: set[int] = set()
+    spent = 0
+    for i in sorted(range(len(items)), key=priority, reverse=True):
+        if spent + costs[i] <= token_allowance:
+            chosen.add(i)
+            spent += costs[i]
+    kept = [items[i] for i in sorted(chosen)]
+    return kept, len(items) - len(kept)
+
+
+def render_context(state: AgentState, knowledge: Sequence[KnowledgeItem], omitted: int) -> str:
+    parts = [f"<original-question>\n{state.question}\n</original-question>"]
+    if state.current_question != state.question:
+        parts.append(f"<current-question>\n{state.current_question}\n</current-question>")
+    if knowledge:
+        body = "\n".join(format_item(i + 1, item) for i, item in enumerate(knowledge))
+        note = f"\n({omitted} older or less relevant items not shown)" if omitted else ""
+        parts.append(f"<knowledge>\n{body}{note}\n</knowledge>")
+    if state.diary:
+        parts.append("<diary>\n" + "\n".join(state.diary[-MAX_DIARY_ENTRIES:]) + "\n</diary>")
+    if state.searched_queries:
+        shown = state.searched_queries[-MAX_QUERIES_SHOWN:]
+        parts.append("<queries-done>\n" + "; ".join(shown) + "\n</queries-done>")
+    if len(state.gaps) > 1:
+        pending = [g for g in state.gaps if g != state.question]
+        parts.append(
+            "<open-sub-questions>\n"
+            + "\n".join(f"- {g}" for g in pending)
+            + "\n</open-sub-questions>"
+        )
+    return "\n\n".join(parts)
+
+
+def render_url_list(state: AgentState) -> str:
+    lines = [
+        f"[{u.index}] (score {u.score:.2f}) {u.url}\n    {u.title}: {u.snippet[:200]}"
+        for u in state.shown_urls
+    ]
+    return "\n".join(lines) if lines else "(no URLs yet)"
+
+
+def render_requirements(state: AgentState, *, for_original: bool) -> str:
+    if not for_original or not state.improvement_plans:
+        return ""
+    plans = "\n".join(
+        f"<reviewer-{i + 1}>\n{plan}\n</reviewer-{i + 1}>"
+        for i, plan in enumerate(state.improvement_plans)
+    )
+    return f"Earlier answers were rejected. Meet these requirements:\n{plans}"
+
+
+def render_actions(state: AgentState, flags: AllowFlags, *, language: str, beast: bool) -> str:
+    for_original = state.current_question == state.question
+    requirements = render_requirements(state, for_original=for_original)
+    if beast:
+        return render("actions/beast", language=language, requirements=requirements)
+    sections = []
+    for name in flags.allowed():
+        if name == "visit":
+            sections.append(render("actions/visit", urls=render_url_list(state)))
+        elif name == "answer":
+            sections.append(render("actions/answer", language=language, requirements=requirements))
+        else:
+            sections.append(render(f"actions/{name}"))
+    return "\n\n".join(sections)
+
+
+def build_system_prompt(
+    state: AgentState,
+    flags: AllowFlags,
+    *,
+    now: datetime,
+    language: str,
+    knowledge_allowance: int,
+    beast: bool = False,
+) -> str:
+    knowledge, omitted = select_knowledge(
+        state.knowledge, state.current_question, knowledge_allowance, current_step=state.step
+    )
+    state.omitted_knowledge = omitted
+    return render(
+        "agent",
+        now=now.strftime("%Y-%m-%d %H:%M"),
+        language=language,
+        context=render_context(state, knowledge, omitted),
+        actions=render_actions(state, flags, language=language, beast=beast),
+    )

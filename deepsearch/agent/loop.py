@@ -1,0 +1,302 @@
+"""The research loop: one gated action per step until an answer is accepted or a
+limit is reached, then Beast Mode, then finalizing. Every run ends:
+
+- the loop stops at 85% of the token budget, at --max-steps, at 85% of --timeout,
+  or after repeated unusable model replies;
+- every LLM call (Beast Mode and finalizing included) must fit what is left of the
+  budget (TokenTracker.reserve), so the total never exceeds it;
+- the wall clock is enforced with real asyncio timeouts, not only between steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from deepsearch.agent.actions.coding import handle_coding
+from deepsearch.agent.actions.reflect import handle_reflect
+from deepsearch.agent.actions.search import handle_search
+from deepsearch.agent.actions.visit import handle_visit
+from deepsearch.agent.answering import AnswerOutcome, handle_answer
+from deepsearch.agent.context import build_system_prompt
+from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.evaluator import Evaluator, metrics_for
+from deepsearch.agent.events import Notice, PhaseChanged, StepFinished, StepStarted
+from deepsearch.agent.finalize import finalize_answer
+from deepsearch.agent.gating import GateContext, after_action, allowed_now
+from deepsearch.agent.ranking_step import refresh_url_list
+from deepsearch.agent.result import ResearchResult, Status, ToolUsageReport, UsageReport
+from deepsearch.agent.schema import AllowFlags, StepBase, step_schema
+from deepsearch.agent.state import AgentState
+from deepsearch.errors import BudgetExceeded, RunError, StructuredOutputError
+from deepsearch.llm.base import Message
+
+MAX_CONSECUTIVE_FAILURES = 3
+LOOP_TIME_SHARE = 0.85
+PROMPT_OVERHEAD_TOKENS = 4096
+
+
+class LoopStopped(Exception):
+    """Internal signal: the research phase is over for the given reason."""
+
+
+class ResearchRun:
+    """One run. `state` stays readable from outside, so a cut-short run can still report."""
+
+    def __init__(self, question: str, deps: AgentDeps, options: RunOptions) -> None:
+        self.deps = deps
+        self.options = options
+        self.state = AgentState.start(question)
+        self.evaluator = Evaluator(deps.llm)
+        self.language = options.language or "the same language as the question"
+        self.needs_freshness = False
+        self.coding_available, self.coding_reason = self._probe_sandbox()
+        self.started = deps.clock.monotonic()
+        self.stop_reason = ""
+
+    # ------------------------------------------------------------- driving
+
+    async def run(self) -> ResearchResult:
+        status: Status = "forced"
+        error: str | None = None
+        try:
+            accepted = await self._research_phase()
+            if not accepted:
+                await self._beast_mode()
+            status = "answered" if accepted else "forced"
+        except BudgetExceeded as exc:
+            self.stop_reason = str(exc)
+        except RunError as exc:
+            error = str(exc)
+        answer = self.state.final_answer or self.state.candidate_answer
+        if answer is None:
+            return self.snapshot("failed", error=error or self.stop_reason or "no answer was found")
+        references = []
+        if not self.state.trivial:
+            self._emit(PhaseChanged(phase="finalizing"))
+            answer, references = await finalize_answer(
+                answer,
+                self.state,
+                self.deps,
+                self.options,
+                language=self.language,
+                deadline=self._remaining(1.0),
+            )
+        self._emit(PhaseChanged(phase="done", reason=self.stop_reason))
+        result = self.snapshot(status if error is None else "forced", error=error)
+        result.answer = answer
+        result.references = references
+        return result
+
+    def snapshot(self, status: Status, *, error: str | None = None) -> ResearchResult:
+        """The result as of now (also used for interrupted and failed runs)."""
+        tracker = self.deps.llm.tracker
+        return ResearchResult(
+            question=self.state.question,
+            answer=self.state.final_answer or self.state.candidate_answer or "",
+            status=status,
+            steps=list(self.state.steps),
+            visited_urls=list(self.state.visited),
+            read_urls=list(self.state.read_urls),
+            usage=UsageReport(
+                prompt_tokens=tracker.prompt_tokens,
+                completion_tokens=tracker.completion_tokens,
+                total_tokens=tracker.used,
+                budget=tracker.budget,
+                by_tool={
+                    k: ToolUsageReport(**v.model_dump()) for k, v in tracker.by_tool().items()
+                },
+            ),
+            elapsed_s=round(self.deps.clock.monotonic() - self.started, 3),
+            error=error,
+        )
+
+    async def _research_phase(self) -> bool:
+        """True when an answer was accepted; False when the loop had to stop."""
+        try:
+            async with self._time_limit(LOOP_TIME_SHARE):
+                while True:
+                    self._check_limits()
+                    if await self._step():
+                        return True
+        except LoopStopped as stop:
+            self.stop_reason = str(stop)
+        except TimeoutError:
+            self.stop_reason = "time limit reached"
+        except BudgetExceeded as exc:
+            self.stop_reason = f"budget: {exc}"
+        self._emit(Notice(text=f"stopping research: {self.stop_reason}"))
+        return False
+
+    def _check_limits(self) -> None:
+        tracker = self.deps.llm.tracker
+        if tracker.regular_exhausted:
+            raise LoopStopped(f"85% of the {tracker.budget}-token budget used")
+        if self.state.step >= self.options.max_steps:
+            raise LoopStopped(f"step limit of {self.options.max_steps} reached")
+        if self.state.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
+            raise LoopStopped("the model gave no usable reply several times in a row")
+
+    # ------------------------------------------------------------- one step
+
+    async def _step(self) -> bool:
+        st = self.state
+        st.step += 1
+        if not st.question_classified:
+            await self._classify_question()
+        await refresh_url_list(st, self.deps, self.options)
+        flags = allowed_now(st, GateContext(self.coding_available, self.needs_freshness))
+        self._emit(
+            StepStarted(step=st.step, question=st.current_question, allowed=list(flags.allowed()))
+        )
+        decision = await self._decide(flags, tool="agent", beast=False)
+        if decision is None:
+            return False
+        accepted = await self._dispatch(decision)
+        return accepted
+
+    async def _decide(self, flags: AllowFlags, *, tool: str, beast: bool) -> StepBase | None:
+        st = self.state
+        system = build_system_prompt(
+            st,
+            flags,
+            now=self.deps.clock.now(),
+            language=self.language,
+            knowledge_allowance=self._knowledge_allowance(tool),
+            beast=beast,
+        )
+        if st.omitted_knowledge:
+            self._emit(
+                Notice(
+                    text=f"{st.omitted_knowledge} knowledge items left out of the prompt to fit the context"
+                )
+            )
+        messages = [Message(role="user", content=st.current_question)]
+        try:
+            result = await self.deps.llm.generate_object(
+                tool, step_schema(flags.allowed()), system, messages
+            )  # type: ignore[arg-type]
+        except StructuredOutputError as exc:
+            st.consecutive_failures += 1
+            st.flags = AllowFlags()
+            st.diary.append(f"Step {st.step}: my reply could not be understood ({str(exc)[:160]}).")
+            self._finish_step("error", "", f"unusable model reply: {str(exc)[:160]}")
+            return None
+        st.consecutive_failures = 0
+        return result.value
+
+    async def _dispatch(self, decision: StepBase) -> bool:
+        st, deps, opts = self.state, self.deps, self.options
+        action, payload = decision.action, decision.payload()
+        rejected = False
+        accepted = False
+        if action == "search":
+            detail = await handle_search(
+                payload, st, deps, opts, needs_freshness=self.needs_freshness
+            )
+        elif action == "visit":
+            detail = await handle_visit(payload, st, deps, opts)
+        elif action == "reflect":
+            detail = await handle_reflect(payload, st, deps, opts)
+        elif action == "coding":
+            detail = await handle_coding(payload, st, deps, opts)
+        else:
+            outcome: AnswerOutcome = await handle_answer(
+                payload, st, self.evaluator, now=deps.clock.now(), options=opts
+            )
+            detail, accepted, rejected = outcome.detail, outcome.accepted, outcome.rejected
+            if outcome.out_of_attempts:
+                st.flags = after_action(action, answer_rejected=True)
+                self._finish_step(action, decision.think, detail)
+                raise LoopStopped(outcome.detail)
+        st.flags = after_action(action, answer_rejected=rejected)
+        self._finish_step(action, decision.think, detail)
+        return accepted
+
+    async def _classify_question(self) -> None:
+        st = self.state
+        st.question_classified = True
+        try:
+            verdict = await self.evaluator.classify(st.question)
+        except StructuredOutputError:
+            verdict = None
+        if verdict is None:
+            from deepsearch.agent.evaluator import QuestionEval
+
+            verdict = QuestionEval()
+        self.needs_freshness = verdict.needs_freshness
+        st.metrics = metrics_for(verdict, self.options.max_bad_attempts)
+
+    # ------------------------------------------------------------- Beast Mode
+
+    async def _beast_mode(self) -> None:
+        st = self.state
+        self._emit(PhaseChanged(phase="beast", reason=self.stop_reason))
+        st.gaps = [st.question]
+        st.step += 1
+        try:
+            async with self._time_limit(1.0):
+                decision = await self._decide(
+                    AllowFlags().only("answer"), tool="agent_beast", beast=True
+                )
+        except (TimeoutError, BudgetExceeded) as exc:
+            self.stop_reason = self.stop_reason or str(exc)
+            decision = None
+        if decision is not None and decision.action == "answer":
+            st.final_answer = decision.payload().answer.strip() or st.candidate_answer
+            self._finish_step("answer", decision.think, "Beast Mode answer")
+
+    # ------------------------------------------------------------- helpers
+
+    def _finish_step(self, action: str, think: str, detail: str) -> None:
+        st = self.state
+        record = st.record_step(action, think, detail)
+        tracker = self.deps.llm.tracker
+        self._emit(
+            StepFinished(
+                step=record.step,
+                action=action,
+                think=think,
+                detail=detail,
+                tokens_used=tracker.used,
+                budget=tracker.budget,
+                elapsed_s=round(self.deps.clock.monotonic() - self.started, 2),
+            )
+        )
+
+    def _knowledge_allowance(self, tool: str) -> int:
+        llm = self.deps.llm
+        max_out = llm.settings.tool_settings(llm.provider_name, tool).max_tokens  # type: ignore[arg-type]
+        by_window = llm.context_window - max_out - PROMPT_OVERHEAD_TOKENS
+        by_budget = max(4000, llm.tracker.budget // 12)
+        return max(1000, min(by_window, by_budget))
+
+    def _remaining(self, share: float) -> float | None:
+        if self.options.timeout_s is None:
+            return None
+        deadline = self.started + self.options.timeout_s * share
+        return max(0.0, deadline - self.deps.clock.monotonic())
+
+    @asynccontextmanager
+    async def _time_limit(self, share: float) -> AsyncIterator[None]:
+        remaining = self._remaining(share)
+        if remaining is None:
+            yield
+            return
+        async with asyncio.timeout(remaining):
+            yield
+
+    def _probe_sandbox(self) -> tuple[bool, str]:
+        if self.deps.sandbox is None:
+            return False, "no sandbox configured"
+        try:
+            return self.deps.sandbox.availability()
+        except Exception as exc:  # a broken probe must not stop research
+            return False, str(exc)
+
+    def _emit(self, event: object) -> None:
+        try:
+            self.deps.emit(event)  # type: ignore[arg-type]
+        except Exception:  # the view must never break the run
+            pass

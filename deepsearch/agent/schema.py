@@ -1,0 +1,105 @@
+"""The per-step action schema, built from the same allow-flags as the prompt.
+
+`think` + `action` (a Literal of the allowed actions) + one optional payload per
+allowed action. A model validator requires the chosen action's payload, so a reply
+that picks "search" without queries is a validation error the client can feed back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from functools import cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model, model_validator
+
+ActionName = Literal["search", "visit", "reflect", "answer", "coding"]
+ACTION_ORDER: tuple[ActionName, ...] = ("search", "visit", "reflect", "answer", "coding")
+
+MAX_QUERIES = 5
+MAX_VISITS = 5
+MAX_SUBQUESTIONS = 2
+
+
+class SearchPayload(BaseModel):
+    queries: list[str] = Field(
+        max_length=MAX_QUERIES, description="up to 5 short keyword queries, none already run"
+    )
+
+
+class VisitPayload(BaseModel):
+    url_indices: list[int] = Field(
+        max_length=MAX_VISITS, description="up to 5 indices from the numbered URL list"
+    )
+
+
+class ReflectPayload(BaseModel):
+    questions: list[str] = Field(
+        max_length=MAX_SUBQUESTIONS, description="up to 2 new sub-questions"
+    )
+
+
+class AnswerPayload(BaseModel):
+    answer: str = Field(description="the complete answer, in markdown")
+
+
+class CodingPayload(BaseModel):
+    problem: str = Field(description="a precise statement of the computation to run")
+
+
+PAYLOADS: dict[str, type[BaseModel]] = {
+    "search": SearchPayload,
+    "visit": VisitPayload,
+    "reflect": ReflectPayload,
+    "answer": AnswerPayload,
+    "coding": CodingPayload,
+}
+
+
+@dataclass(frozen=True)
+class AllowFlags:
+    """Which actions the next step may take. The prompt and the schema both read this."""
+
+    search: bool = True
+    visit: bool = True
+    reflect: bool = True
+    answer: bool = True
+    coding: bool = True
+
+    def allowed(self) -> tuple[ActionName, ...]:
+        return tuple(name for name in ACTION_ORDER if getattr(self, name))
+
+    def only(self, *names: str) -> AllowFlags:
+        return AllowFlags(**{f.name: f.name in names for f in fields(self)})
+
+
+class StepBase(BaseModel):
+    think: str = Field(max_length=600, description="brief reasoning for this choice")
+    action: str
+
+    @model_validator(mode="after")
+    def _payload_matches_action(self) -> StepBase:
+        if getattr(self, self.action, None) is None:
+            raise ValueError(f'action is "{self.action}" but the "{self.action}" field is missing')
+        return self
+
+    def payload(self) -> Any:
+        return getattr(self, self.action)
+
+
+@cache
+def step_schema(allowed: tuple[ActionName, ...]) -> type[StepBase]:
+    """A pydantic model accepting exactly the allowed actions (cached per combination)."""
+    if not allowed:
+        raise ValueError("at least one action must be allowed")
+    action_type = Literal[allowed]  # type: ignore[valid-type]
+    payload_fields: dict[str, Any] = {
+        name: (PAYLOADS[name] | None, Field(None, description=f"payload when action is {name}"))
+        for name in allowed
+    }
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "AgentStep",
+        __base__=StepBase,
+        action=(action_type, Field(description="one of: " + ", ".join(allowed))),
+        **payload_fields,
+    )

@@ -1,0 +1,90 @@
+"""Everything one research run knows, in one object passed explicitly (no globals)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel
+
+from deepsearch.agent.schema import AllowFlags
+from deepsearch.agent.types import KnowledgeItem, ScoredUrl, UrlRecord
+
+EvalType = Literal["definitive", "freshness", "plurality", "completeness", "strict"]
+
+
+class EvalMetric(BaseModel):
+    type: EvalType
+    attempts_left: int
+
+
+class StepRecord(BaseModel):
+    """One line of the run's history (shown live and in --json)."""
+
+    step: int
+    action: str
+    think: str = ""
+    detail: str = ""
+
+
+@dataclass
+class PageText:
+    """A page the run read: kept whole for citations, whatever the prompt showed."""
+
+    url: str
+    title: str
+    text: str
+    date: str | None = None
+
+
+@dataclass
+class AgentState:
+    question: str
+    gaps: list[str] = field(default_factory=list)
+    all_questions: list[str] = field(default_factory=list)
+    knowledge: list[KnowledgeItem] = field(default_factory=list)
+    diary: list[str] = field(default_factory=list)
+    url_pool: dict[str, UrlRecord] = field(default_factory=dict)
+    shown_urls: list[ScoredUrl] = field(default_factory=list)  # the numbered list of this step
+    visited: list[str] = field(default_factory=list)  # attempted, in order
+    read_urls: list[str] = field(default_factory=list)  # read successfully
+    failed_urls: dict[str, str] = field(default_factory=dict)  # url -> reason
+    dead_hosts: set[str] = field(default_factory=set)
+    searched_queries: list[str] = field(default_factory=list)
+    metrics: list[EvalMetric] = field(default_factory=list)
+    improvement_plans: list[str] = field(default_factory=list)
+    pages: dict[str, PageText] = field(default_factory=dict)
+    snippets: dict[str, PageText] = field(default_factory=dict)
+    steps: list[StepRecord] = field(default_factory=list)
+    flags: AllowFlags = field(default_factory=AllowFlags)
+    step: int = 0
+    question_classified: bool = False
+    candidate_answer: str | None = None  # best answer so far, for a cut-short run
+    final_answer: str | None = None
+    trivial: bool = False
+    consecutive_failures: int = 0
+    omitted_knowledge: int = 0  # items left out of the last prompt (context rule)
+
+    @classmethod
+    def start(cls, question: str) -> AgentState:
+        return cls(question=question, gaps=[question], all_questions=[question])
+
+    @property
+    def current_question(self) -> str:
+        """Rotate through the gaps queue as the reference does: gaps[step % len(gaps)]."""
+        if not self.gaps:
+            return self.question
+        return self.gaps[self.step % len(self.gaps)]
+
+    def add_knowledge(self, item: KnowledgeItem) -> None:
+        item.step = self.step
+        self.knowledge.append(item)
+
+    def record_step(self, action: str, think: str, detail: str) -> StepRecord:
+        record = StepRecord(step=self.step, action=action, think=think, detail=detail)
+        self.steps.append(record)
+        return record
+
+    def unvisited_candidates(self) -> list[UrlRecord]:
+        visited = set(self.visited)
+        return [r for u, r in self.url_pool.items() if u not in visited]

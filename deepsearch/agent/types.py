@@ -1,0 +1,50 @@
+"""Plain data the agent keeps and passes around (no behaviour, no I/O)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+KnowledgeType = Literal["qa", "side-info", "url", "coding"]
+
+
+class KnowledgeItem(BaseModel):
+    """One thing learned, fed back to the LLM on later steps."""
+
+    question: str
+    answer: str
+    type: KnowledgeType
+    references: list[str] = Field(default_factory=list)  # URLs
+    updated: str | None = None  # ISO date or a human range
+    step: int = 0  # the step that produced it (recency for the context rule)
+
+
+class UrlRecord(BaseModel):
+    """A candidate URL in the pool, keyed by its normalized form."""
+
+    url: str
+    title: str = ""
+    snippet: str = ""
+    weight: float = 1.0  # +1 per search hit, +0.1 per in-page link
+    date: str | None = None
+    score: float = 0.0  # filled by ranking
+
+
+class ScoredUrl(BaseModel):
+    """A URL as shown to the LLM: 1-based index into the numbered list."""
+
+    index: int
+    url: str
+    title: str
+    snippet: str
+    score: float
+
+
+class Reference(BaseModel):
+    """A citation anchored to a verbatim quote from a page or snippet the run saw."""
+
+    url: str
+    title: str = ""
+    quote: str
+    date: str | None = None

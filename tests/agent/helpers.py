@@ -1,0 +1,116 @@
+"""Shared builders for agent tests: a scripted LLM routed by tool and a tiny web."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.clock import FakeClock
+from deepsearch.llm.base import CompletionRequest, Usage
+from deepsearch.llm.testing import ScriptedProvider, scripted_client
+from deepsearch.web.testing import FakeReader, FakeSearch
+from deepsearch.web.types import SearchResult
+
+PASS = {"think": "fine", "pass": True}
+CLASSIFY_SIMPLE = {
+    "think": "simple fact",
+    "needs_definitive": True,
+    "needs_freshness": False,
+    "needs_plurality": False,
+    "needs_completeness": False,
+}
+
+
+def evaluator_reply(request: CompletionRequest, *, strict_pass: bool = True) -> dict[str, Any]:
+    props = (request.json_schema or {}).get("properties", {})
+    if "needs_definitive" in props:
+        return CLASSIFY_SIMPLE
+    if "improvement_plan" in props:
+        return {
+            "think": "ok" if strict_pass else "too thin",
+            "pass": strict_pass,
+            "improvement_plan": ""
+            if strict_pass
+            else "For the best answer, you must cite the year.",
+        }
+    if "days_ago" in props:
+        return {"think": "recent", "days_ago": 1, "max_age_days": 30}
+    if "minimum_count_required" in props:
+        return {"think": "count", "minimum_count_required": 1, "actual_count_provided": 1}
+    return PASS
+
+
+def router(
+    agent_replies: list[dict[str, Any]], **eval_kwargs: Any
+) -> Callable[[CompletionRequest], Any]:
+    """Agent steps come from the list (the last one repeats); evaluators pass."""
+    replies = list(agent_replies)
+
+    def reply(request: CompletionRequest) -> Any:
+        if request.tool in ("agent", "agent_beast"):
+            return replies.pop(0) if len(replies) > 1 else replies[0]
+        if request.tool == "evaluator":
+            return evaluator_reply(request, **eval_kwargs)
+        if request.tool == "error_analyzer":
+            return {"recap": "r", "blame": "b", "improvement": "i"}
+        if request.tool == "finalizer":
+            return request.messages[-1].content
+        if request.tool == "query_rewriter":
+            return {"think": "", "queries": []}
+        raise AssertionError(f"unexpected tool {request.tool}")
+
+    return reply
+
+
+def tiny_web() -> tuple[FakeSearch, FakeReader]:
+    results = [
+        SearchResult(
+            title="Eiffel Tower",
+            url="https://en.wikipedia.org/wiki/eiffel_tower",
+            snippet="The Eiffel Tower was completed in 1889.",
+            provider="fake",
+        ),
+        SearchResult(
+            title="Tower history",
+            url="https://history.example.org/eiffel",
+            snippet="Construction finished in March 1889.",
+            provider="fake",
+        ),
+    ]
+    search = FakeSearch(lambda q: results)
+    reader = FakeReader(
+        {
+            "https://en.wikipedia.org/wiki/eiffel_tower": "The Eiffel Tower is in Paris. It was completed in 1889 for the World's Fair.",
+            "https://history.example.org/eiffel": "Construction of the tower finished in March 1889.",
+        }
+    )
+    return search, reader
+
+
+def make_deps(
+    reply_fn: Callable[[CompletionRequest], Any],
+    *,
+    budget: int = 200_000,
+    search: FakeSearch | None = None,
+    reader: FakeReader | None = None,
+    usage: Usage | None = None,
+    clock: FakeClock | None = None,
+    sandbox: Any = None,
+    events: list[Any] | None = None,
+) -> tuple[AgentDeps, ScriptedProvider]:
+    client, provider = scripted_client(reply_fn, budget=budget, usage=usage)
+    default_search, default_reader = tiny_web()
+    deps = AgentDeps(
+        llm=client,
+        search=search or default_search,
+        reader=reader or default_reader,
+        clock=clock or FakeClock(),
+        sandbox=sandbox,
+        emit=(events.append if events is not None else (lambda e: None)),
+    )
+    return deps, provider
+
+
+def options(**kwargs: Any) -> RunOptions:
+    return RunOptions(**{"budget": 200_000, **kwargs})

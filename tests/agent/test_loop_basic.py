@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from deepsearch.agent.loop import ResearchRun
+from tests.agent.helpers import make_deps, options, router
+
+SEARCH = {
+    "think": "look it up",
+    "action": "search",
+    "search": {"queries": ["eiffel tower completed"]},
+}
+VISIT = {"think": "read", "action": "visit", "visit": {"url_indices": [1]}}
+ANSWER = {"think": "done", "action": "answer", "answer": {"answer": "It was completed in 1889."}}
+
+
+async def test_search_visit_answer_is_accepted() -> None:
+    deps, provider = make_deps(router([SEARCH, VISIT, ANSWER]))
+    result = await ResearchRun("When was the Eiffel Tower completed?", deps, options()).run()
+    assert result.status == "answered"
+    assert "1889" in result.answer
+    assert [s.action for s in result.steps] == ["search", "visit", "answer"]
+    assert result.read_urls
+    assert result.usage.total_tokens > 0
+    assert result.usage.total_tokens <= result.usage.budget
+
+
+async def test_direct_answer_at_step_one_skips_evaluation() -> None:
+    deps, provider = make_deps(router([ANSWER]))
+    result = await ResearchRun("What is 1+1?", deps, options()).run()
+    assert result.status == "answered"
+    assert [s.action for s in result.steps] == ["answer"]
+    evaluator_calls = [c for c in provider.calls if c.tool == "evaluator"]
+    assert len(evaluator_calls) == 1  # only the question classification
