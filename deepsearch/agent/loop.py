@@ -35,6 +35,7 @@ from deepsearch.llm.base import Message
 MAX_CONSECUTIVE_FAILURES = 3
 LOOP_TIME_SHARE = 0.85
 PROMPT_OVERHEAD_TOKENS = 4096
+BEAST_PROMPT_TOKENS = 800  # the template, question and diary around the knowledge
 
 
 class LoopStopped(Exception):
@@ -54,6 +55,7 @@ class ResearchRun:
         self.coding_available, self.coding_reason = self._probe_sandbox()
         self.started = deps.clock.monotonic()
         self.stop_reason = ""
+        self._last_step_cost = 0
 
     # ------------------------------------------------------------- driving
 
@@ -131,7 +133,9 @@ class ResearchRun:
 
     def _check_limits(self) -> None:
         tracker = self.deps.llm.tracker
-        if tracker.regular_exhausted:
+        # Predictive: a step like the last one must still fit under the 85% line, so
+        # the 15% reserve for Beast Mode is not eaten by the final research step.
+        if tracker.regular_exhausted or tracker.used + self._last_step_cost > tracker.regular_budget:
             raise LoopStopped(f"85% of the {tracker.budget}-token budget used")
         if self.state.step >= self.options.max_steps:
             raise LoopStopped(f"step limit of {self.options.max_steps} reached")
@@ -143,6 +147,13 @@ class ResearchRun:
     async def _step(self) -> bool:
         st = self.state
         st.step += 1
+        used_before = self.deps.llm.tracker.used
+        try:
+            return await self._step_body(st)
+        finally:
+            self._last_step_cost = self.deps.llm.tracker.used - used_before
+
+    async def _step_body(self, st: AgentState) -> bool:
         if not st.question_classified:
             await self._classify_question()
         await refresh_url_list(st, self.deps, self.options)
@@ -266,11 +277,16 @@ class ResearchRun:
         )
 
     def _knowledge_allowance(self, tool: str) -> int:
+        """Tokens of knowledge the prompt may carry: bounded by the context window, by a
+        share of the budget, and in Beast Mode by what is left (it must fit to answer)."""
         llm = self.deps.llm
         max_out = llm.settings.tool_settings(llm.provider_name, tool).max_tokens  # type: ignore[arg-type]
         by_window = llm.context_window - max_out - PROMPT_OVERHEAD_TOKENS
         by_budget = max(4000, llm.tracker.budget // 12)
-        return max(1000, min(by_window, by_budget))
+        allowance = min(by_window, by_budget)
+        if tool == "agent_beast":
+            allowance = min(allowance, llm.tracker.remaining // 2 - BEAST_PROMPT_TOKENS)
+        return max(200, allowance)
 
     def _remaining(self, share: float) -> float | None:
         if self.options.timeout_s is None:

@@ -1,11 +1,138 @@
-"""`deepsearch "question"`: placeholder until the agent loop lands."""
+"""`deepsearch "question"`: run the research loop and print one cited answer."""
 
 from __future__ import annotations
 
-from deepsearch.cli import EXIT_RUNTIME, fail
+import asyncio
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Annotated, Any
 
-HELP = "Research a question and print one cited answer."
+import typer
+
+from deepsearch.cli import (
+    EXIT_FORCED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    ConfigOption,
+    fail,
+)
+
+HELP = """Research a question and print one cited answer.
+
+Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
+2 usage or configuration error; 1 runtime failure; 130 interrupted."""
+
+STATUS_EXIT = {"answered": EXIT_OK, "forced": EXIT_FORCED, "failed": EXIT_RUNTIME,
+               "interrupted": EXIT_INTERRUPTED}
 
 
-def research(question: str) -> None:
-    raise fail("the research command is not implemented yet", EXIT_RUNTIME)
+def _hosts(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [h.strip() for h in value.split(",") if h.strip()]
+
+
+def research(
+    question: Annotated[str, typer.Argument(help="The question to research.", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (schema_version 1) on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live view on stderr.")] = False,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Write JSON Lines of every LLM and web call here.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", help="Token budget (overrides --effort).", min=1000)] = None,
+    effort: Annotated[str | None, typer.Option("--effort", help="low | medium | high = 100k / 500k / 1M tokens.")] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Stop researching after this many steps (default 100).", min=1)] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Wall-clock limit in seconds.", min=1)] = None,
+    max_bad_attempts: Annotated[int | None, typer.Option("--max-bad-attempts", help="Failures allowed per evaluation check (default 2).", min=1)] = None,
+    no_direct_answer: Annotated[bool, typer.Option("--no-direct-answer", help="Never accept an unevaluated answer at step 1.")] = False,
+    boost_hostnames: Annotated[str | None, typer.Option("--boost-hostnames", help="Comma-separated hosts ranked higher.")] = None,
+    bad_hostnames: Annotated[str | None, typer.Option("--bad-hostnames", help="Comma-separated hosts never read.")] = None,
+    only_hostnames: Annotated[str | None, typer.Option("--only-hostnames", help="Comma-separated hosts: search and read only these.")] = None,
+    max_references: Annotated[int | None, typer.Option("--max-references", help="Most citations to attach (default 10).", min=0)] = None,
+    language: Annotated[str | None, typer.Option("--language", help="Answer language (default: the question's).")] = None,
+    search_provider: Annotated[str | None, typer.Option("--search-provider", help="Comma-separated chain: duckduckgo, searxng, jina, brave, serper, local.")] = None,
+    llm_provider: Annotated[str | None, typer.Option("--llm-provider", help="gemini | openai | ollama.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name for every tool of the provider.")] = None,
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="Search a local folder of .md/.txt/.html/.pdf files (implies --search-provider local).")] = None,
+    searxng_url: Annotated[str | None, typer.Option("--searxng-url", help="SearXNG instance URL.")] = None,
+    allow_private_urls: Annotated[bool, typer.Option("--allow-private-urls", help="Let the reader fetch loopback/private addresses (intranets).")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the search/page cache.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    from deepsearch.config import load_config
+    from deepsearch.errors import ConfigError
+
+    if not question.strip():
+        raise fail("the question is empty", EXIT_USAGE)
+    if corpus is not None and not corpus.is_dir():
+        raise fail(f"{corpus}: --corpus must be a directory", EXIT_USAGE)
+    overrides: dict[str, Any] = {
+        "agent.budget": budget,
+        "agent.effort": effort,
+        "agent.max_steps": max_steps,
+        "agent.timeout_s": timeout,
+        "agent.max_bad_attempts": max_bad_attempts,
+        "agent.direct_answer": False if no_direct_answer else None,
+        "agent.boost_hostnames": _hosts(boost_hostnames),
+        "agent.bad_hostnames": _hosts(bad_hostnames),
+        "agent.only_hostnames": _hosts(only_hostnames),
+        "agent.max_references": max_references,
+        "agent.language": language,
+        "search.providers": _hosts(search_provider) or (["local"] if corpus else None),
+        "search.corpus_dir": str(corpus.resolve()) if corpus else None,
+        "search.searxng_url": searxng_url,
+        "llm.provider": llm_provider,
+        "llm.model": model,
+        "reader.allow_private_urls": True if allow_private_urls else None,
+        "cache.enabled": False if no_cache else None,
+    }
+    try:
+        settings = load_config(config_file=config, overrides=overrides).settings
+    except ConfigError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    code = _run(question.strip(), settings, as_json=as_json, quiet=quiet, trace_path=trace)
+    raise typer.Exit(code)
+
+
+def _run(question: str, settings: Any, *, as_json: bool, quiet: bool, trace_path: Path | None) -> int:
+    from deepsearch.agent.loop import ResearchRun
+    from deepsearch.commands.render import LiveView, print_answer, summary_line
+    from deepsearch.errors import ConfigError, DeepsearchError
+    from deepsearch.runtime import build_deps, build_trace, run_options
+
+    view = LiveView(quiet=quiet)
+    holder: dict[str, ResearchRun] = {}
+
+    async def go() -> Any:
+        trace = build_trace(trace_path, settings)
+        async with AsyncExitStack() as stack:
+            if trace is not None:
+                stack.callback(trace.close)
+            deps = await build_deps(settings, stack=stack, emit=view, trace=trace)
+            run = holder["run"] = ResearchRun(question, deps, run_options(settings))
+            return await run.run()
+
+    try:
+        result = asyncio.run(go())
+    except KeyboardInterrupt:
+        view.stop()
+        run = holder.get("run")
+        if run is None:
+            raise fail("interrupted", EXIT_INTERRUPTED) from None
+        result = run.snapshot("interrupted")
+    except ConfigError as exc:
+        view.stop()
+        raise fail(str(exc), EXIT_USAGE) from None
+    except DeepsearchError as exc:
+        view.stop()
+        run = holder.get("run")
+        if run is None:
+            raise fail(str(exc), EXIT_RUNTIME) from None
+        result = run.snapshot("failed", error=str(exc))
+    view.stop()
+    print_answer(result, as_json=as_json)
+    if not quiet:
+        view.console.print(f"[dim]{summary_line(result)}[/]")
+    if result.error and not as_json:
+        view.console.print(f"[bold red]error:[/] {result.error}")
+    return STATUS_EXIT[result.status]

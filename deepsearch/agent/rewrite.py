@@ -1,0 +1,64 @@
+"""Second-pass search: an LLM query rewriter expands what the raw queries found.
+
+This fills the search action's `rewrite_queries` seam. New queries are deduped
+against everything searched so far by similarity, not just exact text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from deepsearch.agent.deps import QueryRewriter
+from deepsearch.agent.prompts import render
+from deepsearch.config import Settings
+from deepsearch.errors import BudgetExceeded, StructuredOutputError
+from deepsearch.llm.base import Message
+from deepsearch.llm.client import LLMClient
+from deepsearch.web.types import SearchQuery, SearchResult
+
+MAX_REWRITES = 5
+
+
+class RewrittenQuery(BaseModel):
+    q: str = Field(max_length=120, description="a short keyword query")
+    language: str | None = Field(None, description="ISO 639-1 code if not the question's language")
+
+
+class RewriteReply(BaseModel):
+    think: str = Field("", max_length=400)
+    queries: list[RewrittenQuery] = Field(default_factory=list, max_length=MAX_REWRITES)
+
+
+def _results_digest(results: list[SearchResult], limit: int = 20) -> str:
+    return "\n".join(f"- {r.title}: {r.snippet[:200]}" for r in results[:limit])
+
+
+def make_query_rewriter(llm: LLMClient, settings: Settings, similarity: Any) -> QueryRewriter:
+    only_hosts = list(settings.agent.only_hostnames)
+
+    async def rewrite(
+        question: str, queries: list[str], results: list[SearchResult], needs_freshness: bool
+    ) -> list[SearchQuery]:
+        content = (
+            f"<question>\n{question}\n</question>\n<queries-run>\n" + "\n".join(queries)
+            + f"\n</queries-run>\n<results>\n{_results_digest(results)}\n</results>"
+        )
+        try:
+            reply = await llm.generate_object(
+                "query_rewriter", RewriteReply, render("query_rewriter", max_queries=MAX_REWRITES),
+                [Message(role="user", content=content)],
+            )
+        except (StructuredOutputError, BudgetExceeded):
+            return []  # the raw pass already ran; rewriting is an improvement, not a must
+        candidates = [q.q.strip() for q in reply.value.queries if q.q.strip()]
+        if similarity is not None and candidates:
+            candidates = await similarity.dedup(candidates, queries)
+        time_filter = "m" if needs_freshness else None
+        return [
+            SearchQuery(q=q, sites=only_hosts, time_filter=time_filter)
+            for q in candidates[:MAX_REWRITES]
+        ]
+
+    return rewrite

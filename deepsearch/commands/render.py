@@ -1,0 +1,123 @@
+"""Rich output: the live step view on stderr, the answer on stdout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.status import Status
+from rich.text import Text
+
+from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished, StepStarted
+from deepsearch.agent.result import ResearchResult
+
+ACTION_STYLE = {
+    "search": "cyan",
+    "visit": "blue",
+    "reflect": "magenta",
+    "answer": "green",
+    "coding": "yellow",
+    "error": "red",
+}
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+class LiveView:
+    """One line per step on stderr, plus a spinner while work is in flight.
+
+    In a non-terminal (or with NO_COLOR) it degrades to plain lines; `quiet`
+    silences it entirely.
+    """
+
+    def __init__(self, *, quiet: bool = False, console: Console | None = None) -> None:
+        self.quiet = quiet
+        self.console = console or Console(stderr=True, highlight=False, soft_wrap=False)
+        self._status: Status | None = None
+
+    def __call__(self, event: AgentEvent) -> None:
+        if self.quiet:
+            return
+        if isinstance(event, StepStarted):
+            self._spin(f"step {event.step}: choosing among {', '.join(event.allowed)}…")
+        elif isinstance(event, StepFinished):
+            self._print_step(event)
+            self._spin(f"step {event.step} done; next step…")
+        elif isinstance(event, Notice):
+            self.console.print(Text(f"  · {event.text}", style="dim"))
+        elif isinstance(event, PhaseChanged):
+            self._phase(event)
+
+    def _print_step(self, event: StepFinished) -> None:
+        style = ACTION_STYLE.get(event.action, "white")
+        line = Text()
+        line.append(f"{event.step:>3} ", style="bold")
+        line.append(f"{event.action:<8}", style=style)
+        line.append(f"{_short(event.think, 60):<60} ", style="italic")
+        line.append(_short(event.detail, 70))
+        line.append(
+            f"  [{_tokens(event.tokens_used)}/{_tokens(event.budget)} tok, {event.elapsed_s:.1f}s]",
+            style="dim",
+        )
+        self.console.print(line, overflow="ellipsis", no_wrap=True)
+
+    def _phase(self, event: PhaseChanged) -> None:
+        if event.phase == "beast":
+            self.console.print(Text(f"  ⚡ Beast Mode: {event.reason}", style="bold yellow"))
+            self._spin("Beast Mode: forcing the best answer from all knowledge…")
+        elif event.phase == "finalizing":
+            self._spin("finalizing: editing and anchoring citations…")
+        elif event.phase == "done":
+            self.stop()
+
+    def _spin(self, message: str) -> None:
+        if not self.console.is_terminal:
+            return
+        if self._status is None:
+            self._status = self.console.status(message, spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(message)
+
+    def stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def print_answer(result: ResearchResult, *, as_json: bool) -> None:
+    """The one thing on stdout: the answer (markdown) or the JSON object."""
+    if as_json:
+        sys.stdout.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        return
+    text = answer_markdown(result)
+    out = Console(highlight=False)
+    if out.is_terminal:
+        out.print(Markdown(text))
+    else:
+        sys.stdout.write(text.rstrip() + "\n")
+        sys.stdout.flush()
+
+
+def answer_markdown(result: ResearchResult) -> str:
+    """The answer text; reference definitions are already appended by the finalizer."""
+    return result.answer or "(no answer)"
+
+
+def summary_line(result: ResearchResult) -> str:
+    usage: dict[str, Any] = result.usage.model_dump()
+    return (
+        f"{result.status} in {len(result.steps)} steps, {result.elapsed_s:.1f}s, "
+        f"{_tokens(usage['total_tokens'])}/{_tokens(usage['budget'])} tokens"
+    )

@@ -1,0 +1,92 @@
+"""Build a research run's dependencies from the settings (the only place that does)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.config import Settings
+from deepsearch.llm.tracker import TokenTracker
+from deepsearch.tracing import TracedReader, TracedSearch, TraceWriter
+
+
+def run_options(settings: Settings) -> RunOptions:
+    agent = settings.agent
+    return RunOptions(
+        budget=agent.token_budget,
+        max_steps=agent.max_steps,
+        timeout_s=agent.timeout_s,
+        max_bad_attempts=agent.max_bad_attempts,
+        direct_answer=agent.direct_answer,
+        boost_hostnames=agent.boost_hostnames,
+        bad_hostnames=agent.bad_hostnames,
+        only_hostnames=agent.only_hostnames,
+        max_references=agent.max_references,
+        language=agent.language,
+        results_per_query=settings.search.results_per_query,
+    )
+
+
+def secret_values(settings: Settings) -> list[str]:
+    keys = settings.keys
+    return [
+        s.get_secret_value()
+        for s in (keys.openai_api_key, keys.gemini_api_key, keys.jina_api_key,
+                  keys.brave_api_key, keys.serper_api_key)
+        if s is not None
+    ]
+
+
+def build_trace(path: Path | None, settings: Settings) -> TraceWriter | None:
+    return TraceWriter(path, secrets=secret_values(settings)) if path else None
+
+
+async def build_deps(
+    settings: Settings,
+    *,
+    stack: AsyncExitStack,
+    emit: Callable[[Any], None],
+    trace: TraceWriter | None,
+) -> AgentDeps:
+    """Construct the LLM client, search chain, reader and sandbox; closers go on `stack`."""
+    from deepsearch.agent.rewrite import make_query_rewriter
+    from deepsearch.agent.sandbox import Sandbox
+    from deepsearch.agent.similarity_factory import build_similarity
+    from deepsearch.llm.factory import build_llm_client
+    from deepsearch.web.cache import WebCache
+    from deepsearch.web.reader import build_reader
+    from deepsearch.web.search import build_search
+
+    tracker = TokenTracker(settings.agent.token_budget)
+    llm = build_llm_client(settings, tracker, trace=trace)
+    stack.push_async_callback(llm.aclose)
+
+    cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled)
+    stack.callback(cache.close)
+    search: Any = build_search(settings, cache=cache)
+    reader: Any = build_reader(settings, cache=cache)
+    _push_close(stack, search)
+    _push_close(stack, reader)
+    if trace is not None:
+        search = TracedSearch(search, trace)
+        reader = TracedReader(reader, trace)
+
+    similarity = build_similarity(llm)
+    return AgentDeps(
+        llm=llm,
+        search=search,
+        reader=reader,
+        sandbox=Sandbox(),
+        emit=emit,
+        similarity=similarity,
+        rewrite_queries=make_query_rewriter(llm, settings, similarity),
+    )
+
+
+def _push_close(stack: AsyncExitStack, obj: object) -> None:
+    closer: Callable[[], Awaitable[None]] | None = getattr(obj, "aclose", None)
+    if closer is not None:
+        stack.push_async_callback(closer)

@@ -1,0 +1,82 @@
+"""`--trace FILE`: JSON Lines of every LLM request/response and web call, secrets redacted."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from deepsearch.web.types import Page, ReadFailure, Reader, SearchProvider, SearchQuery, SearchResult
+
+REDACTED = "[REDACTED]"
+
+
+class TraceWriter:
+    def __init__(self, path: Path | str, *, secrets: Iterable[str] = ()) -> None:
+        self.path = Path(path)
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self._lock = threading.Lock()
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def __call__(self, kind: str, payload: dict[str, Any]) -> None:
+        line = json.dumps({"ts": round(time.time(), 3), "kind": kind, **payload}, default=str, ensure_ascii=False)
+        with self._lock:
+            self._file.write(self.redact(line) + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+class TracedSearch:
+    """Wraps a search provider, recording each query and its outcome."""
+
+    def __init__(self, inner: SearchProvider, trace: TraceWriter) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._trace = trace
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]:
+        started = time.perf_counter()
+        try:
+            results = await self.inner.search(query)
+        except Exception as exc:
+            self._trace("search_error", {"query": query.model_dump(), "error": str(exc)})
+            raise
+        self._trace(
+            "search",
+            {"query": query.model_dump(), "results": [r.model_dump() for r in results],
+             "seconds": round(time.perf_counter() - started, 3)},
+        )
+        return results
+
+
+class TracedReader:
+    def __init__(self, inner: Reader, trace: TraceWriter) -> None:
+        self.inner = inner
+        self._trace = trace
+
+    async def read(self, url: str) -> Page | ReadFailure:
+        started = time.perf_counter()
+        outcome = await self.inner.read(url)
+        payload: dict[str, Any] = {"url": url, "seconds": round(time.perf_counter() - started, 3)}
+        if isinstance(outcome, ReadFailure):
+            payload["failure"] = outcome.model_dump()
+        else:
+            payload.update(final_url=outcome.final_url, title=outcome.title, chars=len(outcome.text))
+        self._trace("read", payload)
+        return outcome
+
+    async def aclose(self) -> None:
+        closer = getattr(self.inner, "aclose", None)
+        if closer is not None:
+            await closer()

@@ -1,0 +1,143 @@
+"""Every gating rule, as pure functions and as seen by the model in the loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from deepsearch.agent.gating import GateContext, after_action, allowed_now
+from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.schema import AllowFlags, step_schema
+from deepsearch.agent.state import AgentState
+from deepsearch.agent.types import ScoredUrl, UrlRecord
+from deepsearch.llm.base import CompletionRequest
+from tests.agent.helpers import evaluator_reply, make_deps, options
+
+
+def state_at(step: int, **kw: Any) -> AgentState:
+    st = AgentState.start("Q?")
+    st.step = step
+    for k, v in kw.items():
+        setattr(st, k, v)
+    return st
+
+
+def shown(n: int) -> list[ScoredUrl]:
+    return [ScoredUrl(index=i + 1, url=f"https://h{i}.org/", title="", snippet="", score=1) for i in range(n)]
+
+
+CTX = GateContext(coding_available=True)
+
+
+@pytest.mark.parametrize(
+    ("action", "rejected", "forbidden"),
+    [
+        ("search", False, {"search", "answer"}),
+        ("visit", False, {"visit"}),
+        ("reflect", False, {"reflect"}),
+        ("coding", False, {"coding"}),
+        ("answer", True, {"answer"}),
+    ],
+)
+def test_after_action_forbids_repeats(action: str, rejected: bool, forbidden: set[str]) -> None:
+    flags = after_action(action, answer_rejected=rejected)
+    assert forbidden.isdisjoint(flags.allowed())
+
+
+def test_accepted_or_subquestion_answer_forbids_nothing() -> None:
+    assert set(after_action("answer").allowed()) == {"search", "visit", "reflect", "answer", "coding"}
+
+
+def test_reflect_only_while_two_gaps_or_fewer() -> None:
+    st = state_at(3, shown_urls=shown(1), gaps=["Q?", "a", "b"])
+    assert "reflect" not in allowed_now(st, CTX).allowed()
+    st.gaps = ["Q?", "a"]
+    assert "reflect" in allowed_now(st, CTX).allowed()
+
+
+def test_visit_needs_unvisited_urls() -> None:
+    assert "visit" not in allowed_now(state_at(3), CTX).allowed()
+    assert "visit" in allowed_now(state_at(3, shown_urls=shown(2)), CTX).allowed()
+
+
+def test_search_only_below_fifty_candidates() -> None:
+    pool = {f"https://h{i}.org/p": UrlRecord(url=f"https://h{i}.org/p") for i in range(50)}
+    assert "search" not in allowed_now(state_at(3, url_pool=pool), CTX).allowed()
+    del pool["https://h0.org/p"]
+    assert "search" in allowed_now(state_at(3, url_pool=pool), CTX).allowed()
+
+
+def test_no_coding_at_step_one_or_without_sandbox() -> None:
+    assert "coding" not in allowed_now(state_at(1), CTX).allowed()
+    assert "coding" in allowed_now(state_at(2), CTX).allowed()
+    assert "coding" not in allowed_now(state_at(2), GateContext(coding_available=False)).allowed()
+
+
+def test_freshness_question_cannot_answer_or_reflect_at_step_one() -> None:
+    ctx = GateContext(coding_available=True, needs_freshness=True)
+    allowed = allowed_now(state_at(1), ctx).allowed()
+    assert "answer" not in allowed and "reflect" not in allowed
+    assert "answer" in allowed_now(state_at(2), ctx).allowed()
+
+
+def test_never_leaves_the_model_without_a_move() -> None:
+    st = state_at(1, flags=AllowFlags(search=False, visit=False, reflect=False, answer=False, coding=False))
+    assert allowed_now(st, CTX).allowed() == ("answer",)
+
+
+def test_schema_accepts_exactly_the_allowed_actions() -> None:
+    schema = step_schema(("search", "answer"))
+    props = schema.model_json_schema()["properties"]
+    assert set(props) == {"think", "action", "search", "answer"}
+    assert schema.model_validate({"think": "", "action": "search", "search": {"queries": ["x"]}})
+    with pytest.raises(ValueError):
+        schema.model_validate({"think": "", "action": "visit", "visit": {"url_indices": [1]}})
+    with pytest.raises(ValueError):  # chose search but gave no payload
+        schema.model_validate({"think": "", "action": "search"})
+
+
+def _allowed_in(request: CompletionRequest) -> set[str]:
+    spec = request.json_schema["properties"]["action"]  # type: ignore[index]
+    return set(spec.get("enum") or [spec["const"]])
+
+
+async def test_loop_shows_the_model_only_allowed_actions() -> None:
+    """search → (no search/answer) visit → (no visit) answer rejected → (no answer) ..."""
+    script = [
+        {"think": "", "action": "search", "search": {"queries": ["eiffel"]}},
+        {"think": "", "action": "visit", "visit": {"url_indices": [1, 99, -3]}},
+        {"think": "", "action": "answer", "answer": {"answer": "1889"}},
+        {"think": "", "action": "reflect", "reflect": {"questions": ["when did building start?"]}},
+        {"think": "", "action": "answer", "answer": {"answer": "Work started in 1887."}},
+        {"think": "", "action": "answer", "answer": {"answer": "1889, finished in March"}},
+    ]
+    strict_verdicts = [False, True]
+
+    def reply(request: CompletionRequest) -> Any:
+        if request.tool == "agent":
+            return script.pop(0)
+        if request.tool == "evaluator" and "improvement_plan" in request.json_schema["properties"]:  # type: ignore[index]
+            return evaluator_reply(request, strict_pass=strict_verdicts.pop(0))
+        if request.tool == "evaluator":
+            return evaluator_reply(request)
+        return {"recap": "r", "blame": "b", "improvement": "i"}
+
+    deps, provider = make_deps(reply)
+    result = await ResearchRun("When was the Eiffel Tower completed?", deps, options()).run()
+    agent_calls = provider.calls_for("agent")
+    allowed = [_allowed_in(c) for c in agent_calls]
+    assert "coding" not in allowed[0]  # step 1, and no sandbox
+    assert {"search", "answer"}.isdisjoint(allowed[1])  # after search
+    assert "visit" not in allowed[2]  # after visit
+    assert "answer" not in allowed[3]  # after a rejected answer
+    # the sub-question rotates in: step 5 works on gaps[5 % 2] = the sub-question
+    assert agent_calls[4].messages[-1].content == "when did building start?"
+    assert result.status == "answered"
+    assert result.answer.startswith("1889, finished in March")
+    assert [s.action for s in result.steps] == ["search", "visit", "answer", "reflect", "answer", "answer"]
+    assert "rejected" in result.steps[2].detail
+    assert "sub-question answered" in result.steps[4].detail
+    # the rejection lesson and the reviewer's plan reach the next answer step
+    assert "Why was this answer" in agent_calls[5].system
+    assert "For the best answer, you must cite the year." in agent_calls[5].system
