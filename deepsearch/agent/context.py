@@ -26,12 +26,16 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if len(w) > 2}
 
 
+def _item_words(item: KnowledgeItem) -> frozenset[str]:
+    if item.words is None:
+        item.words = frozenset(_words(item.question + " " + item.answer[:2000]))
+    return item.words
+
+
 def relevance(question: str, item: KnowledgeItem) -> float:
     """Cheap lexical overlap between the question and an item (0..1)."""
     q = _words(question)
-    if not q:
-        return 0.0
-    return len(q & _words(item.question + " " + item.answer[:2000])) / len(q)
+    return len(q & _item_words(item)) / len(q) if q else 0.0
 
 
 def format_item(index: int, item: KnowledgeItem) -> str:
@@ -40,25 +44,37 @@ def format_item(index: int, item: KnowledgeItem) -> str:
     return f'<knowledge-{index} type="{item.type}"{when}>\nQ: {item.question}\nA: {item.answer}{refs}\n</knowledge-{index}>'
 
 
+def item_tokens(item: KnowledgeItem) -> int:
+    if item.tokens is None:
+        item.tokens = count_tokens(format_item(item.id, item))
+    return item.tokens
+
+
 def select_knowledge(
     items: Sequence[KnowledgeItem], question: str, token_allowance: int, *, current_step: int
 ) -> tuple[list[KnowledgeItem], int]:
     """The items to show (original order) and how many were left out."""
     if not items:
         return [], 0
-    costs = [count_tokens(format_item(0, item)) for item in items]
+    costs = [item_tokens(item) for item in items]
     if sum(costs) <= token_allowance:
         return list(items), 0
 
-    def priority(i: int) -> float:
-        age = max(0, current_step - items[i].step)
-        recency = 1.0 / (1.0 + 0.25 * age)
-        bonus = 0.5 if items[i].type == "qa" else 0.0  # answered sub-questions are dense
-        return relevance(question, items[i]) + recency + bonus
-
+    q_words = _words(question)
+    n_q = len(q_words) or 1
+    for item in items:  # relevance per (item, question) is computed once and kept
+        if question not in item.relevance_to:
+            item.relevance_to[question] = len(q_words & _item_words(item)) / n_q
+    # One pass, no per-item function calls: this runs every step over every item.
+    priorities = [
+        item.relevance_to[question]
+        + 1.0 / (1.0 + 0.25 * max(0, current_step - item.step))
+        + (0.5 if item.type == "qa" else 0.0)  # answered sub-questions are dense
+        for item in items
+    ]
     chosen: set[int] = set()
     spent = 0
-    for i in sorted(range(len(items)), key=priority, reverse=True):
+    for i in sorted(range(len(items)), key=priorities.__getitem__, reverse=True):
         if spent + costs[i] <= token_allowance:
             chosen.add(i)
             spent += costs[i]
@@ -71,7 +87,8 @@ def render_context(state: AgentState, knowledge: Sequence[KnowledgeItem], omitte
     if state.current_question != state.question:
         parts.append(f"<current-question>\n{state.current_question}\n</current-question>")
     if knowledge:
-        body = "\n".join(format_item(i + 1, item) for i, item in enumerate(knowledge))
+        # Blank lines between items let token counting cache each item (see count_tokens).
+        body = "\n\n".join(format_item(item.id, item) for item in knowledge)
         note = f"\n({omitted} older or less relevant items not shown)" if omitted else ""
         parts.append(f"<knowledge>\n{body}{note}\n</knowledge>")
     if state.diary:

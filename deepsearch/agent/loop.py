@@ -35,6 +35,8 @@ from deepsearch.llm.base import Message
 MAX_CONSECUTIVE_FAILURES = 3
 LOOP_TIME_SHARE = 0.85
 PROMPT_OVERHEAD_TOKENS = 4096
+# Lean prompts: beyond this, more knowledge costs tokens every step without helping.
+KNOWLEDGE_CAP_TOKENS = 24_000
 BEAST_PROMPT_TOKENS = 800  # the template, question and diary around the knowledge
 
 
@@ -135,7 +137,10 @@ class ResearchRun:
         tracker = self.deps.llm.tracker
         # Predictive: a step like the last one must still fit under the 85% line, so
         # the 15% reserve for Beast Mode is not eaten by the final research step.
-        if tracker.regular_exhausted or tracker.used + self._last_step_cost > tracker.regular_budget:
+        if (
+            tracker.regular_exhausted
+            or tracker.used + self._last_step_cost > tracker.regular_budget
+        ):
             raise LoopStopped(f"85% of the {tracker.budget}-token budget used")
         if self.state.step >= self.options.max_steps:
             raise LoopStopped(f"step limit of {self.options.max_steps} reached")
@@ -283,7 +288,7 @@ class ResearchRun:
         max_out = llm.settings.tool_settings(llm.provider_name, tool).max_tokens  # type: ignore[arg-type]
         by_window = llm.context_window - max_out - PROMPT_OVERHEAD_TOKENS
         by_budget = max(4000, llm.tracker.budget // 12)
-        allowance = min(by_window, by_budget)
+        allowance = min(by_window, by_budget, KNOWLEDGE_CAP_TOKENS)
         if tool == "agent_beast":
             allowance = min(allowance, llm.tracker.remaining // 2 - BEAST_PROMPT_TOKENS)
         return max(200, allowance)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
@@ -13,6 +14,7 @@ TOP_K = 20
 MAX_PER_HOST = 2
 
 
+@lru_cache(maxsize=65_536)
 def _host(url: str) -> str:
     host = (urlsplit(url).hostname or "").lower()
     return host[4:] if host.startswith("www.") else host

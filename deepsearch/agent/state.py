@@ -78,6 +78,7 @@ class AgentState:
 
     def add_knowledge(self, item: KnowledgeItem) -> None:
         item.step = self.step
+        item.id = len(self.knowledge) + 1
         self.knowledge.append(item)
 
     def record_step(self, action: str, think: str, detail: str) -> StepRecord:

@@ -18,6 +18,12 @@ class KnowledgeItem(BaseModel):
     references: list[str] = Field(default_factory=list)  # URLs
     updated: str | None = None  # ISO date or a human range
     step: int = 0  # the step that produced it (recency for the context rule)
+    id: int = 0  # position in the run's knowledge list: a stable label in prompts
+    # Caches for the context rule (items never change after creation); not serialized.
+    # Plain fields, not private attributes: pydantic's private-attribute lookup is slow.
+    tokens: int | None = Field(None, exclude=True, repr=False)
+    words: frozenset[str] | None = Field(None, exclude=True, repr=False)
+    relevance_to: dict[str, float] = Field(default_factory=dict, exclude=True, repr=False)
 
 
 class UrlRecord(BaseModel):
