@@ -112,7 +112,7 @@ class ReaderConfig(_Strict):
     max_bytes: int = Field(10 * 1024 * 1024, ge=1024)
     max_redirects: int = Field(5, ge=0, le=20)
     per_host_concurrency: int = Field(2, ge=1)
-    global_concurrency: int = Field(8, ge=1)
+    global_concurrency: int = Field(16, ge=1)
     allow_private_urls: bool = False
 
 

@@ -11,6 +11,7 @@ from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.config import Settings
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.tracing import TracedReader, TracedSearch, TraceWriter
+from deepsearch.web.types import Page, ReadFailure, Reader
 
 
 def run_options(settings: Settings) -> RunOptions:
@@ -58,7 +59,7 @@ async def build_deps(
     from deepsearch.llm.factory import build_llm_client
     from deepsearch.web.cache import WebCache
     from deepsearch.web.reader import build_reader
-    from deepsearch.web.search import build_search
+    from deepsearch.web.search import build_search, local_corpus
 
     tracker = TokenTracker(settings.agent.token_budget)
     llm = build_llm_client(settings, tracker, trace=trace)
@@ -66,10 +67,12 @@ async def build_deps(
 
     cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled)
     stack.callback(cache.close)
-    search: Any = build_search(settings, cache=cache)
-    reader: Any = build_reader(settings, cache=cache)
+    corpus = local_corpus(settings)
+    search: Any = build_search(settings, cache=cache, corpus=corpus)
+    web_reader = build_reader(settings, cache=cache)
     _push_close(stack, search)
-    _push_close(stack, reader)
+    _push_close(stack, web_reader)
+    reader: Any = RoutingReader(web_reader, corpus)
     if trace is not None:
         search = TracedSearch(search, trace)
         reader = TracedReader(reader, trace)
@@ -84,6 +87,24 @@ async def build_deps(
         similarity=similarity,
         rewrite_queries=make_query_rewriter(llm, settings, similarity),
     )
+
+
+class RoutingReader:
+    """file:// URLs of the local corpus go to the corpus; everything else to the web reader
+    (whose SSRF guard would rightly refuse file://)."""
+
+    def __init__(self, web: Reader, corpus: Any) -> None:
+        self.web = web
+        self.corpus = corpus
+
+    async def read(self, url: str) -> Page | ReadFailure:
+        from deepsearch.web.search.local import is_local_url, read_local
+
+        if is_local_url(url):
+            if self.corpus is None:
+                return ReadFailure(url=url, kind="blocked", detail="local files are readable only with --corpus")
+            return await read_local(url, self.corpus)
+        return await self.web.read(url)
 
 
 def _push_close(stack: AsyncExitStack, obj: object) -> None:

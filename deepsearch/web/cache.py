@@ -1,11 +1,24 @@
-"""Persistent cache for search results and pages (diskcache: SQLite, safe across processes)."""
+"""Persistent cache for search results and pages (diskcache: SQLite, safe across processes).
+
+Values are stored in an envelope `{"v": value, "exp": deadline}` and the deadline is
+checked against an injectable `time_fn`, so expiry is testable without sleeping;
+diskcache's own `expire` is set too, so expired rows are also culled on disk.
+
+A cache must never be the reason a run fails: a locked, corrupt or unwritable cache
+turns into a miss (get) or a no-op (set), with a warning logged once.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 def default_cache_dir() -> Path:
@@ -22,26 +35,68 @@ def cache_key(namespace: str, *parts: Any) -> str:
 class WebCache:
     """JSON values with a TTL. Disabled caches store nothing and always miss."""
 
-    def __init__(self, directory: Path | str | None = None, *, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        directory: Path | str | None = None,
+        *,
+        enabled: bool = True,
+        time_fn: Callable[[], float] = time.time,
+        lock_timeout_s: float = 10.0,
+    ) -> None:
         self.enabled = enabled
+        self.directory: Path | None = None
+        self._time = time_fn
         self._cache: Any = None
+        self._warned = False
+        self.hits = 0
+        self.misses = 0
         if enabled:
             import diskcache
 
             path = Path(directory) if directory else default_cache_dir()
             path.mkdir(parents=True, exist_ok=True)
-            self._cache = diskcache.Cache(str(path))
+            self.directory = path
+            # SQLite in WAL mode; `timeout` bounds how long a writer waits for another
+            # process's lock before giving up (we then treat it as a miss/no-op).
+            self._cache = diskcache.Cache(str(path), timeout=lock_timeout_s)
+
+    def _warn(self, action: str, exc: Exception) -> None:
+        if not self._warned:
+            log.warning("cache %s failed (%s); continuing without it", action, type(exc).__name__)
+            self._warned = True
 
     def get(self, key: str) -> Any | None:
         if self._cache is None:
             return None
-        return self._cache.get(key)
+        try:
+            envelope = self._cache.get(key)
+        except Exception as exc:  # sqlite3.OperationalError, diskcache.Timeout, corrupt row
+            self._warn("read", exc)
+            return None
+        if not isinstance(envelope, dict) or "exp" not in envelope:
+            self.misses += 1
+            return None
+        if envelope["exp"] <= self._time():
+            self.misses += 1
+            return None
+        self.hits += 1
+        return envelope.get("v")
 
     def set(self, key: str, value: Any, *, ttl_s: float) -> None:
         if self._cache is None or ttl_s <= 0:
             return
-        self._cache.set(key, value, expire=ttl_s)
+        envelope = {"v": value, "exp": self._time() + ttl_s}
+        try:
+            self._cache.set(key, envelope, expire=ttl_s)
+        except Exception as exc:
+            self._warn("write", exc)
 
     def close(self) -> None:
         if self._cache is not None:
             self._cache.close()
+
+    def __enter__(self) -> WebCache:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

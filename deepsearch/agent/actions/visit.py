@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import urlsplit
 
+from deepsearch.agent.actions.search import add_to_pool
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.passages_bridge import page_passages
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
-from deepsearch.web.types import Page, ReadFailure
+from deepsearch.web.types import Page, ReadFailure, SearchResult
+from deepsearch.web.urls import normalize_url
 
 LINK_WEIGHT = 0.1
 MAX_LINKS_PER_PAGE = 50
@@ -48,10 +50,10 @@ async def _safe_read(deps: AgentDeps, url: str) -> Page | ReadFailure:
 
 
 def _add_links(state: AgentState, page: Page) -> None:
-    for anchor, link in page.links[:MAX_LINKS_PER_PAGE]:
-        from deepsearch.agent.actions.search import add_to_pool
-        from deepsearch.web.types import SearchResult
-
+    for anchor, raw_link in page.links[:MAX_LINKS_PER_PAGE]:
+        link = normalize_url(raw_link, allow_file=True)
+        if link is None:
+            continue
         if link in state.url_pool:
             state.url_pool[link].weight += LINK_WEIGHT
         elif link not in state.visited and host_of(link) not in state.dead_hosts:

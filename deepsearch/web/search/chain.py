@@ -1,0 +1,257 @@
+"""A chain of search providers that is itself a SearchProvider.
+
+For each query the providers are tried in order:
+
+* a cached answer (keyed by provider + query + parameters) is used when present;
+* an error, a 429 or an empty answer moves on to the next provider;
+* a provider that fails `max_failures` times in a row (or once with an auth error)
+  is disabled for the rest of the run;
+* each provider has its own rate limit (a minimum interval between calls);
+* `site:` goes into the query for engines that understand the operator, and results
+  are filtered by host in every case, so a restriction is never silently ignored.
+
+If every provider errored, `SearchError` lists one line per provider. If at least
+one answered but found nothing, the answer is simply `[]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from deepsearch.errors import SearchError
+from deepsearch.web.cache import WebCache, cache_key
+from deepsearch.web.search.base import SearchProviderError, query_with_sites
+from deepsearch.web.types import SearchProvider, SearchQuery, SearchResult
+from deepsearch.web.urls import host_matches, hostname_of
+
+ProviderState = Literal["ready", "disabled", "unconfigured"]
+
+
+class ProviderStatus(BaseModel):
+    """What `deepsearch doctor` shows per provider."""
+
+    name: str
+    state: ProviderState
+    reason: str = ""
+    calls: int = 0
+    failures: int = 0
+    consecutive_failures: int = 0
+    cache_hits: int = 0
+
+
+class ProbeResult(BaseModel):
+    """One provider asked one query directly (no cache, no failover): for doctor."""
+
+    name: str
+    ok: bool
+    results: int = 0
+    detail: str = ""
+    elapsed_s: float = 0.0
+
+
+class MinIntervalLimiter:
+    """At most one call per `1/per_s` seconds; callers queue in arrival order."""
+
+    def __init__(
+        self,
+        per_s: float,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        self.interval = 1.0 / per_s
+        self._monotonic = monotonic
+        self._sleep = sleep
+        self._next = float("-inf")
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._lock:
+            now = self._monotonic()
+            if self._next > now:
+                await self._sleep(self._next - now)
+                now = self._next
+            self._next = now + self.interval
+
+
+def filter_by_sites(results: Iterable[SearchResult], sites: Sequence[str]) -> list[SearchResult]:
+    """Keep results on one of `sites` (subdomains included); non-web URLs are kept."""
+    wanted = [s for s in sites if s.strip()]
+    if not wanted:
+        return list(results)
+    kept = []
+    for result in results:
+        host = hostname_of(result.url)
+        if host is None or any(host_matches(host, site) for site in wanted):
+            kept.append(result)
+    return kept
+
+
+class _Slot:
+    """One provider plus its run-time bookkeeping."""
+
+    def __init__(self, provider: SearchProvider, limiter: MinIntervalLimiter | None) -> None:
+        self.provider = provider
+        self.limiter = limiter
+        self.status = ProviderStatus(name=provider.name, state="ready")
+
+    def record_failure(self, exc: SearchError, max_failures: int) -> None:
+        self.status.failures += 1
+        self.status.consecutive_failures += 1
+        self.status.reason = str(exc)
+        auth = isinstance(exc, SearchProviderError) and exc.kind == "auth"
+        if auth or self.status.consecutive_failures >= max_failures:
+            self.status.state = "disabled"
+            why = (
+                "auth rejected" if auth else f"{self.status.consecutive_failures} failures in a row"
+            )
+            self.status.reason = f"{why}; last: {exc}"
+
+    def record_success(self) -> None:
+        self.status.consecutive_failures = 0
+
+
+class SearchChain:
+    """Failover over providers, with a cache, rate limits and per-provider status."""
+
+    name = "chain"
+    supports_site_operator = True
+
+    def __init__(
+        self,
+        providers: Sequence[SearchProvider],
+        *,
+        cache: WebCache | None = None,
+        ttl_s: float = 3600,
+        rate_limits: Mapping[str, float] | None = None,
+        max_failures: int = 3,
+        unconfigured: Mapping[str, str] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        on_close: Sequence[Callable[[], Awaitable[Any]]] = (),
+    ) -> None:
+        limits = rate_limits or {}
+        self._slots = [
+            _Slot(
+                p,
+                MinIntervalLimiter(limits[p.name], monotonic=monotonic, sleep=sleep)
+                if limits.get(p.name)
+                else None,
+            )
+            for p in providers
+        ]
+        self._cache = cache
+        self._ttl_s = ttl_s
+        self._max_failures = max_failures
+        self._unconfigured = dict(unconfigured or {})
+        self._on_close = list(on_close)
+
+    @property
+    def providers(self) -> list[SearchProvider]:
+        return [slot.provider for slot in self._slots]
+
+    def status(self) -> list[ProviderStatus]:
+        rows = [slot.status.model_copy() for slot in self._slots]
+        rows += [
+            ProviderStatus(name=name, state="unconfigured", reason=reason)
+            for name, reason in self._unconfigured.items()
+        ]
+        return rows
+
+    def _provider_query(self, provider: SearchProvider, query: SearchQuery) -> SearchQuery:
+        if query.sites and getattr(provider, "supports_site_operator", False):
+            return query.model_copy(update={"q": query_with_sites(query)})
+        return query
+
+    def _cached(self, key: str) -> list[SearchResult] | None:
+        if self._cache is None:
+            return None
+        rows = self._cache.get(key)
+        if not isinstance(rows, list) or not rows:
+            return None
+        try:
+            return [SearchResult.model_validate(row) for row in rows]
+        except ValueError:  # a row from an older schema: treat as a miss
+            return None
+
+    def _store(self, key: str, results: list[SearchResult]) -> None:
+        if self._cache is not None:
+            self._cache.set(key, [r.model_dump() for r in results], ttl_s=self._ttl_s)
+
+    async def _call(self, slot: _Slot, query: SearchQuery) -> list[SearchResult]:
+        if slot.limiter is not None:
+            await slot.limiter.acquire()
+        slot.status.calls += 1
+        try:
+            return await slot.provider.search(query)
+        except SearchError:
+            raise
+        except Exception as exc:  # a provider bug must not end the run
+            raise SearchProviderError(slot.provider.name, "network", type(exc).__name__) from None
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]:
+        reasons: list[str] = []
+        answered = False
+        for slot in self._slots:
+            name = slot.provider.name
+            if slot.status.state == "disabled":
+                reasons.append(f"{name}: skipped ({slot.status.reason})")
+                continue
+            provider_query = self._provider_query(slot.provider, query)
+            key = cache_key("search", name, provider_query.model_dump(mode="json"))
+            cached = self._cached(key)
+            if cached is not None:
+                slot.status.cache_hits += 1
+                return cached
+            try:
+                results = await self._call(slot, provider_query)
+            except SearchError as exc:
+                slot.record_failure(exc, self._max_failures)
+                reasons.append(str(exc))
+                continue
+            slot.record_success()
+            answered = True
+            results = filter_by_sites(results, query.sites)[: query.limit]
+            if not results:
+                reasons.append(f"{name}: no results")
+                continue
+            self._store(key, results)
+            return results
+        if answered:
+            return []
+        if not reasons:
+            reasons.append("no search provider is configured")
+        raise SearchError("every search provider failed:\n  " + "\n  ".join(reasons))
+
+    async def probe(self, q: str = "python programming language") -> list[ProbeResult]:
+        """Ask every configured provider `q` once, bypassing cache and failover.
+
+        Failures are reported, not raised, and do not count towards disabling.
+        """
+        probes: list[ProbeResult] = []
+        for slot in self._slots:
+            name = slot.provider.name
+            started = time.monotonic()
+            try:
+                found = await self._call(slot, SearchQuery(q=q, limit=3))
+            except SearchError as exc:
+                elapsed = round(time.monotonic() - started, 3)
+                probes.append(ProbeResult(name=name, ok=False, detail=str(exc), elapsed_s=elapsed))
+                continue
+            elapsed = round(time.monotonic() - started, 3)
+            detail = "" if found else "answered, but with no results"
+            probe = ProbeResult(
+                name=name, ok=bool(found), results=len(found), detail=detail, elapsed_s=elapsed
+            )
+            probes.append(probe)
+        return probes
+
+    async def aclose(self) -> None:
+        for close in self._on_close:
+            await close()
+        self._on_close.clear()

@@ -1,0 +1,276 @@
+"""URL tools: one canonical spelling per page, hostname helpers, URLs found in free text.
+
+`normalize_url` is the identity the agent uses to deduplicate, rank and remember
+URLs. Its rules follow the reference (lowercase host, strip `www.`, drop default
+ports, trailing slash, fragment, tracking and session parameters, sort the query,
+refuse non-http(s) and search-engine result pages) with these deliberate changes:
+
+* Percent-encoding is normalized the RFC 3986 §6.2.2 way: an escape is decoded only
+  when it stands for an unreserved character (`A-Z a-z 0-9 - . _ ~`); every other
+  escape is kept with upper-case hex, and characters that must be escaped (spaces,
+  non-ASCII, `"<>` ...) are escaped as UTF-8. So `%2F` never becomes a path separator,
+  `%26` never splits a query, invalid UTF-8 survives byte for byte, and the result is
+  plain ASCII. The reference decodes to Unicode, which changes meaning in these cases.
+* The query key `s` is kept. The reference drops it as a "session" key, which
+  breaks every site where it is meaningful (WordPress `?s=term`, many `?s=<id>`
+  pages); a duplicate read costs less than reading the wrong page.
+* Only the reserved documentation hosts example.com/.org/.net (and their subdomains)
+  are refused, not every URL that merely contains "example.com".
+* Internationalized host names are written in their ASCII (punycode) form, so the
+  whole result is ASCII and one host has one spelling.
+* User info (`user:pass@`) is dropped: a canonical URL must never carry a secret
+  into prompts, logs or traces.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import SplitResult, unquote_plus, urlsplit
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+# Characters allowed literally in a path segment / query component (besides unreserved).
+_PATH_LITERAL = _UNRESERVED | frozenset("!$&'()*+,;=:@")
+_QUERY_LITERAL = _UNRESERVED | frozenset("!$'()*+,;:@/?")  # '&' and '=' are structural
+_VALUE_LITERAL = _QUERY_LITERAL | {"="}  # after the first '=', a literal '=' is data
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+_TRACKING_KEYS = frozenset(
+    {
+        "ref",
+        "referrer",
+        "fbclid",
+        "gclid",
+        "cid",
+        "mcid",
+        "source",
+        "medium",
+        "campaign",
+        "term",
+        "content",
+        "sc_rid",
+    }
+)
+# `s` is deliberately absent (see the module docstring).
+_SESSION_KEYS = frozenset(
+    {"session", "sid", "sessionid", "phpsessid", "jsessionid", "aspsessionid", "asp.net_sessionid"}
+)
+_RESERVED_EXAMPLE_HOSTS = ("example.com", "example.org", "example.net")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _canonical_escape(text: str, literal: frozenset[str]) -> str:
+    """Re-escape `text` so equal byte sequences always get the same spelling."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "%" and i + 2 < len(text) and text[i + 1] in _HEX and text[i + 2] in _HEX:
+            byte = int(text[i + 1 : i + 3], 16)
+            decoded = chr(byte)
+            out.append(decoded if decoded in _UNRESERVED else f"%{byte:02X}")
+            i += 3
+            continue
+        if ch in literal:
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        i += 1
+    return "".join(out)
+
+
+def _remove_dot_segments(segments: list[str]) -> list[str]:
+    stack: list[str] = []
+    for seg in segments:
+        if seg == ".":
+            continue
+        if seg == "..":
+            if stack:
+                stack.pop()
+            continue
+        stack.append(seg)
+    return stack
+
+
+def _normalize_path(path: str) -> str:
+    segments = [s for s in path.split("/") if s]  # also collapses '//'
+    segments = [_canonical_escape(s, _PATH_LITERAL) for s in segments]
+    # `%2E` decodes to '.', so dot segments are resolved after escaping is canonical.
+    segments = _remove_dot_segments(segments)
+    return "/" + "/".join(segments) if segments else "/"
+
+
+def _query_key_name(raw_key: str) -> str:
+    return unquote_plus(raw_key).strip().lower()
+
+
+def _keep_query_key(name: str) -> bool:
+    if not name:
+        return False
+    if name.startswith(("utm_", "mc_")):
+        return False
+    return name not in _TRACKING_KEYS and name not in _SESSION_KEYS
+
+
+def _normalize_query(query: str) -> str:
+    pairs: list[tuple[str, str]] = []
+    for part in query.split("&"):
+        if not part:
+            continue
+        key, sep, value = part.partition("=")
+        if not _keep_query_key(_query_key_name(key)):
+            continue
+        key = _canonical_escape(key, _QUERY_LITERAL)
+        value = _canonical_escape(value, _VALUE_LITERAL)
+        pairs.append((key, f"{key}{sep}{value}"))
+    pairs.sort(key=lambda kv: kv[0])  # stable: repeated keys keep their order
+    return "&".join(item for _, item in pairs)
+
+
+def _normalize_host(host: str) -> str | None:
+    host = host.strip().rstrip(".").lower()
+    if not host:
+        return None
+    while host.startswith("www.") and "." in host[4:]:  # a loop keeps it idempotent
+        host = host[4:]
+    if any(ch.isspace() or ch in "/\\@#?%" for ch in host):
+        return None
+    if not host.isascii():
+        # One spelling per host: internationalized names in their ASCII (punycode) form.
+        try:
+            host = host.encode("idna").decode("ascii").lower()
+        except UnicodeError:
+            return None
+    return host
+
+
+def _is_search_results_page(host: str, path: str, query: str) -> bool:
+    q_keys = {_query_key_name(p.partition("=")[0]) for p in query.split("&") if p}
+    if host.startswith("google.") and (path.startswith(("/search", "/url")) or "q" in q_keys):
+        return True
+    if host.endswith("bing.com") and path.startswith("/search"):
+        return True
+    if host.endswith("duckduckgo.com") and ("q" in q_keys or path.startswith("/html")):
+        return True
+    if host.endswith("baidu.com") and (path == "/s" or path.startswith("/s/")):
+        return True
+    if host.endswith("search.yahoo.com") or (
+        host.startswith("yandex.") and path.startswith("/search")
+    ):
+        return True
+    return host == "search.brave.com" and path.startswith("/search")
+
+
+def _is_reserved_example(host: str) -> bool:
+    return any(host == h or host.endswith("." + h) for h in _RESERVED_EXAMPLE_HOSTS)
+
+
+def _split(url: str) -> SplitResult | None:
+    # WHATWG parsers drop tab/newline anywhere and trim the ends; do the same, and
+    # escape any interior space instead of silently deleting it.
+    cleaned = re.sub(r"[\t\r\n]", "", url).strip()
+    if not cleaned:
+        return None
+    try:
+        parts = urlsplit(cleaned)
+        _ = parts.port  # raises ValueError on a bad port
+    except ValueError:
+        return None
+    return parts
+
+
+def _normalize_file_url(parts: SplitResult) -> str | None:
+    if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
+        return None
+    return "file://" + _normalize_path(parts.path)
+
+
+def normalize_url(url: str, *, allow_file: bool = False) -> str | None:
+    """The canonical form of `url`, or None when it is unusable for research.
+
+    `allow_file=True` also accepts `file:///abs/path` URLs (the local corpus).
+    Idempotent: normalize_url(normalize_url(u)) == normalize_url(u).
+    """
+    if not isinstance(url, str):
+        return None
+    parts = _split(url)
+    if parts is None:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme == "file" and allow_file:
+        return _normalize_file_url(parts)
+    if scheme not in _DEFAULT_PORTS:
+        return None
+    host = _normalize_host(parts.hostname or "")
+    if host is None or _is_reserved_example(host):
+        return None
+    netloc = f"[{host}]" if ":" in host else host
+    port = parts.port
+    if port is not None and port != _DEFAULT_PORTS[scheme]:
+        netloc = f"{netloc}:{port}"
+    path = _normalize_path(parts.path)
+    if host in ("x.com", "twitter.com") and path.endswith("/analytics") and "/status/" in path:
+        path = path[: -len("/analytics")]
+    query = _normalize_query(parts.query)
+    if _is_search_results_page(host, path, query):
+        return None
+    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+
+
+def normalize_hostname(host_or_url: str) -> str | None:
+    """Lowercase hostname without a leading `www.`; accepts a bare host or a URL."""
+    if not host_or_url or not host_or_url.strip():
+        return None
+    text = host_or_url.strip()
+    if "://" not in text:
+        text = "http://" + text
+    parts = _split(text)
+    if parts is None or not parts.hostname:
+        return None
+    return _normalize_host(parts.hostname)
+
+
+def hostname_of(url: str) -> str | None:
+    """The normalized hostname of an http(s) URL, or None."""
+    parts = _split(url)
+    if parts is None or parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    return _normalize_host(parts.hostname)
+
+
+def same_host(a: str, b: str) -> bool:
+    """True when two URLs (or hostnames) name the same host, ignoring case and `www.`."""
+    ha, hb = normalize_hostname(a), normalize_hostname(b)
+    return ha is not None and ha == hb
+
+
+def host_matches(host: str, site: str) -> bool:
+    """True when `host` is `site` or one of its subdomains (for `site:` filtering)."""
+    h, s = normalize_hostname(host), normalize_hostname(site)
+    return h is not None and s is not None and (h == s or h.endswith("." + s))
+
+
+_URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'`{}|\\^]+", re.IGNORECASE)
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
+def _trim_url_tail(candidate: str) -> str:
+    """Drop trailing punctuation that belongs to the sentence, not the URL."""
+    while candidate:
+        last = candidate[-1]
+        if last in ".,;:!?*_~":
+            candidate = candidate[:-1]
+        elif last in _CLOSERS and candidate.count(last) > candidate.count(_CLOSERS[last]):
+            candidate = candidate[:-1]
+        else:
+            break
+    return candidate
+
+
+def extract_urls(text: str) -> list[str]:
+    """Normalized http(s) URLs mentioned in free text (markdown links too), first-seen order."""
+    seen: dict[str, None] = {}
+    for match in _URL_IN_TEXT.finditer(text or ""):
+        normalized = normalize_url(_trim_url_tail(match.group(0)))
+        if normalized is not None:
+            seen.setdefault(normalized, None)
+    return list(seen)

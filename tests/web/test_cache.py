@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from deepsearch.web.cache import WebCache, cache_key
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_hit_miss_and_expiry(tmp_path: Path) -> None:
+    clock = FakeTime()
+    cache = WebCache(tmp_path, time_fn=clock)
+    key = cache_key("search", "brave", {"q": "x"})
+    assert cache.get(key) is None  # miss
+    cache.set(key, [{"title": "t"}], ttl_s=60)
+    assert cache.get(key) == [{"title": "t"}]  # hit
+    clock.now += 59
+    assert cache.get(key) == [{"title": "t"}]
+    clock.now += 2
+    assert cache.get(key) is None  # expired
+    assert (cache.hits, cache.misses) == (2, 2)
+    cache.close()
+
+
+def test_values_persist_across_instances(tmp_path: Path) -> None:
+    with WebCache(tmp_path) as first:
+        first.set("k", {"a": 1}, ttl_s=60)
+    with WebCache(tmp_path) as second:
+        assert second.get("k") == {"a": 1}
+
+
+def test_zero_ttl_and_disabled_cache_store_nothing(tmp_path: Path) -> None:
+    cache = WebCache(tmp_path)
+    cache.set("k", 1, ttl_s=0)
+    assert cache.get("k") is None
+    off = WebCache(tmp_path / "off", enabled=False)
+    off.set("k", 1, ttl_s=60)
+    assert off.get("k") is None
+    assert not (tmp_path / "off").exists()
+    off.close()
+    cache.close()
+
+
+def test_cache_key_depends_on_every_part() -> None:
+    base = cache_key("search", "brave", {"q": "x", "limit": 10})
+    assert base == cache_key("search", "brave", {"limit": 10, "q": "x"})  # dict order
+    assert base != cache_key("search", "serper", {"q": "x", "limit": 10})
+    assert base != cache_key("search", "brave", {"q": "x", "limit": 5})
+    assert base.startswith("search:")
+
+
+def test_a_broken_cache_is_a_miss_not_a_crash(tmp_path: Path) -> None:
+    cache = WebCache(tmp_path)
+    cache.close()
+    cache._cache = object()  # anything that raises on use
+    assert cache.get("k") is None
+    cache.set("k", 1, ttl_s=60)  # no exception
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from deepsearch.web.cache import WebCache
+    cache = WebCache(sys.argv[1])
+    for i in range(200):
+        cache.set(f"{sys.argv[2]}-{i}", {"i": i, "who": sys.argv[2]}, ttl_s=600)
+        cache.get(f"{sys.argv[2]}-{i}")
+    cache.close()
+    """
+)
+
+
+def test_two_processes_share_one_cache_dir(tmp_path: Path) -> None:
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), who]) for who in ("a", "b")
+    ]
+    # The parent writes at the same time, through a third connection.
+    with WebCache(tmp_path) as mine:
+        for i in range(200):
+            mine.set(f"p-{i}", i, ttl_s=600)
+        assert [p.wait(timeout=60) for p in procs] == [0, 0]
+        for who in ("a", "b"):
+            assert all(mine.get(f"{who}-{i}") == {"i": i, "who": who} for i in range(200))
+        assert all(mine.get(f"p-{i}") == i for i in range(200))

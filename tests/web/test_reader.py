@@ -1,0 +1,251 @@
+"""The local reader against a real loopback HTTP server (guard opted out: loopback)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from deepsearch.clock import FakeClock
+from deepsearch.config import ReaderConfig
+from deepsearch.web.cache import WebCache
+from deepsearch.web.reader import LocalReader
+from deepsearch.web.types import Page, ReadFailure
+from tests.fakes.web_server import CYRILLIC_TEXT, LATIN1_TEXT, LoopbackServer, site_routes
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[LoopbackServer]:
+    with LoopbackServer(routes=site_routes()) as server:
+        yield server
+
+
+def make_reader(**overrides: object) -> LocalReader:
+    config = ReaderConfig(allow_private_urls=True, **overrides)  # type: ignore[arg-type]
+    return LocalReader(config, clock=FakeClock())
+
+
+@pytest.fixture
+async def reader() -> AsyncIterator[LocalReader]:
+    r = make_reader()
+    yield r
+    await r.aclose()
+
+
+def page(result: Page | ReadFailure) -> Page:
+    assert isinstance(result, Page), result
+    return result
+
+
+def failure(result: Page | ReadFailure) -> ReadFailure:
+    assert isinstance(result, ReadFailure), result
+    return result
+
+
+async def test_html_article_markdown_table_links_metadata(
+    site: LoopbackServer, reader: LocalReader
+) -> None:
+    p = page(await reader.read(site.url("/article")))
+    assert p.title == "Tidal Power in the Bay of Fundy"
+    assert p.published == "2024-05-17"
+    assert "highest tides in the world" in p.text
+    assert "| 2022 | 9.0 |" in p.text  # the table survives as a markdown table
+    assert "[2019\nreport](" in p.text or "[2019 report](" in p.text
+    assert "Copyright Example News" not in p.text  # boilerplate dropped
+    assert p.content_type == "text/html"
+    assert p.fetched_at.startswith("2026-01-01")
+    urls = [u for _, u in p.links]
+    assert site.url("/reports/fundy-2019.pdf") in urls
+    assert "https://energy.example.org/tides" in urls
+    assert len(urls) == len(set(urls))  # deduplicated
+    assert all(u.startswith("http") for u in urls)  # mailto: and #top dropped
+    assert ("the provincial site", "https://energy.example.org/tides") in p.links
+
+
+async def test_user_agent_is_a_browser(site: LoopbackServer, reader: LocalReader) -> None:
+    page(await reader.read(site.url("/plain.txt")))
+    headers = site.requests[-1][1]
+    assert "Mozilla/5.0" in headers["User-Agent"]
+
+
+async def test_pdf_text(site: LoopbackServer, reader: LocalReader) -> None:
+    p = page(await reader.read(site.url("/doc.pdf")))
+    assert "Hello from a tiny PDF document" in p.text
+    assert p.title == "Tiny Test PDF"
+    assert p.content_type == "application/pdf"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected", "ctype"),
+    [
+        ("/plain.txt", "Just plain text, kept as it is.\nSecond line.", "text/plain"),
+        ("/notes.md", "# Notes\n\n- one\n- two", "text/markdown"),
+        ("/data.json", '{"answer": 42, "unit": "metres"}', "application/json"),
+    ],
+)
+async def test_text_and_json_as_they_are(
+    site: LoopbackServer, reader: LocalReader, path: str, expected: str, ctype: str
+) -> None:
+    p = page(await reader.read(site.url(path)))
+    assert p.text == expected
+    assert p.content_type == ctype
+
+
+@pytest.mark.parametrize(
+    ("path", "ctype"), [("/image.png", "image/png"), ("/blob", "application/octet-stream")]
+)
+async def test_binary_refused(
+    site: LoopbackServer, reader: LocalReader, path: str, ctype: str
+) -> None:
+    f = failure(await reader.read(site.url(path)))
+    assert f.kind == "unsupported_type"
+    assert f.detail == ctype
+
+
+@pytest.mark.parametrize(("path", "status"), [("/missing", 404), ("/error", 500)])
+async def test_http_errors(
+    site: LoopbackServer, reader: LocalReader, path: str, status: int
+) -> None:
+    f = failure(await reader.read(site.url(path)))
+    assert (f.kind, f.status) == ("http_status", status)
+
+
+@pytest.mark.parametrize("path", ["/cp1251", "/cp1251-unlabelled"])
+async def test_cyrillic_charset(site: LoopbackServer, reader: LocalReader, path: str) -> None:
+    p = page(await reader.read(site.url(path)))
+    assert "столицей Российской Федерации" in p.text
+    assert CYRILLIC_TEXT.split()[0] in p.text
+
+
+async def test_meta_charset_without_header(site: LoopbackServer, reader: LocalReader) -> None:
+    p = page(await reader.read(site.url("/latin1-meta")))
+    assert "café de la gare était fermé" in p.text
+    assert LATIN1_TEXT[:20] in p.text
+
+
+async def test_gzip_body(site: LoopbackServer, reader: LocalReader) -> None:
+    p = page(await reader.read(site.url("/gzip")))
+    assert "highest tides in the world" in p.text
+
+
+async def test_huge_body_aborted_early(site: LoopbackServer) -> None:
+    r = make_reader(max_bytes=1024 * 1024)
+    try:
+        f = failure(await r.read(site.url("/huge")))
+    finally:
+        await r.aclose()
+    assert f.kind == "too_large"
+    # The server wanted to send 50 MB; we hung up after ~1 MB (plus socket buffers).
+    assert site.bytes_sent.get("/huge", 0) < 16 * 1024 * 1024
+
+
+async def test_huge_declared_length_refused_before_body(
+    site: LoopbackServer, reader: LocalReader
+) -> None:
+    f = failure(await reader.read(site.url("/huge-declared")))
+    assert f.kind == "too_large"
+
+
+async def test_slow_body_total_timeout(site: LoopbackServer) -> None:
+    r = make_reader(timeout_s=0.5)
+    try:
+        f = failure(await r.read(site.url("/slow")))
+    finally:
+        await r.aclose()
+    assert f.kind == "timeout"
+
+
+async def test_redirect_loop(site: LoopbackServer, reader: LocalReader) -> None:
+    f = failure(await reader.read(site.url("/loop/a")))
+    assert f.kind == "http_status"
+    assert "loop" in f.detail
+
+
+async def test_redirect_limit(site: LoopbackServer, reader: LocalReader) -> None:
+    p = page(await reader.read(site.url("/hop?n=5")))
+    assert p.final_url == site.url("/hop?n=0")
+    assert p.text == "You reached the end of the redirect chain."
+    f = failure(await reader.read(site.url("/hop?n=6")))
+    assert f.kind == "http_status"
+    assert "more than 5 redirects" in f.detail
+
+
+async def test_empty_extraction(site: LoopbackServer, reader: LocalReader) -> None:
+    f = failure(await reader.read(site.url("/blank")))
+    assert f.kind == "empty"
+
+
+async def test_connection_refused(reader: LocalReader) -> None:
+    server = LoopbackServer()
+    port = server.port
+    server.server_close()  # nothing listens on that port any more
+    f = failure(await reader.read(f"http://127.0.0.1:{port}/"))
+    assert f.kind == "refused"
+    assert f.host_is_dead
+
+
+async def test_dns_failure_from_resolver() -> None:
+    async def no_such_host(host: str, port: int) -> list[str]:
+        from deepsearch.web.ssrf import HostResolutionError
+
+        raise HostResolutionError(f"cannot resolve {host!r}")
+
+    r = LocalReader(ReaderConfig(), resolver=no_such_host)
+    try:
+        f = failure(await r.read("https://no-such-host.test/page"))
+    finally:
+        await r.aclose()
+    assert f.kind == "dns"
+
+
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("ftp://example.com/x", "blocked"),
+        ("file:///etc/passwd", "blocked"),
+        ("not a url", "invalid_url"),
+        ("http:///path", "invalid_url"),
+    ],
+)
+async def test_bad_urls(reader: LocalReader, url: str, kind: str) -> None:
+    assert failure(await reader.read(url)).kind == kind
+
+
+async def test_page_cache_hit_expiry_and_no_failure_caching(
+    site: LoopbackServer, tmp_path: object
+) -> None:
+    now = [1000.0]
+    cache = WebCache(str(tmp_path), time_fn=lambda: now[0])
+    r = LocalReader(ReaderConfig(allow_private_urls=True), cache=cache, page_ttl_s=60)
+    try:
+        first = page(await r.read(site.url("/notes.md")))
+        before = len(site.requests)
+        second = page(await r.read(site.url("/notes.md")))
+        assert len(site.requests) == before  # served from the cache
+        assert second == first
+        now[0] += 61  # past the page TTL: fetched again
+        page(await r.read(site.url("/notes.md")))
+        assert len(site.requests) == before + 1
+        failure(await r.read(site.url("/missing")))
+        failure(await r.read(site.url("/missing")))
+        assert len(site.requests) == before + 3  # failures are not cached
+    finally:
+        await r.aclose()
+        cache.close()
+
+
+async def test_per_host_concurrency_limit(site: LoopbackServer) -> None:
+    import asyncio
+    import time
+
+    r = make_reader(per_host_concurrency=2, global_concurrency=8)
+    try:
+        started = time.perf_counter()
+        results = await asyncio.gather(
+            *(r.read(site.url(f"/delay?ms=200&n={i}")) for i in range(4))
+        )
+        elapsed = time.perf_counter() - started
+    finally:
+        await r.aclose()
+    assert all(isinstance(x, Page) for x in results)
+    assert elapsed >= 0.38  # two at a time: at least two rounds of 200 ms

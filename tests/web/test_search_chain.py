@@ -1,0 +1,375 @@
+"""Failover, skipping, rate limits, site restriction, caching and the settings factory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deepsearch.errors import ConfigError, SearchError
+from deepsearch.llm.testing import offline_settings
+from deepsearch.web.cache import WebCache
+from deepsearch.web.search import build_search
+from deepsearch.web.search.base import SearchProviderError
+from deepsearch.web.search.chain import MinIntervalLimiter, SearchChain
+from deepsearch.web.types import SearchProvider, SearchQuery, SearchResult
+from tests.fakes.search_servers import FakeSearchServers
+from tests.web.test_search_ddgs import FakeDDGS
+
+
+class Scripted:
+    """A provider whose answers are scripted per call: a list, or an exception."""
+
+    def __init__(self, name: str, *answers: list[str] | Exception, sites: bool = True) -> None:
+        self.name = name
+        self.supports_site_operator = sites
+        self.answers = list(answers)
+        self.queries: list[SearchQuery] = []
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]:
+        self.queries.append(query)
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return [SearchResult(title=u, url=u, provider=self.name) for u in answer]
+
+
+def err(name: str, kind: str = "http") -> SearchProviderError:
+    return SearchProviderError(name, kind, "boom")  # type: ignore[arg-type]
+
+
+Q = SearchQuery(q="what is bm25")
+
+
+async def test_error_moves_on_to_the_next_provider() -> None:
+    a, b = Scripted("a", err("a")), Scripted("b", ["https://b.org/1"])
+    results = await SearchChain([a, b]).search(Q)
+    assert [r.url for r in results] == ["https://b.org/1"]
+    assert len(a.queries) == len(b.queries) == 1
+
+
+async def test_empty_answer_moves_on_but_is_not_a_failure() -> None:
+    a, b = Scripted("a", []), Scripted("b", ["https://b.org/1"])
+    chain = SearchChain([a, b])
+    for _ in range(5):
+        assert [r.provider for r in await chain.search(Q)] == ["b"]
+    status = {s.name: s for s in chain.status()}
+    assert status["a"].state == "ready" and status["a"].failures == 0
+    assert status["a"].calls == 5
+
+
+async def test_all_empty_is_an_empty_answer_not_an_error() -> None:
+    assert await SearchChain([Scripted("a", []), Scripted("b", [])]).search(Q) == []
+
+
+async def test_a_provider_failing_three_times_in_a_row_is_skipped_for_the_run() -> None:
+    a, b = Scripted("a", err("a", "timeout")), Scripted("b", ["https://b.org/1"])
+    chain = SearchChain([a, b], max_failures=3)
+    for _ in range(5):
+        await chain.search(Q)
+    assert len(a.queries) == 3
+    assert len(b.queries) == 5
+    status = {s.name: s for s in chain.status()}
+    assert status["a"].state == "disabled"
+    assert "3 failures in a row" in status["a"].reason
+
+
+async def test_a_success_resets_the_failure_streak() -> None:
+    a = Scripted(
+        "a", err("a"), err("a"), ["https://a.org/1"], err("a"), err("a"), ["https://a.org/2"]
+    )
+    chain = SearchChain([a, Scripted("b", ["https://b.org/1"])], max_failures=3)
+    for _ in range(6):
+        await chain.search(Q)
+    assert chain.status()[0].state == "ready"
+
+
+async def test_auth_error_disables_at_once() -> None:
+    a, b = Scripted("a", err("a", "auth")), Scripted("b", ["https://b.org/1"])
+    chain = SearchChain([a, b])
+    await chain.search(Q)
+    await chain.search(Q)
+    assert len(a.queries) == 1
+    assert chain.status()[0].state == "disabled"
+
+
+async def test_rate_limited_moves_on() -> None:
+    a, b = Scripted("a", err("a", "rate_limited")), Scripted("b", ["https://b.org/1"])
+    assert [r.provider for r in await SearchChain([a, b]).search(Q)] == ["b"]
+
+
+async def test_a_provider_bug_is_contained() -> None:
+    a, b = Scripted("a", KeyError("oops")), Scripted("b", ["https://b.org/1"])
+    assert [r.provider for r in await SearchChain([a, b]).search(Q)] == ["b"]
+
+
+async def test_every_provider_failing_raises_one_line_each() -> None:
+    chain = SearchChain([Scripted("a", err("a", "rate_limited")), Scripted("b", err("b", "auth"))])
+    with pytest.raises(SearchError) as info:
+        await chain.search(Q)
+    lines = str(info.value).splitlines()
+    assert lines[0] == "every search provider failed:"
+    assert [line.strip().split(":")[0] for line in lines[1:]] == ["a", "b"]
+    with pytest.raises(SearchError) as again:  # b is now disabled: reported as skipped
+        await chain.search(Q)
+    assert "b: skipped (auth rejected" in str(again.value)
+
+
+async def test_site_operator_goes_into_the_query_and_results_are_filtered() -> None:
+    urls = ["https://docs.python.org/3/", "https://other.org/x", "https://python.org/about"]
+    engine = Scripted("engine", urls, sites=True)
+    query = SearchQuery(q="asyncio", sites=["python.org", "peps.python.org"])
+    results = await SearchChain([engine]).search(query)
+    assert engine.queries[0].q == "asyncio (site:python.org OR site:peps.python.org)"
+    assert [r.url for r in results] == ["https://docs.python.org/3/", "https://python.org/about"]
+
+
+async def test_without_operator_support_the_query_is_untouched_but_filtered() -> None:
+    plain = Scripted("plain", ["https://a.org/x", "https://b.org/y"], sites=False)
+    results = await SearchChain([plain]).search(SearchQuery(q="x", sites=["b.org"]))
+    assert plain.queries[0].q == "x"
+    assert [r.url for r in results] == ["https://b.org/y"]
+
+
+async def test_site_filter_leaving_nothing_fails_over() -> None:
+    a = Scripted("a", ["https://a.org/x"], sites=False)
+    b = Scripted("b", ["https://b.org/y"])
+    results = await SearchChain([a, b]).search(SearchQuery(q="x", sites=["b.org"]))
+    assert [r.provider for r in results] == ["b"]
+
+
+# ------------------------------------------------------------------ rate limits
+
+
+class ManualTime:
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 6))
+        self.now += seconds
+
+
+async def test_per_provider_min_interval() -> None:
+    t = ManualTime()
+    a = Scripted("a", ["https://a.org/1"])
+    chain = SearchChain(
+        [a], rate_limits={"a": 2.0}, monotonic=t.monotonic, sleep=t.sleep, cache=None
+    )
+    for _ in range(3):
+        await chain.search(Q)
+    assert t.slept == [0.5, 0.5]  # the first call is free; then one every 0.5 s
+    t.now += 10  # a long pause earns no burst beyond one call
+    await chain.search(Q)
+    await chain.search(Q)
+    assert t.slept == [0.5, 0.5, 0.5]
+
+
+async def test_limits_are_per_provider() -> None:
+    t = ManualTime()
+    a = Scripted("a", err("a"))
+    b = Scripted("b", ["https://b.org/1"])
+    chain = SearchChain(
+        [a, b], rate_limits={"a": 1.0}, monotonic=t.monotonic, sleep=t.sleep, max_failures=99
+    )
+    await chain.search(Q)
+    await chain.search(Q)
+    assert t.slept == [1.0]  # only a is limited; b (no limit) never waits
+
+
+def test_limiter_interval() -> None:
+    assert MinIntervalLimiter(4.0).interval == 0.25
+
+
+# ------------------------------------------------------------------ cache
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def cache_and_time(tmp_path: Path) -> Iterator[tuple[WebCache, FakeTime]]:
+    clock = FakeTime()
+    cache = WebCache(tmp_path / "cache", time_fn=clock)
+    yield cache, clock
+    cache.close()
+
+
+async def test_cache_hit_miss_and_expiry(cache_and_time: tuple[WebCache, FakeTime]) -> None:
+    cache, clock = cache_and_time
+    a = Scripted("a", ["https://a.org/1"])
+    chain = SearchChain([a], cache=cache, ttl_s=3600)
+    first = await chain.search(Q)
+    second = await chain.search(Q)  # hit
+    assert first == second and len(a.queries) == 1
+    await chain.search(Q.model_copy(update={"time_filter": "d"}))  # other parameters: miss
+    assert len(a.queries) == 2
+    clock.now += 3601  # expired
+    await chain.search(Q)
+    assert len(a.queries) == 3
+    assert chain.status()[0].cache_hits == 1
+
+
+async def test_cache_survives_a_new_chain(cache_and_time: tuple[WebCache, FakeTime]) -> None:
+    cache, _ = cache_and_time
+    await SearchChain([Scripted("a", ["https://a.org/1"])], cache=cache).search(Q)
+    again = Scripted("a", err("a"))
+    results = await SearchChain([again], cache=cache).search(Q)
+    assert [r.url for r in results] == ["https://a.org/1"] and again.queries == []
+
+
+async def test_cache_is_keyed_by_provider(cache_and_time: tuple[WebCache, FakeTime]) -> None:
+    cache, _ = cache_and_time
+    await SearchChain([Scripted("a", ["https://a.org/1"])], cache=cache).search(Q)
+    b = Scripted("b", ["https://b.org/1"])
+    results = await SearchChain([b], cache=cache).search(Q)
+    assert [r.provider for r in results] == ["b"] and len(b.queries) == 1
+
+
+async def test_empty_answers_and_disabled_cache_are_not_stored(tmp_path: Path) -> None:
+    cache = WebCache(tmp_path / "c")
+    a = Scripted("a", [], ["https://a.org/1"])
+    chain = SearchChain([a], cache=cache)
+    assert await chain.search(Q) == []
+    assert len(await chain.search(Q)) == 1  # the empty answer was not cached
+    cache.close()
+    off = WebCache(enabled=False)
+    b = Scripted("b", ["https://b.org/1"])
+    chain = SearchChain([b], cache=off)
+    await chain.search(Q)
+    await chain.search(Q)
+    assert len(b.queries) == 2
+
+
+# ------------------------------------------------------------------ factory
+
+
+@pytest.fixture
+def servers() -> Iterator[FakeSearchServers]:
+    with FakeSearchServers() as srv:
+        yield srv
+
+
+def _settings(servers: FakeSearchServers, providers: list[str], **extra: object):  # type: ignore[no-untyped-def]
+    return offline_settings(
+        **{
+            "search.providers": providers,
+            "search.searxng_url": servers.base_url("searxng"),
+            "search.jina_url": servers.base_url("jina"),
+            "search.brave_url": servers.base_url("brave"),
+            "search.serper_url": servers.base_url("serper"),
+            "search.rate_limit_per_s": 1000.0,
+            "keys.jina_api_key": "jina-secret-1",
+            "keys.brave_api_key": "brave-secret-2",
+            "keys.serper_api_key": "serper-secret-3",
+            **extra,
+        }
+    )
+
+
+async def test_factory_chain_fails_over_across_real_wire_formats(
+    servers: FakeSearchServers,
+) -> None:
+    servers.queue("serper", 429)
+    servers.queue("brave", 500)
+    servers.queue("jina", 200)  # empty
+    settings = _settings(servers, ["serper", "brave", "jina", "searxng"])
+    chain = build_search(settings)
+    results = await chain.search(SearchQuery(q="bm25 ranking"))
+    assert {r.provider for r in results} == {"searxng"}
+    assert [r.provider for r in servers.requests] == ["serper", "brave", "jina", "searxng"]
+    results = await chain.search(SearchQuery(q="bm25 ranking"))  # serper works again
+    assert {r.provider for r in results} == {"serper"}
+    await chain.aclose()
+
+
+async def test_persistently_failing_endpoint_is_skipped(servers: FakeSearchServers) -> None:
+    servers.always("brave", 503)
+    chain = build_search(_settings(servers, ["brave", "serper"]))
+    for i in range(5):
+        await chain.search(SearchQuery(q=f"query {i}"))
+    assert len(servers.requests_for("brave")) == 3
+    assert len(servers.requests_for("serper")) == 5
+    await chain.aclose()
+
+
+async def test_every_endpoint_failing_names_each_without_secrets(
+    servers: FakeSearchServers,
+) -> None:
+    for name in ("jina", "brave", "serper"):
+        servers.always(name, 401)
+    chain = build_search(_settings(servers, ["jina", "brave", "serper"]))
+    with pytest.raises(SearchError) as info:
+        await chain.search(SearchQuery(q="x"))
+    message = str(info.value)
+    assert "jina: auth" in message and "brave: auth" in message and "serper: auth" in message
+    assert "secret" not in message
+    await chain.aclose()
+
+
+async def test_factory_with_cache_serves_repeats_without_calls(
+    servers: FakeSearchServers, tmp_path: Path
+) -> None:
+    cache = WebCache(tmp_path / "c")
+    chain = build_search(_settings(servers, ["brave"]), cache=cache)
+    await chain.search(SearchQuery(q="x"))
+    await chain.search(SearchQuery(q="x"))
+    assert len(servers.requests_for("brave")) == 1
+    await chain.aclose()
+    cache.close()
+
+
+def test_factory_records_why_providers_are_left_out() -> None:
+    settings = offline_settings(**{"search.providers": ["brave", "searxng", "local", "duckduckgo"]})
+    chain = build_search(settings, ddgs_factory=FakeDDGS)
+    status = {s.name: s for s in chain.status()}
+    assert [p.name for p in chain.providers] == ["duckduckgo"]
+    assert status["brave"].state == "unconfigured"
+    assert "BRAVE_API_KEY" in status["brave"].reason
+    assert "SEARXNG_URL" in status["searxng"].reason
+    assert "--corpus" in status["local"].reason
+    assert status["duckduckgo"].state == "ready"
+
+
+def test_factory_without_any_usable_provider_is_a_config_error() -> None:
+    settings = offline_settings(**{"search.providers": ["serper", "jina"]})
+    with pytest.raises(ConfigError) as info:
+        build_search(settings)
+    assert "SERPER_API_KEY" in str(info.value) and "JINA_API_KEY" in str(info.value)
+
+
+async def test_default_settings_give_the_keyless_duckduckgo_chain() -> None:
+    chain = build_search(offline_settings(), ddgs_factory=FakeDDGS)
+    results = await chain.search(SearchQuery(q="python"))
+    assert [p.name for p in chain.providers] == ["duckduckgo"]
+    assert results and results[0].provider == "duckduckgo"
+
+
+def test_chain_is_a_search_provider() -> None:
+    assert isinstance(SearchChain([]), SearchProvider)
+
+
+async def test_probe_asks_every_provider_and_reports() -> None:
+    a = Scripted("a", err("a", "auth"))
+    b = Scripted("b", [])
+    c = Scripted("c", ["https://c.org/1"])
+    chain = SearchChain([a, b, c])
+    probes = await chain.probe("hello")
+    assert [(p.name, p.ok, p.results) for p in probes] == [
+        ("a", False, 0),
+        ("b", False, 0),
+        ("c", True, 1),
+    ]
+    assert "auth" in probes[0].detail and "no results" in probes[1].detail
+    assert chain.status()[0].state == "ready"  # a probe does not disable anything
+    assert [q.q for q in c.queries] == ["hello"]
