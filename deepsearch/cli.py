@@ -15,18 +15,6 @@ import typer
 
 from deepsearch import __version__
 
-app = typer.Typer(
-    name="deepsearch",
-    help=(
-        "Hunt down one correct, cited answer.\n\n"
-        'Run: deepsearch "your question"   (see: deepsearch research --help)'
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode="rich",
-    pretty_exceptions_enable=False,
-)
-
 SUBCOMMANDS = {"research", "config", "doctor"}
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_FORCED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -45,7 +33,6 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -68,10 +55,41 @@ def fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _register_commands() -> None:
-    from deepsearch.commands import register
+# One-line help per subcommand, so the root --help lists them without importing them.
+COMMAND_HELP = {
+    "research": "Research a question and print one cited answer.",
+    "config": "Print the effective configuration and where each value came from.",
+    "doctor": "Check each configured provider and print a table.",
+}
 
-    register(app)
+
+def _listing_only() -> None:
+    """Placeholder: root help and --version never run a command."""
+
+
+def make_app(*, full: bool = True) -> typer.Typer:
+    """A fresh Typer app. `full=False` registers placeholders only: root --help and
+    --version then import neither the commands nor pydantic (fast start-up)."""
+    app = typer.Typer(
+        name="deepsearch",
+        help=(
+            "Hunt down one correct, cited answer.\n\n"
+            'Run: deepsearch "your question"   (see: deepsearch research --help)'
+        ),
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode="rich" if full else None,
+        pretty_exceptions_enable=False,
+    )
+    app.callback()(_root)
+    if full:
+        from deepsearch.commands import register
+
+        register(app)
+    else:
+        for name, text in COMMAND_HELP.items():
+            app.command(name, help=text)(_listing_only)
+    return app
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -81,5 +99,5 @@ def main(argv: list[str] | None = None) -> None:
     wants_root = any(a in ("--help", "-h", "--version") for a in args[:1])
     if first_positional is not None and first_positional not in SUBCOMMANDS and not wants_root:
         args.insert(0, "research")
-    _register_commands()
-    app(args=args, prog_name="deepsearch")
+    full = any(a in SUBCOMMANDS for a in args)
+    make_app(full=full)(args=args, prog_name="deepsearch")

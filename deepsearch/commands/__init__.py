@@ -6,12 +6,9 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
+    from deepsearch.cli import COMMAND_HELP
     from deepsearch.commands import config_cmd, doctor_cmd, research_cmd
 
     app.command("research", help=research_cmd.HELP)(research_cmd.research)
-    app.command("config", help="Print the effective configuration and where each value came from.")(
-        config_cmd.show_config
-    )
-    app.command("doctor", help="Check each configured provider and print a table.")(
-        doctor_cmd.doctor
-    )
+    app.command("config", help=COMMAND_HELP["config"])(config_cmd.show_config)
+    app.command("doctor", help=COMMAND_HELP["doctor"])(doctor_cmd.doctor)

@@ -12,6 +12,7 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 from copy import deepcopy
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -43,6 +44,12 @@ class ObjectResult(BaseModel, Generic[T]):
 class TextResult(BaseModel):
     text: str
     usage: Usage
+
+
+@lru_cache(maxsize=256)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """Schemas are immutable classes; generating their JSON schema is not cheap."""
+    return schema.model_json_schema()
 
 
 def distill_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +122,7 @@ class LLMClient:
         self, tool: ToolName, schema: type[T], system: str, messages: Sequence[Message]
     ) -> ObjectResult[T]:
         """Return a validated `schema` instance or raise StructuredOutputError. Never loops."""
-        json_schema = schema.model_json_schema()
+        json_schema = _json_schema(schema)
         history = list(messages)
         completion, usage = await self._call(tool, system, history, json_schema, schema.__name__)
         value, problem = self._validate(schema, completion.text)
@@ -129,7 +136,12 @@ class LLMClient:
                 role="user",
                 content=(
                     f"That reply was not valid: {problem}\n"
-                    "Reply again with only one JSON object that matches the schema."
+                    + (
+                        "It was cut off at the output-token limit: be much more concise.\n"
+                        if completion.finish_reason == "length"
+                        else ""
+                    )
+                    + "Reply again with only one JSON object that matches the schema."
                 ),
             ),
         ]

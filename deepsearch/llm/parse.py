@@ -3,6 +3,10 @@
 Steps: strip reasoning blocks (`<think>…</think>` and friends), code fences and
 surrounding prose -> `json.loads` -> `hjson` -> `json_repair`. Validation against
 the pydantic schema happens in the client, never here: this module only finds JSON.
+
+Leniency has limits: text glued to the end of the JSON (`{"a":2}foo`), a bare word
+before it (`callback {}`), a lone bracket after prose, and repairs that would invent
+a value (`{"a",`) are failures, not guesses (bench/parse_ladder.py measures both).
 """
 
 from __future__ import annotations
@@ -22,6 +26,13 @@ _CLOSED_BLOCK = re.compile(
 _DANGLING_CLOSE = re.compile(r"^.*?</(?:" + "|".join(_REASONING_TAGS) + r")\s*>", re.DOTALL | re.I)
 _UNCLOSED_OPEN = re.compile(r"<(?:" + "|".join(_REASONING_TAGS) + r")\b[^>]*>", re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
+
+
+_BARE_WORD_PREFIX = re.compile(r"^\s*[A-Za-z_$][\w$]*[ \t]+$")
+_SWALLOWED = ('"', "\u201c", "\u201d", "/*")
+_MISSED_COLON = "missed a : after a key"
+_COLON_BEFORE_KEY = "found a : before a key"
+_NOTHING: Any = object()
 
 
 class ParseFailure(ValueError):
@@ -50,8 +61,8 @@ def _from_fences(text: str) -> str | None:
     return None
 
 
-def _outermost_json(text: str) -> str | None:
-    """The span from the first `{`/`[` to its matching closer (or the end, if cut off)."""
+def _outermost_span(text: str) -> tuple[int, int] | None:
+    """(start, end) of the first `{`/`[` to its matching closer, or to the end if cut off."""
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
         return None
@@ -75,41 +86,120 @@ def _outermost_json(text: str) -> str | None:
         elif char in "}]":
             depth -= 1
             if depth == 0:
-                return text[start : pos + 1]
-    return text[start:]  # truncated output: let the repair step close it
+                return start, pos + 1
+    return start, len(text)  # truncated output: let the repair step close it
+
+
+def _locate(cleaned: str) -> tuple[str, str, str]:
+    """(prose before, JSON candidate, text after) of a reply without reasoning blocks."""
+    fenced = _from_fences(cleaned)
+    if fenced is not None:
+        return "", fenced, ""
+    span = _outermost_span(cleaned)
+    if span is None:
+        return "", cleaned, ""
+    start, end = span
+    return cleaned[:start], cleaned[start:end], cleaned[end:]
 
 
 def extract_json_text(text: str) -> str:
     """The most plausible JSON substring of a model reply."""
-    cleaned = strip_reasoning(text)
-    fenced = _from_fences(cleaned)
-    if fenced is not None:
-        return fenced
-    if cleaned.startswith(("{", "[")):
-        return cleaned
-    return _outermost_json(cleaned) or cleaned
+    return _locate(strip_reasoning(text))[1]
+
+
+def _ambiguity(prefix: str, candidate: str, suffix: str) -> str | None:
+    """Why a located candidate must not be trusted, or None.
+
+    Prose around JSON is normal for models, but three shapes mean the text is not
+    a JSON reply at all, and guessing would hand the agent an invented object.
+    """
+    if suffix and (suffix[0].isalnum() or suffix[0] in '{["_'):
+        return "text is glued to the end of the JSON value"
+    if _BARE_WORD_PREFIX.match(prefix):
+        return "a bare word precedes the JSON value (JSONP without parentheses?)"
+    if prefix.strip() and candidate.strip() in ("{", "["):
+        return "only an opening bracket follows the prose"
+    return None
+
+
+def _suspicious_hjson(value: Any) -> bool:
+    """Hjson's quoteless strings swallow the punctuation a model got wrong
+    (`"b,"c"` becomes the string `b,` and the key `c"`); such a reading is
+    worse than json_repair's."""
+    if isinstance(value, dict):
+        return any(_suspicious_hjson(k) or _suspicious_hjson(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_suspicious_hjson(v) for v in value)
+    if isinstance(value, str):
+        return any(mark in value for mark in _SWALLOWED) or value.rstrip().endswith(",")
+    return False
+
+
+def _repair(candidate: str) -> Any:
+    """json_repair, refusing repairs that invent structure (a key with no value)."""
+    try:
+        value, log = json_repair.repair_json(candidate, return_objects=True, logging=True)
+    except Exception:  # a library bug on odd input must not crash a run
+        return _NOTHING
+    messages = [str(e.get("text", "")) if isinstance(e, dict) else str(e) for e in log]
+    if any(_COLON_BEFORE_KEY in m for m in messages):
+        return _NOTHING
+    # `{"a" "b"}` is a fixable missing colon; `{"a",` only "repairs" by inventing a value.
+    if any(_MISSED_COLON in m for m in messages) and _has_empty_string(value):
+        return _NOTHING
+    return _NOTHING if value == "" else value
+
+
+def _has_empty_string(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_empty_string(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_empty_string(v) for v in value)
+    return value == ""
 
 
 def parse_json_lenient(text: str, *, require_object: bool = True) -> Any:
     """Run the ladder. With `require_object`, only a JSON object counts as success."""
     if text is None or not text.strip():
         raise ParseFailure("the model returned no text")
-    candidate = extract_json_text(text)
 
     def acceptable(value: Any) -> bool:
-        return isinstance(value, dict) if require_object else True
+        return value is not _NOTHING and (isinstance(value, dict) if require_object else True)
 
-    for loader in (json.loads, hjson.loads):
-        try:
-            value = loader(candidate)
-        except (ValueError, RecursionError, TypeError):
-            continue
+    cleaned = strip_reasoning(text)
+    if not cleaned:
+        raise ParseFailure("the reply held only a reasoning block")
+    try:  # the whole reply is JSON (also keeps '"{...}"' a string)
+        value = json.loads(cleaned)
         if acceptable(value):
             return value
+    except ValueError:
+        pass
+    prefix, candidate, suffix = _locate(cleaned)
+    problem = _ambiguity(prefix, candidate, suffix)
+    if problem is not None:
+        raise ParseFailure(f"no trustworthy JSON in the reply: {problem}")
     try:
-        value = json_repair.loads(candidate)
-    except (ValueError, RecursionError, TypeError):
-        value = None
-    if acceptable(value) and value not in ("", None):
+        value = json.loads(candidate)
+        if acceptable(value):
+            return value
+    except ValueError:
+        pass
+    # Hjson reads a braceless "key: value" root as an object; for an object reply
+    # that would turn prose like "Note: none found" into data.
+    fallback: Any = _NOTHING
+    if not require_object or candidate.lstrip().startswith("{"):
+        try:
+            value = hjson.loads(candidate)
+        except Exception:
+            value = _NOTHING
+        if acceptable(value):
+            if not _suspicious_hjson(value):
+                return value
+            fallback = value
+    value = _repair(candidate)
+    if acceptable(value):
         return value
+    if acceptable(fallback):
+        return fallback
     raise ParseFailure(f"no JSON object found in the reply ({len(text)} chars)")

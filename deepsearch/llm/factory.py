@@ -1,0 +1,115 @@
+"""Which LLM provider to use, and building the `LLMClient` for it.
+
+Order: explicit `llm.provider`; else GEMINI_API_KEY; else OPENAI_API_KEY (with
+OPENAI_BASE_URL honoured); else a local OpenAI-compatible server answering at
+`llm.ollama_url`; else one ConfigError saying how to set up each option.
+SDKs are imported only when a provider is actually built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from deepsearch.config import ProviderName, Settings
+from deepsearch.errors import ConfigError
+
+if TYPE_CHECKING:
+    from deepsearch.llm.base import LLMProvider
+    from deepsearch.llm.client import LLMClient, TraceFn
+    from deepsearch.llm.tracker import TokenTracker
+
+Probe = Callable[[str], bool]
+PROBE_TIMEOUT_S = 0.5
+KEY_ENV: dict[str, str] = {"gemini": "GEMINI_API_KEY", "openai": "OPENAI_API_KEY"}
+
+NO_PROVIDER_MESSAGE = (
+    "no LLM provider is configured. Choose one: "
+    "(1) Gemini: export GEMINI_API_KEY=...; "
+    "(2) OpenAI or any OpenAI-compatible server (vLLM, LM Studio, OpenRouter, DeepSeek): "
+    "export OPENAI_API_KEY=... and, for a non-OpenAI server, OPENAI_BASE_URL=https://host/v1; "
+    "(3) local Ollama: start it (`ollama serve`, then `ollama pull {model}`) so it answers at "
+    "{ollama_url}, or set llm.ollama_url. "
+    "Force a choice with DEEPSEARCH_LLM_PROVIDER=gemini|openai|ollama."
+)
+
+
+def probe_local_server(base_url: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """True when an OpenAI-compatible (or Ollama) server answers at `base_url`."""
+    import urllib.error
+    import urllib.request
+
+    root = base_url.rstrip("/")
+    if root.endswith("/v1"):
+        root = root[:-3]
+    for path in ("/v1/models", "/api/tags"):
+        try:
+            with urllib.request.urlopen(root + path, timeout=timeout_s) as resp:  # noqa: S310
+                if 200 <= resp.status < 300:
+                    return True
+        except (urllib.error.URLError, OSError, ValueError):
+            continue
+    return False
+
+
+def _has_key(settings: Settings, provider: ProviderName) -> bool:
+    key = getattr(settings.keys, f"{provider}_api_key", None)
+    return key is not None and bool(key.get_secret_value().strip())
+
+
+def resolve_provider(settings: Settings, *, probe: Probe = probe_local_server) -> ProviderName:
+    """The provider this run will use, or a ConfigError explaining how to get one."""
+    explicit = settings.llm.provider
+    if explicit is not None:
+        if explicit in KEY_ENV and not _has_key(settings, explicit):
+            raise ConfigError(
+                f"llm.provider is {explicit!r} but {KEY_ENV[explicit]} is not set: "
+                f"export {KEY_ENV[explicit]}=... or choose another provider"
+            )
+        return explicit
+    if _has_key(settings, "gemini"):
+        return "gemini"
+    if _has_key(settings, "openai"):
+        return "openai"
+    if probe(settings.llm.ollama_url):
+        return "ollama"
+    model = (
+        settings.tool_settings("ollama", "agent").model
+        if "ollama" in settings.llm.providers
+        else "qwen2.5:7b"
+    )
+    raise ConfigError(NO_PROVIDER_MESSAGE.format(model=model, ollama_url=settings.llm.ollama_url))
+
+
+def build_provider(settings: Settings, provider_name: ProviderName) -> LLMProvider:
+    if provider_name == "gemini":
+        from deepsearch.llm.gemini_provider import GeminiProvider
+
+        return GeminiProvider.from_settings(settings)
+    from deepsearch.llm.openai_provider import OpenAIProvider
+
+    return OpenAIProvider.from_settings(settings, provider_name)
+
+
+def build_llm_client(
+    settings: Settings,
+    tracker: TokenTracker,
+    *,
+    trace: TraceFn | None = None,
+    provider_name: ProviderName | None = None,
+    probe: Probe = probe_local_server,
+) -> LLMClient:
+    """The client the agent uses; the provider (and its SDK) is built here, lazily."""
+    from deepsearch.llm.client import LLMClient
+
+    name = provider_name or resolve_provider(settings, probe=probe)
+    provider = build_provider(settings, name)
+    embedder = provider if settings.llm.embedding_model else None
+    return LLMClient(
+        provider=provider,
+        provider_name=name,
+        settings=settings,
+        tracker=tracker,
+        embedder=embedder,  # type: ignore[arg-type]
+        trace=trace,
+    )

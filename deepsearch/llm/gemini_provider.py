@@ -1,0 +1,251 @@
+"""Gemini provider on `google-genai` (async), with a native JSON response schema.
+
+Structured output sends `response_mime_type="application/json"` plus
+`response_json_schema`; if the API rejects the schema, the call is repeated with
+JSON mode and the schema in the system instruction, and that choice is remembered
+per (base URL, model) for the rest of the process. Retries on 408/429/5xx are the
+SDK's own (`HttpRetryOptions`, exponential backoff with jitter). The SDK is
+imported lazily, and the client is kept alive on the instance: a garbage-collected
+genai client closes its HTTP connection pool under a pending request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from deepsearch.errors import ContextLengthError, ProviderAuthError, ProviderError
+from deepsearch.llm.base import Completion, CompletionRequest, OutputMode, Usage
+from deepsearch.llm.openai_provider import one_line, schema_instruction
+
+if TYPE_CHECKING:
+    from google import genai
+
+    from deepsearch.config import Settings
+
+RETRY_STATUS_CODES = (408, 429, 500, 502, 503, 504)
+_MODE_MEMORY: dict[tuple[str, str], OutputMode] = {}
+_FINISH_MAP = {"MAX_TOKENS": "length", "STOP": "stop", "SAFETY": "content_filter"}
+_CONTEXT_HINTS = ("exceeds the maximum number of tokens", "input token count", "context length")
+_SCHEMA_HINTS = ("response_json_schema", "response_schema", "responsejsonschema", "schema")
+
+
+class GeminiProvider:
+    name = "gemini"
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        embedding_model: str | None = None,
+        retry_initial_delay_s: float = 1.0,
+    ) -> None:
+        self.base_url = base_url or "https://generativelanguage.googleapis.com"
+        self.embedding_model = embedding_model
+        self._custom_base = base_url
+        self._api_key = api_key or ""
+        self._timeout_s = timeout_s
+        self._max_retries = max_retries
+        self._retry_initial_delay_s = retry_initial_delay_s
+        self._client: genai.Client | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GeminiProvider:
+        key = settings.keys.gemini_api_key
+        return cls(
+            api_key=key.get_secret_value() if key else None,
+            base_url=settings.llm.gemini_base_url,
+            timeout_s=settings.llm.timeout_s,
+            max_retries=settings.llm.max_retries,
+            embedding_model=settings.llm.embedding_model,
+        )
+
+    @property
+    def client(self) -> genai.Client:
+        if self._client is None:
+            from google import genai
+            from google.genai import types
+
+            options = types.HttpOptions(
+                timeout=int(self._timeout_s * 1000),  # milliseconds
+                retry_options=types.HttpRetryOptions(
+                    attempts=self._max_retries + 1,
+                    initial_delay=self._retry_initial_delay_s,
+                    jitter=min(1.0, self._retry_initial_delay_s),
+                    http_status_codes=list(RETRY_STATUS_CODES),
+                ),
+            )
+            if self._custom_base:
+                options.base_url = self._custom_base
+                options.api_version = "v1beta"
+            self._client = genai.Client(api_key=self._api_key or "missing", http_options=options)
+        return self._client
+
+    # ------------------------------------------------------------ protocol
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        if request.json_schema is None:
+            return await self._send(request, "text")
+        key = (self.base_url, request.settings.model)
+        known = _MODE_MEMORY.get(key)
+        if known is None or known == "json_schema":
+            try:
+                completion = await self._send(request, "json_schema")
+            except _SchemaRejected:
+                if known is not None:
+                    raise ProviderError(
+                        "gemini rejected a response schema it accepted before",
+                        provider=self.name,
+                        model=request.settings.model,
+                    ) from None
+            else:
+                _MODE_MEMORY[key] = "json_schema"
+                return completion
+        _MODE_MEMORY[key] = "json_object"
+        return await self._send(request, "json_object")
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not self.embedding_model:
+            raise ProviderError("no llm.embedding_model configured", provider=self.name)
+        try:
+            resp = await self.client.aio.models.embed_content(
+                model=self.embedding_model, contents=list(texts)
+            )
+        except Exception as exc:
+            raise self._map_error(exc, self.embedding_model) from None
+        return [list(e.values or []) for e in (resp.embeddings or [])]
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aio.aclose()
+
+    # ------------------------------------------------------------ internals
+
+    def _config(self, request: CompletionRequest, mode: OutputMode) -> Any:
+        from google.genai import types
+
+        system = request.system
+        extra: dict[str, Any] = {}
+        if request.json_schema is not None:
+            extra["response_mime_type"] = "application/json"
+            if mode == "json_schema":
+                extra["response_json_schema"] = request.json_schema
+            else:
+                system += schema_instruction(request.json_schema)
+        return types.GenerateContentConfig(
+            system_instruction=system or None,
+            temperature=request.settings.temperature,
+            max_output_tokens=request.max_tokens or request.settings.max_tokens,
+            **extra,
+        )
+
+    async def _send(self, request: CompletionRequest, mode: OutputMode) -> Completion:
+        from google.genai import types
+
+        contents = [
+            types.Content(
+                role="model" if m.role == "assistant" else "user",
+                parts=[types.Part(text=m.content)],
+            )
+            for m in request.messages
+        ]
+        try:
+            resp = await self.client.aio.models.generate_content(
+                model=request.settings.model,
+                contents=contents,
+                config=self._config(request, mode),
+            )
+        except Exception as exc:
+            if mode == "json_schema" and _is_schema_rejection(exc):
+                raise _SchemaRejected from None
+            raise self._map_error(exc, request.settings.model) from None
+        return _to_completion(resp, mode)
+
+    def _map_error(self, exc: Exception, model: str) -> ProviderError:
+        from google.genai import errors
+
+        where = f"gemini at {self.base_url}"
+        message = one_line(_error_text(exc), secrets=[self._api_key])
+        if isinstance(exc, errors.APIError):
+            code = exc.code
+            if code in (401, 403) or (code == 400 and "api_key_invalid" in _blob(exc)):
+                return ProviderAuthError(
+                    f"{where} rejected the credentials (HTTP {code}): "
+                    "set GEMINI_API_KEY to a valid key",
+                    provider=self.name,
+                    model=model,
+                )
+            if code == 400 and any(h in _blob(exc) for h in _CONTEXT_HINTS):
+                return ContextLengthError(
+                    f"{where}: the prompt is longer than {model}'s context window ({message})",
+                    provider=self.name,
+                    model=model,
+                )
+            return ProviderError(
+                f"{where} answered HTTP {code} for model {model}: {message}",
+                provider=self.name,
+                model=model,
+            )
+        if "timeout" in type(exc).__name__.lower():
+            return ProviderError(
+                f"{where} timed out after {self._timeout_s:g}s (model {model})",
+                provider=self.name,
+                model=model,
+            )
+        return ProviderError(
+            f"{where} failed for model {model}: {type(exc).__name__}: {message}",
+            provider=self.name,
+            model=model,
+        )
+
+
+class _SchemaRejected(Exception):
+    pass
+
+
+def _error_text(exc: Exception) -> str:
+    return str(getattr(exc, "message", None) or exc)
+
+
+def _blob(exc: Exception) -> str:
+    return f"{getattr(exc, 'status', '')} {exc} {getattr(exc, 'details', '')}".lower()
+
+
+def _is_schema_rejection(exc: Exception) -> bool:
+    from google.genai import errors
+
+    if not isinstance(exc, errors.APIError) or exc.code != 400:
+        return False
+    blob = _blob(exc)
+    if "api_key" in blob or any(h in blob for h in _CONTEXT_HINTS):
+        return False
+    return any(h in blob for h in _SCHEMA_HINTS)
+
+
+def _to_completion(resp: Any, mode: OutputMode) -> Completion:
+    """Text of the first candidate, minus thought parts; never None."""
+    candidates = getattr(resp, "candidates", None) or []
+    text = ""
+    finish: str | None = None
+    if candidates:
+        first = candidates[0]
+        content = getattr(first, "content", None)
+        parts = getattr(content, "parts", None) or []
+        text = "".join(p.text for p in parts if getattr(p, "text", None) and not p.thought)
+        raw_finish = getattr(first, "finish_reason", None)
+        if raw_finish is not None:
+            name = getattr(raw_finish, "name", None) or str(raw_finish)
+            finish = _FINISH_MAP.get(name, name.lower())
+    usage = None
+    meta = getattr(resp, "usage_metadata", None)
+    if meta is not None and meta.prompt_token_count is not None:
+        completion = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
+        usage = Usage(prompt_tokens=meta.prompt_token_count, completion_tokens=completion)
+    return Completion(text=text, usage=usage, finish_reason=finish, mode=mode)
+
+
+def reset_mode_memory() -> None:
+    _MODE_MEMORY.clear()

@@ -1,0 +1,347 @@
+"""OpenAI-compatible provider on the official `openai` SDK (async).
+
+One class serves OpenAI, Ollama (`<ollama_url>/v1`), vLLM, LM Studio, OpenRouter and
+DeepSeek: only the base URL and key differ. Structured output tries, in order,
+`response_format` json_schema (strict when the schema allows it), JSON mode with the
+schema in the system prompt, then plain prompted JSON; the first mode a server+model
+accepts is remembered for the rest of the process. Retries (429/5xx/timeouts, with
+Retry-After and jittered backoff) are the SDK's own; this module only maps errors.
+The SDK is imported inside functions so the CLI starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from copy import deepcopy
+from typing import TYPE_CHECKING, Any
+
+from deepsearch.errors import ContextLengthError, ProviderAuthError, ProviderError
+from deepsearch.llm.base import Completion, CompletionRequest, OutputMode, Usage
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+    from deepsearch.config import ProviderName, Settings
+
+# (base_url, model) -> the structured-output mode that server accepted. Process-wide
+# on purpose: one rejection per server+model per run, not one per call.
+_MODE_MEMORY: dict[tuple[str, str], OutputMode] = {}
+_LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object", "prompted")
+_STRICT_DROP = {"default", "examples"}
+_REJECTION_HINTS = ("response_format", "json_schema", "json_object", "structured output", "schema")
+_CONTEXT_HINTS = ("context_length_exceeded", "maximum context length", "context length", "too long")
+
+
+def schema_instruction(json_schema: dict[str, Any]) -> str:
+    """The system-prompt addendum used whenever the schema cannot be sent natively."""
+    return (
+        "\n\nReply with only one JSON object (no prose, no code fence) that matches this "
+        f"JSON schema:\n{json.dumps(json_schema, ensure_ascii=False)}"
+    )
+
+
+def one_line(text: str, *, limit: int = 240, secrets: Sequence[str] = ()) -> str:
+    """A single line, cut to `limit`, with every known secret replaced."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "****")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """A strict-mode copy (every property required, no extra keys), or None if impossible.
+
+    Strict mode cannot express optional properties or free-form objects, so a schema
+    with either is sent non-strict rather than silently changed.
+    """
+    ok = True
+
+    def walk(node: Any) -> Any:
+        nonlocal ok
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items() if k not in _STRICT_DROP}
+        if node.get("type") == "object" or "properties" in node:
+            props = node.get("properties") or {}
+            extra = node.get("additionalProperties", False)
+            if (
+                not props
+                or extra not in (False, None)
+                or set(node.get("required", [])) != set(props)
+            ):
+                ok = False
+            out["additionalProperties"] = False
+        return out
+
+    copy = walk(deepcopy(schema))
+    return copy if ok else None
+
+
+class OpenAIProvider:
+    """`LLMProvider` (and `EmbeddingProvider`) over any OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        name: str = "openai",
+        key_env: str = "OPENAI_API_KEY",
+        embedding_model: str | None = None,
+        client: AsyncOpenAI | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url or "https://api.openai.com/v1"
+        self.key_env = key_env
+        self.embedding_model = embedding_model
+        self._api_key = api_key or ""
+        self._timeout_s = timeout_s
+        self._max_retries = max_retries
+        self._client = client
+
+    @classmethod
+    def from_settings(cls, settings: Settings, name: ProviderName) -> OpenAIProvider:
+        llm = settings.llm
+        if name == "ollama":
+            # Ollama ignores the key, but the SDK insists on one.
+            return cls(
+                api_key="ollama",
+                base_url=llm.ollama_url.rstrip("/").removesuffix("/v1") + "/v1",
+                timeout_s=llm.timeout_s,
+                max_retries=llm.max_retries,
+                name="ollama",
+                key_env="",
+                embedding_model=llm.embedding_model,
+            )
+        key = settings.keys.openai_api_key
+        return cls(
+            api_key=key.get_secret_value() if key else None,
+            base_url=llm.openai_base_url,
+            timeout_s=llm.timeout_s,
+            max_retries=llm.max_retries,
+            embedding_model=llm.embedding_model,
+        )
+
+    # ------------------------------------------------------------ protocol
+
+    @property
+    def client(self) -> AsyncOpenAI:
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                api_key=self._api_key or "missing",
+                base_url=self.base_url,
+                timeout=self._timeout_s,
+                max_retries=self._max_retries,
+            )
+        return self._client
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        if request.json_schema is None:
+            return await self._send(request, "text")
+        memory_key = (self.base_url, request.settings.model)
+        known = _MODE_MEMORY.get(memory_key)
+        modes = (known,) if known else _LADDER
+        last_error: ProviderError | None = None
+        for mode in modes:
+            try:
+                completion = await self._send(request, mode)
+            except _ModeRejected as exc:
+                last_error = exc.error
+                continue
+            _MODE_MEMORY[memory_key] = mode
+            return completion
+        assert last_error is not None  # the prompted mode never raises _ModeRejected
+        raise last_error
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not self.embedding_model:
+            raise ProviderError("no llm.embedding_model configured", provider=self.name)
+        try:
+            resp = await self.client.embeddings.create(
+                model=self.embedding_model, input=list(texts)
+            )
+        except Exception as exc:
+            raise self._map_error(exc, self.embedding_model) from None
+        return [list(item.embedding) for item in sorted(resp.data, key=lambda d: d.index)]
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+    # ------------------------------------------------------------ internals
+
+    def _build_kwargs(self, request: CompletionRequest, mode: OutputMode) -> dict[str, Any]:
+        system = request.system
+        kwargs: dict[str, Any] = {}
+        schema = request.json_schema
+        if mode == "json_schema" and schema is not None:
+            strict = strict_schema(schema)
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": _schema_name(request.schema_name),
+                    "schema": strict if strict is not None else schema,
+                    "strict": strict is not None,
+                },
+            }
+        elif mode in ("json_object", "prompted") and schema is not None:
+            system = system + schema_instruction(schema)
+            if mode == "json_object":
+                kwargs["response_format"] = {"type": "json_object"}
+        messages: list[dict[str, str]] = []
+        if system:
+            messages.append({"role": "system", "content": system})
+        messages += [{"role": m.role, "content": m.content} for m in request.messages]
+        max_tokens = request.max_tokens or request.settings.max_tokens
+        # The official API wants max_completion_tokens (reasoning models reject
+        # max_tokens); most compatible servers only know max_tokens.
+        token_field = "max_completion_tokens" if self._is_official else "max_tokens"
+        kwargs.update(
+            model=request.settings.model,
+            messages=messages,
+            temperature=request.settings.temperature,
+            **{token_field: max_tokens},
+        )
+        return kwargs
+
+    @property
+    def _is_official(self) -> bool:
+        return "api.openai.com" in self.base_url
+
+    async def _send(self, request: CompletionRequest, mode: OutputMode) -> Completion:
+        kwargs = self._build_kwargs(request, mode)
+        try:
+            resp = await self.client.chat.completions.create(**kwargs)
+        except Exception as exc:
+            error = self._map_error(exc, request.settings.model)
+            if mode in ("json_schema", "json_object") and _is_mode_rejection(exc):
+                raise _ModeRejected(error) from None
+            raise error from None
+        return _to_completion(resp, mode)
+
+    def _map_error(self, exc: Exception, model: str) -> ProviderError:
+        import openai
+
+        where = f"{self.name} at {self.base_url}"
+        status = getattr(exc, "status_code", None)
+        message = one_line(_error_text(exc), secrets=[self._api_key])
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            if self.name == "ollama":
+                hint = "Ollama needs no API key: check that llm.ollama_url points at Ollama"
+            else:
+                hint = f"set {self.key_env} to a valid key for this endpoint"
+            return ProviderAuthError(
+                f"{where} rejected the credentials (HTTP {status}): {hint}",
+                provider=self.name,
+                model=model,
+            )
+        if status in (400, 413) and _is_context_error(exc):
+            return ContextLengthError(
+                f"{where}: the prompt is longer than {model}'s context window ({message})",
+                provider=self.name,
+                model=model,
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            return ProviderError(
+                f"{where} timed out after {self._timeout_s:g}s (model {model})",
+                provider=self.name,
+                model=model,
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return ProviderError(
+                f"cannot reach {where}: {message}", provider=self.name, model=model
+            )
+        if status is not None:
+            return ProviderError(
+                f"{where} answered HTTP {status} for model {model}: {message}",
+                provider=self.name,
+                model=model,
+            )
+        return ProviderError(
+            f"{where} failed for model {model}: {type(exc).__name__}: {message}",
+            provider=self.name,
+            model=model,
+        )
+
+
+class _ModeRejected(Exception):
+    def __init__(self, error: ProviderError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _schema_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:64]
+    return cleaned or "response"
+
+
+def _error_text(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    return str(getattr(exc, "message", None) or exc)
+
+
+def _error_blob(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    parts = [str(getattr(exc, "code", "") or ""), _error_text(exc)]
+    if body is not None:
+        parts.append(json.dumps(body, default=str))
+    return " ".join(parts).lower()
+
+
+def _is_context_error(exc: Exception) -> bool:
+    blob = _error_blob(exc)
+    return any(hint in blob for hint in _CONTEXT_HINTS)
+
+
+def _is_mode_rejection(exc: Exception) -> bool:
+    if getattr(exc, "status_code", None) not in (400, 404, 415, 422, 501):
+        return False
+    if _is_context_error(exc):
+        return False
+    blob = _error_blob(exc)
+    return any(hint in blob for hint in _REJECTION_HINTS)
+
+
+def _to_completion(resp: Any, mode: OutputMode) -> Completion:
+    """Defensive: the SDK does not validate replies (`choices` may be None)."""
+    choices = getattr(resp, "choices", None) or []
+    text = ""
+    finish: str | None = None
+    if choices:
+        first = choices[0]
+        message = getattr(first, "message", None)
+        text = (getattr(message, "content", None) or "") if message is not None else ""
+        if not text and message is not None:
+            text = getattr(message, "refusal", None) or ""
+        finish = getattr(first, "finish_reason", None)
+    usage = None
+    raw_usage = getattr(resp, "usage", None)
+    if raw_usage is not None:
+        prompt = getattr(raw_usage, "prompt_tokens", None)
+        completion = getattr(raw_usage, "completion_tokens", None)
+        if isinstance(prompt, int) and isinstance(completion, int):
+            usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
+    return Completion(text=text, usage=usage, finish_reason=finish, mode=mode)
+
+
+def reset_mode_memory() -> None:
+    """Forget what every server accepted (tests)."""
+    _MODE_MEMORY.clear()
+
+
+def remembered_mode(base_url: str, model: str) -> OutputMode | None:
+    return _MODE_MEMORY.get((base_url, model))

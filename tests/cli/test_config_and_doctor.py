@@ -1,0 +1,208 @@
+"""The CLI as a user runs it: a subprocess of the installed `deepsearch` script."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from deepsearch import __version__
+from deepsearch.config import load_config
+from tests.fakes.gemini_server import FakeGeminiServer
+from tests.fakes.openai_server import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "sk-cli-secret-value-0123456789"
+_SCRIPT = Path(sys.executable).parent / "deepsearch"
+COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "deepsearch"]
+
+
+class Outcome(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_in_process(*args: str, **env: str) -> Outcome:
+    """The same entry point in this process (fast: the SDK and tokenizer load once)."""
+    from typer.testing import CliRunner
+
+    from deepsearch.cli import make_app
+
+    runner = CliRunner()
+    result = runner.invoke(
+        make_app(), list(args), env={"COLUMNS": "200", **env}, prog_name="deepsearch"
+    )
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Outcome(result.exit_code, result.stdout, result.stderr)
+
+
+def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    # os.environ is already hermetic (tests/conftest.py): no real keys, HOME in tmp.
+    full_env = {**os.environ, "COLUMNS": "200", **env}
+    return subprocess.run(
+        [*COMMAND, *args], env=full_env, capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def write_config(tmp_path: Path, data: object, name: str = "user.json") -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_help_and_version() -> None:
+    helped = run_cli("--help")
+    assert helped.returncode == 0
+    assert "config" in helped.stdout and "doctor" in helped.stdout
+    version = run_cli("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"deepsearch {__version__}"
+
+
+def test_config_masks_secrets() -> None:
+    table = run_cli("config", OPENAI_API_KEY=SECRET, GEMINI_API_KEY=SECRET + "g")
+    as_json = run_cli("config", "--json", OPENAI_API_KEY=SECRET)
+    for done in (table, as_json):
+        assert done.returncode == 0, done.stderr
+        assert SECRET not in done.stdout + done.stderr
+        assert SECRET[:8] not in done.stdout
+    payload = json.loads(as_json.stdout)
+    assert payload["keys.openai_api_key"]["value"].startswith("****")
+    assert payload["keys.openai_api_key"]["source"] == "env OPENAI_API_KEY"
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ('{"llm": {"model": "x",}', "invalid JSON"),
+        ({"llm": {"modle": "x"}}, "llm.modle: unknown key"),
+        ({"llm": {"timeout_s": "soon"}}, "llm.timeout_s"),
+        ({"agent": {"effort": "extreme"}}, "agent.effort"),
+    ],
+    ids=["invalid-json", "unknown-key", "wrong-type", "bad-choice"],
+)
+def test_bad_config_file_is_one_line_exit_2(tmp_path: Path, content: object, needle: str) -> None:
+    path = write_config(tmp_path, content)
+    done = run_cli("config", "--config", str(path))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert str(path) in lines[0] and needle in lines[0]
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_precedence_env_over_file_over_default(tmp_path: Path) -> None:
+    path = write_config(
+        tmp_path, {"llm": {"model": "file-model", "timeout_s": 50}, "agent": {"max_steps": 7}}
+    )
+    done = run_cli("config", "--json", "--config", str(path), DEEPSEARCH_MODEL="env-model")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert rows["llm.model"] == {"value": "env-model", "source": "env DEEPSEARCH_MODEL"}
+    assert rows["llm.timeout_s"] == {"value": "50.0", "source": str(path)}
+    assert rows["agent.max_steps"]["source"] == str(path)
+    assert rows["llm.max_retries"]["source"] == "default"
+    # the flag layer (research command flags) beats all of them
+    loaded = load_config(
+        config_file=path,
+        environ={"DEEPSEARCH_MODEL": "env-model"},
+        overrides={"llm.model": "flag-model"},
+    )
+    assert loaded.settings.llm.model == "flag-model" and loaded.sources["llm.model"] == "flag"
+
+
+def test_user_config_from_environment_variable(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"agent": {"max_steps": 9}})
+    done = run_cli("config", "--json", DEEPSEARCH_CONFIG=str(path))
+    assert json.loads(done.stdout)["agent.max_steps"] == {"value": "9", "source": str(path)}
+
+
+def test_doctor_passes_against_the_openai_fake() -> None:
+    with FakeOpenAIServer(handler=lambda body: {"ok": True}, api_key=SECRET) as server:
+        done = run_in_process("doctor", OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=server.base_url)
+        paths = [r.path for r in server.requests]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "structured output" in done.stdout and "FAIL" not in done.stdout
+    assert SECRET not in done.stdout + done.stderr
+    assert paths == ["/v1/models", "/v1/chat/completions"]
+
+
+def test_doctor_passes_against_the_gemini_fake() -> None:
+    with FakeGeminiServer(handler=lambda body: {"ok": True}) as server:
+        done = run_in_process("doctor", GEMINI_API_KEY=SECRET, GEMINI_BASE_URL=server.url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "gemini" in done.stdout and SECRET not in done.stdout + done.stderr
+
+
+def test_doctor_401_fails_with_the_variable_to_fix() -> None:
+    with FakeOpenAIServer(api_key="the-right-key") as server:
+        done = run_in_process("doctor", OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=server.base_url)
+    assert done.returncode == 1
+    assert "FAIL" in done.stdout and "OPENAI_API_KEY" in done.stdout
+    assert SECRET not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_doctor_reports_missing_search_keys(tmp_path: Path) -> None:
+    with FakeOpenAIServer(handler=lambda body: {"ok": True}) as server:
+        done = run_cli(
+            "doctor",
+            OPENAI_API_KEY=SECRET,
+            OPENAI_BASE_URL=server.base_url,
+            DEEPSEARCH_SEARCH_PROVIDER="duckduckgo,brave",
+        )
+    assert done.returncode == 1
+    assert "BRAVE_API_KEY is not set" in done.stdout
+
+
+@pytest.mark.parametrize("runner", [run_cli, run_in_process], ids=["subprocess", "in-process"])
+def test_no_provider_lists_every_option(tmp_path: Path, runner: Callable[..., Outcome]) -> None:
+    path = write_config(tmp_path, {"llm": {"ollama_url": closed_port_url()}})
+    done = runner("doctor", "--config", str(path))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    for needle in ("GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "Ollama"):
+        assert needle in lines[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_startup_imports_no_sdk_or_http_stack() -> None:
+    code = (
+        "import sys\n"
+        "import deepsearch.cli, deepsearch.commands, deepsearch.commands.doctor_cmd\n"
+        "import deepsearch.commands.config_cmd, deepsearch.llm.factory, deepsearch.llm.client\n"
+        "heavy = ('openai', 'google.genai', 'httpx', 'httpx2', 'tiktoken')\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_doctor_finds_a_local_ollama_server(tmp_path: Path) -> None:
+    with FakeOpenAIServer(handler=lambda body: {"ok": True}) as server:
+        path = write_config(tmp_path, {"llm": {"ollama_url": server.url}})
+        done = run_in_process("doctor", "--config", str(path))
+        chat = server.chat_requests
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ollama" in done.stdout and "not needed" in done.stdout
+    assert chat[0].body["model"] == "qwen2.5:7b"
+    assert chat[0].headers["authorization"] == "Bearer ollama"

@@ -1,0 +1,177 @@
+"""A fake OpenAI-compatible server on loopback, driven through the real `openai` SDK.
+
+    with FakeOpenAIServer() as srv:                 # or the `openai_server` fixture
+        srv.enqueue('{"answer": "42"}')             # scripted replies, used in order
+        srv.enqueue(Reply(status=429, headers={"retry-after": "1"}))
+        srv.handler = lambda body: {"answer": "x"}  # or a router for every request
+        provider = OpenAIProvider(api_key="k", base_url=srv.base_url, max_retries=0)
+        srv.chat_requests[0].body["response_format"]
+
+A reply (queued or returned by `handler(request_json)`) may be:
+  * a `str`: the assistant message content;
+  * a `dict` with a "choices" key: the full response body, sent verbatim;
+  * any other `dict` / list: JSON-encoded as the message content;
+  * a `Reply`: content plus status, headers, usage (None omits it), finish_reason,
+    or a raw `body`.
+When the queue is empty and no handler is set, the server answers "{}" content.
+`api_key="..."` answers 401 to every request without that bearer token.
+`reject_json_schema=True` makes json_schema requests fail with HTTP 400 the way
+servers without structured-output support do; `reject_json_object` likewise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from tests.fakes.loopback import HTTPReply, LoopbackJSONServer, RecordedRequest
+
+DEFAULT_USAGE = {"prompt_tokens": 21, "completion_tokens": 9, "total_tokens": 30}
+
+
+@dataclass
+class Reply:
+    content: str | None = "{}"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, int] | None = field(default_factory=lambda: dict(DEFAULT_USAGE))
+    finish_reason: str | None = "stop"
+    body: Any = None  # a raw body overrides everything above
+    delay_s: float = 0.0
+
+    @classmethod
+    def error(
+        cls,
+        status: int,
+        message: str,
+        *,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
+        err = {"message": message, "type": "invalid_request_error", "code": code}
+        return cls(status=status, body={"error": err}, headers=headers or {})
+
+
+ReplyLike = str | dict[str, Any] | list[Any] | Reply
+Router = Callable[[dict[str, Any]], ReplyLike]
+
+
+def _as_reply(value: ReplyLike) -> Reply:
+    if isinstance(value, Reply):
+        return value
+    if isinstance(value, str):
+        return Reply(content=value)
+    if isinstance(value, dict) and "choices" in value:
+        return Reply(body=value)
+    return Reply(content=json.dumps(value))
+
+
+class FakeOpenAIServer(LoopbackJSONServer):
+    def __init__(
+        self,
+        handler: Router | None = None,
+        *,
+        reject_json_schema: bool = False,
+        reject_json_object: bool = False,
+        models: tuple[str, ...] = ("fake-model",),
+        api_key: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.handler = handler
+        self.reject_json_schema = reject_json_schema
+        self.reject_json_object = reject_json_object
+        self.models = models
+        self.queue: deque[ReplyLike] = deque()
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    def enqueue(self, *replies: ReplyLike) -> None:
+        self.queue.extend(replies)
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        return self.requests_to("/chat/completions")
+
+    # ------------------------------------------------------------ routing
+
+    def respond(self, request: RecordedRequest) -> HTTPReply:
+        path = request.path
+        if self.api_key is not None:
+            if request.headers.get("authorization") != f"Bearer {self.api_key}":
+                err = {"message": "Incorrect API key provided", "code": "invalid_api_key"}
+                return HTTPReply(401, {"error": err})
+        if request.method == "GET" and path.endswith("/models"):
+            data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.models]
+            return HTTPReply(200, {"object": "list", "data": data})
+        if request.method == "GET" and path.endswith("/api/tags"):
+            return HTTPReply(200, {"models": [{"name": m} for m in self.models]})
+        if path.endswith("/embeddings"):
+            return self._embeddings(request.body or {})
+        if path.endswith("/chat/completions"):
+            return self._chat(request.body or {})
+        return HTTPReply(404, {"error": {"message": f"no route {path}"}})
+
+    def _chat(self, body: dict[str, Any]) -> HTTPReply:
+        rf = (body.get("response_format") or {}).get("type")
+        if (rf == "json_schema" and self.reject_json_schema) or (
+            rf == "json_object" and self.reject_json_object
+        ):
+            return HTTPReply(
+                400,
+                {
+                    "error": {
+                        "message": f"response_format type '{rf}' is not supported by this server",
+                        "type": "invalid_request_error",
+                        "param": "response_format",
+                    }
+                },
+            )
+        if self.queue:
+            reply = _as_reply(self.queue.popleft())
+        elif self.handler is not None:
+            reply = _as_reply(self.handler(body))
+        else:
+            reply = Reply()
+        if reply.body is not None:
+            return HTTPReply(reply.status, reply.body, reply.headers, reply.delay_s)
+        payload: dict[str, Any] = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "fake-model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.content},
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+        }
+        if reply.usage is not None:
+            payload["usage"] = reply.usage
+        return HTTPReply(reply.status, payload, reply.headers, reply.delay_s)
+
+    def _embeddings(self, body: dict[str, Any]) -> HTTPReply:
+        inputs = body.get("input") or []
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0, 0.5]}
+            for i, t in enumerate(inputs)
+        ]
+        usage = {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}
+        return HTTPReply(200, {"object": "list", "data": data, "model": "e", "usage": usage})
+
+
+@pytest.fixture
+def openai_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server

@@ -1,0 +1,139 @@
+"""LLMClient recovery steps through ScriptedProvider, the tracker and the budget."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import BaseModel, Field
+
+from deepsearch.errors import BudgetExceeded, ContextLengthError, StructuredOutputError
+from deepsearch.llm.base import Completion, CompletionRequest, Usage
+from deepsearch.llm.client import distill_schema
+from deepsearch.llm.testing import scripted_client
+from deepsearch.llm.tracker import TokenTracker
+from tests.llm.helpers import ASK
+
+
+class Short(BaseModel):
+    title: str = Field(description="a title", max_length=10)
+    count: int = Field(ge=0)
+
+
+async def test_validation_error_is_shown_in_one_retry() -> None:
+    replies = iter(['{"title": "ok", "count": -3}', '{"title": "ok", "count": 3}'])
+    client, provider = scripted_client(lambda req: next(replies))
+    result = await client.generate_object("agent", Short, "s", ASK)
+    assert result.value == Short(title="ok", count=3) and result.attempts == 2
+    retry = provider.calls[1]
+    assert retry.messages[-2].role == "assistant" and "-3" in retry.messages[-2].content
+    assert (
+        "count" in retry.messages[-1].content
+        and "greater than or equal" in retry.messages[-1].content
+    )
+
+
+async def test_distilled_schema_on_the_fallback_tool() -> None:
+    def reply(req: CompletionRequest) -> str:
+        if req.tool == "fallback":
+            return '{"title": "fine", "count": 1}'
+        return "I cannot produce JSON today."
+
+    client, provider = scripted_client(reply)
+    result = await client.generate_object("agent", Short, "s", ASK)
+    assert result.value.title == "fine" and result.attempts == 3
+    fallback = provider.calls_for("fallback")[0]
+    assert "description" not in json.dumps(fallback.json_schema)
+    assert "maxLength" not in json.dumps(fallback.json_schema)
+    assert fallback.settings.model == client.settings.tool_settings("openai", "fallback").model
+    # fallback usage is recorded under its own tool
+    assert client.tracker.by_tool()["fallback"].calls == 1
+
+
+async def test_never_returns_an_unvalidated_object_and_never_loops() -> None:
+    client, provider = scripted_client(lambda req: '{"title": 5}')
+    with pytest.raises(StructuredOutputError) as info:
+        await client.generate_object("agent", Short, "s", ASK)
+    assert len(provider.calls) == 3
+    assert info.value.raw == '{"title": 5}'
+
+
+async def test_over_long_strings_are_trimmed_not_rejected() -> None:
+    client, _ = scripted_client(lambda req: '{"title": "' + "x" * 50 + '", "count": 2}')
+    result = await client.generate_object("agent", Short, "s", ASK)
+    assert result.value.title == "x" * 10 and result.attempts == 1
+
+
+def test_distill_keeps_structure() -> None:
+    schema = Short.model_json_schema()
+    distilled = distill_schema(schema)
+    assert distilled["required"] == schema["required"]
+    assert distilled["properties"]["count"]["minimum"] == 0
+    assert "description" in schema["properties"]["title"], "original untouched"
+
+
+async def test_reserve_caps_output_to_the_remaining_budget() -> None:
+    client, provider = scripted_client(lambda req: '{"title": "t", "count": 1}', budget=2000)
+    await client.generate_object("agent", Short, "s", ASK)
+    cap = provider.calls[0].max_tokens
+    assert cap is not None and 256 <= cap < 2000
+
+
+async def test_budget_exceeded_before_calling() -> None:
+    client, provider = scripted_client(lambda req: "{}", budget=1000)
+    client.tracker.record("agent", Usage(prompt_tokens=800, completion_tokens=0))
+    with pytest.raises(BudgetExceeded):
+        await client.generate_text("agent", "s", ASK)
+    assert provider.calls == []
+
+
+async def test_prompt_over_the_context_window_is_typed() -> None:
+    client, provider = scripted_client(lambda req: "{}")
+    huge = [ASK[0].model_copy(update={"content": "word " * 140_000})]
+    with pytest.raises(ContextLengthError):
+        await client.generate_text("agent", "s", huge)
+    assert provider.calls == []
+
+
+async def test_reported_usage_wins_and_zero_usage_is_estimated() -> None:
+    replies = iter(
+        [
+            Completion(text="hello", usage=Usage(prompt_tokens=7, completion_tokens=3)),
+            Completion(text="hello", usage=Usage(prompt_tokens=0, completion_tokens=0)),
+        ]
+    )
+    client, _ = scripted_client(lambda req: next(replies))
+    first = await client.generate_text("agent", "s", ASK)
+    second = await client.generate_text("agent", "s", ASK)
+    assert first.usage == Usage(prompt_tokens=7, completion_tokens=3)
+    assert second.usage.estimated and second.usage.completion_tokens == 1
+
+
+def test_tracker_totals_and_regular_budget() -> None:
+    tracker = TokenTracker(1000)
+    tracker.record("agent", Usage(prompt_tokens=500, completion_tokens=100))
+    tracker.record("evaluator", Usage(prompt_tokens=200, completion_tokens=49))
+    assert tracker.used == 849 and tracker.remaining == 151
+    assert not tracker.regular_exhausted
+    tracker.record("agent", Usage(prompt_tokens=1, completion_tokens=0))
+    assert tracker.regular_exhausted and tracker.by_tool()["agent"].calls == 2
+    with pytest.raises(BudgetExceeded):
+        tracker.reserve(prompt_estimate=10, wanted_output=1000)
+
+
+async def test_embed_is_none_without_an_embedder() -> None:
+    client, _ = scripted_client(lambda req: "{}")
+    assert await client.embed(["a"]) is None
+
+
+async def test_a_truncated_reply_asks_for_a_shorter_one() -> None:
+    replies = iter(
+        [
+            Completion(text='{"title": "ok", "count": ', finish_reason="length"),
+            Completion(text='{"title": "ok", "count": 1}', finish_reason="stop"),
+        ]
+    )
+    client, provider = scripted_client(lambda req: next(replies))
+    result = await client.generate_object("agent", Short, "s", ASK)
+    assert result.value.count == 1 and result.attempts == 2
+    assert "cut off" in provider.calls[1].messages[-1].content

@@ -1,0 +1,110 @@
+"""Provider resolution order and client construction."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from deepsearch.errors import ConfigError
+from deepsearch.llm.factory import build_llm_client, probe_local_server, resolve_provider
+from deepsearch.llm.gemini_provider import GeminiProvider
+from deepsearch.llm.openai_provider import OpenAIProvider
+from deepsearch.llm.testing import offline_settings
+from deepsearch.llm.tracker import TokenTracker
+from tests.fakes.openai_server import FakeOpenAIServer
+
+
+def _never(url: str) -> bool:
+    return False
+
+
+def _always(url: str) -> bool:
+    return True
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_explicit_provider_wins_even_over_keys() -> None:
+    settings = offline_settings(
+        **{"llm.provider": "openai", "keys.openai_api_key": "o", "keys.gemini_api_key": "g"}
+    )
+    assert resolve_provider(settings, probe=_never) == "openai"
+
+
+@pytest.mark.parametrize(
+    ("provider", "env"), [("openai", "OPENAI_API_KEY"), ("gemini", "GEMINI_API_KEY")]
+)
+def test_explicit_provider_without_its_key_names_the_variable(provider: str, env: str) -> None:
+    settings = offline_settings(**{"llm.provider": provider})
+    with pytest.raises(ConfigError, match=env):
+        resolve_provider(settings, probe=_always)
+
+
+def test_explicit_ollama_needs_no_key_and_no_probe() -> None:
+    assert (
+        resolve_provider(offline_settings(**{"llm.provider": "ollama"}), probe=_never) == "ollama"
+    )
+
+
+def test_gemini_then_openai_then_local_server() -> None:
+    both = offline_settings(**{"keys.openai_api_key": "o", "keys.gemini_api_key": "g"})
+    assert resolve_provider(both, probe=_always) == "gemini"
+    assert (
+        resolve_provider(offline_settings(**{"keys.openai_api_key": "o"}), probe=_always)
+        == "openai"
+    )
+    probed: list[str] = []
+
+    def probe(url: str) -> bool:
+        probed.append(url)
+        return True
+
+    assert resolve_provider(offline_settings(), probe=probe) == "ollama"
+    assert probed == ["http://127.0.0.1:11434"]
+
+
+def test_no_provider_is_one_clear_line() -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve_provider(offline_settings(), probe=_never)
+    message = str(info.value)
+    assert "\n" not in message
+    for needle in ("GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "Ollama", "11434"):
+        assert needle in message
+
+
+def test_probe_against_a_real_loopback_server() -> None:
+    with FakeOpenAIServer() as server:
+        assert probe_local_server(server.url)
+        assert probe_local_server(server.base_url)  # a /v1 suffix is tolerated
+        assert server.requests[0].path == "/v1/models"
+    assert not probe_local_server(closed_port_url())
+
+
+def test_build_client_picks_the_provider_lazily() -> None:
+    settings = offline_settings(
+        **{"keys.openai_api_key": "o", "llm.openai_base_url": "http://127.0.0.1:9/v1"}
+    )
+    client = build_llm_client(settings, TokenTracker(1000), probe=_never)
+    assert isinstance(client.provider, OpenAIProvider)
+    assert client.provider.base_url == "http://127.0.0.1:9/v1" and client.embedder is None
+    assert client.provider._client is None, "no SDK client until the first call"
+
+    gem = build_llm_client(
+        offline_settings(**{"keys.gemini_api_key": "g", "llm.embedding_model": "e"}),
+        TokenTracker(1000),
+    )
+    assert isinstance(gem.provider, GeminiProvider) and gem.embedder is gem.provider
+
+    local = build_llm_client(
+        offline_settings(**{"llm.ollama_url": "http://127.0.0.1:11434/"}),
+        TokenTracker(1000),
+        provider_name="ollama",
+    )
+    assert local.provider.base_url == "http://127.0.0.1:11434/v1"
+    assert local.provider_name == "ollama"

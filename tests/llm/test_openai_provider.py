@@ -1,0 +1,261 @@
+"""The OpenAI-compatible provider through the real `openai` SDK against a loopback fake."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import pytest
+from pydantic import BaseModel
+
+from deepsearch.errors import (
+    ContextLengthError,
+    ProviderAuthError,
+    ProviderError,
+    StructuredOutputError,
+)
+from deepsearch.llm.base import CompletionRequest
+from deepsearch.llm.openai_provider import remembered_mode, strict_schema
+from deepsearch.llm.testing import offline_settings
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.llm.helpers import ASK, SECRET, Answer, openai_client
+
+GOOD = {"answer": "42", "confidence": 0.9}
+
+
+async def test_json_schema_success_sends_strict_schema(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(json.dumps(GOOD))
+    client, _ = openai_client(openai_server.base_url)
+    result = await client.generate_object("evaluator", Answer, "Be exact.", ASK)
+
+    assert result.value == Answer(**GOOD)
+    assert result.usage.prompt_tokens == 21 and not result.usage.estimated
+    body = openai_server.chat_requests[0].body
+    fmt = body["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"]["additionalProperties"] is False
+    assert body["messages"][0] == {"role": "system", "content": "Be exact."}
+    # a compatible server gets max_tokens, capped by the budget reservation
+    assert body["max_tokens"] == 4096 and "max_completion_tokens" not in body
+    assert openai_server.chat_requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert client.tracker.by_tool()["evaluator"].prompt_tokens == 21
+
+
+def test_strict_copy_only_when_the_schema_allows_it() -> None:
+    class Optional_(BaseModel):
+        answer: str
+        note: str = ""
+
+    class Free(BaseModel):
+        data: dict[str, int]
+
+    assert strict_schema(Answer.model_json_schema()) is not None
+    assert strict_schema(Optional_.model_json_schema()) is None
+    assert strict_schema(Free.model_json_schema()) is None
+
+
+async def test_non_strict_schema_is_sent_unchanged(openai_server: FakeOpenAIServer) -> None:
+    class WithDefault(BaseModel):
+        answer: str
+        note: str = "none"
+
+    openai_server.enqueue('{"answer": "x"}')
+    client, _ = openai_client(openai_server.base_url)
+    result = await client.generate_object("agent", WithDefault, "s", ASK)
+    assert result.value.note == "none"
+    sent = openai_server.chat_requests[0].body["response_format"]["json_schema"]
+    assert sent["strict"] is False
+    assert sent["schema"] == WithDefault.model_json_schema()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        f"```json\n{json.dumps(GOOD)}\n```",
+        f"<think>The user wants {{a guess}}. Hmm.</think>\n{json.dumps(GOOD)}",
+        f"Sure! Here is the object you asked for:\n\n{json.dumps(GOOD)}\n\nHope it helps.",
+        f"<think>plan</think>Here you go:\n```\n{json.dumps(GOOD)}\n```",
+        f"reasoning that was cut off...</think>{json.dumps(GOOD)}",
+    ],
+    ids=["fence", "think", "prose", "think+fence", "dangling-think"],
+)
+async def test_wrapped_replies_are_recovered(openai_server: FakeOpenAIServer, content: str) -> None:
+    openai_server.enqueue(content)
+    client, _ = openai_client(openai_server.base_url)
+    result = await client.generate_object("agent", Answer, "s", ASK)
+    assert result.value == Answer(**GOOD)
+    assert result.attempts == 1 and len(openai_server.chat_requests) == 1
+
+
+async def test_truncated_json_is_repaired_and_length_reported(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    openai_server.enqueue(
+        Reply(content='{"answer": "42", "confidence": 0.9', finish_reason="length")
+    )
+    events: list[tuple[str, dict]] = []
+    client, _ = openai_client(openai_server.base_url)
+    client._trace = lambda kind, payload: events.append((kind, payload))
+    result = await client.generate_object("agent", Answer, "s", ASK)
+    assert result.value == Answer(**GOOD)
+    responses = [p for k, p in events if k == "llm_response"]
+    assert responses[0]["finish_reason"] == "length"
+
+
+async def test_429_with_retry_after_then_success(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(
+        Reply.error(429, "rate limited", headers={"retry-after": "1"}), json.dumps(GOOD)
+    )
+    client, _ = openai_client(openai_server.base_url, max_retries=2)
+    started = time.monotonic()
+    result = await client.generate_object("agent", Answer, "s", ASK)
+    elapsed = time.monotonic() - started
+    assert result.value == Answer(**GOOD)
+    assert len(openai_server.chat_requests) == 2
+    assert 0.9 <= elapsed < 5, "the SDK must wait the server's Retry-After (1 s)"
+
+
+async def test_500_is_retried_by_the_sdk(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(Reply.error(500, "boom"), json.dumps(GOOD))
+    client, _ = openai_client(openai_server.base_url, max_retries=1)
+    result = await client.generate_object("agent", Answer, "s", ASK)
+    assert result.value.answer == "42" and len(openai_server.chat_requests) == 2
+
+
+async def test_500_without_retries_is_a_typed_one_line_error(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    openai_server.enqueue(Reply.error(500, f"internal\nerror for key {SECRET}"))
+    client, _ = openai_client(openai_server.base_url, max_retries=0)
+    with pytest.raises(ProviderError) as info:
+        await client.generate_object("agent", Answer, "s", ASK)
+    message = str(info.value)
+    assert "HTTP 500" in message and "\n" not in message and SECRET not in message
+    assert type(info.value) is ProviderError
+
+
+async def test_missing_usage_is_estimated_never_nan(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(Reply(content=json.dumps(GOOD), usage=None))
+    client, _ = openai_client(openai_server.base_url)
+    result = await client.generate_object("agent", Answer, "s", ASK)
+    usage = result.usage
+    assert usage.estimated
+    assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
+    assert not math.isnan(float(client.tracker.used)) and client.tracker.used == usage.total_tokens
+
+
+async def test_json_schema_rejected_falls_back_and_remembers(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    openai_server.reject_json_schema = True
+    openai_server.enqueue(json.dumps(GOOD), json.dumps(GOOD))
+    client, provider = openai_client(openai_server.base_url)
+
+    await client.generate_object("agent", Answer, "s", ASK)
+    kinds = [r.body["response_format"]["type"] for r in openai_server.chat_requests]
+    assert kinds == ["json_schema", "json_object"]
+    # JSON mode carries the schema in the system prompt
+    assert '"confidence"' in openai_server.chat_requests[1].body["messages"][0]["content"]
+    assert remembered_mode(provider.base_url, "gpt-4o-mini") == "json_object"
+
+    await client.generate_object("agent", Answer, "s", ASK)
+    kinds = [r.body["response_format"]["type"] for r in openai_server.chat_requests]
+    assert kinds == ["json_schema", "json_object", "json_object"], "second call goes straight"
+
+
+async def test_both_json_modes_rejected_uses_prompted_json(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    openai_server.reject_json_schema = openai_server.reject_json_object = True
+    openai_server.enqueue(f"Here: {json.dumps(GOOD)}", json.dumps(GOOD))
+    client, provider = openai_client(openai_server.base_url)
+    assert (await client.generate_object("agent", Answer, "s", ASK)).value.answer == "42"
+    assert (await client.generate_object("agent", Answer, "s", ASK)).value.answer == "42"
+    bodies = [r.body for r in openai_server.chat_requests]
+    assert len(bodies) == 4
+    assert "response_format" not in bodies[2] and "response_format" not in bodies[3]
+    assert "JSON schema" in bodies[3]["messages"][0]["content"]
+    assert remembered_mode(provider.base_url, "gpt-4o-mini") == "prompted"
+
+
+async def test_401_names_the_env_var_and_hides_the_key(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(Reply.error(401, f"Incorrect API key provided: {SECRET}"))
+    client, _ = openai_client(openai_server.base_url, max_retries=3)
+    with pytest.raises(ProviderAuthError) as info:
+        await client.generate_object("agent", Answer, "s", ASK)
+    assert "OPENAI_API_KEY" in str(info.value) and SECRET not in str(info.value)
+    assert len(openai_server.chat_requests) == 1, "401 is not retried"
+
+
+async def test_401_from_ollama_says_no_key_is_needed(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(Reply.error(401, "unauthorized"))
+    client, _ = openai_client(openai_server.base_url, name="ollama")
+    with pytest.raises(ProviderAuthError, match="Ollama needs no API key"):
+        await client.generate_text("agent", "s", ASK)
+
+
+async def test_context_length_error_is_typed(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(
+        Reply.error(
+            400,
+            "This model's maximum context length is 8192 tokens. However, your messages "
+            "resulted in 9000 tokens.",
+            code="context_length_exceeded",
+        )
+    )
+    client, _ = openai_client(openai_server.base_url)
+    with pytest.raises(ContextLengthError):
+        await client.generate_object("agent", Answer, "s", ASK)
+    assert len(openai_server.chat_requests) == 1, "not mistaken for a json_schema rejection"
+
+
+async def test_empty_reply_bodies_do_not_crash(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue({"choices": None}, Reply(content=None), {"choices": []})
+    client, provider = openai_client(openai_server.base_url)
+    text = await client.generate_text("agent", "s", ASK)
+    assert text.text == "" and text.usage.estimated
+    # structured: two empty replies, then the fallback's empty reply -> typed error, no loop
+    with pytest.raises(StructuredOutputError):
+        await client.generate_object("agent", Answer, "s", ASK)
+    assert len(openai_server.chat_requests) == 4
+
+
+async def test_router_handler_sees_the_request(openai_server: FakeOpenAIServer) -> None:
+    seen: list[str] = []
+
+    def router(body: dict) -> dict:
+        seen.append(body["messages"][-1]["content"])
+        return {"answer": body["model"], "confidence": 1}
+
+    openai_server.handler = router
+    client, _ = openai_client(openai_server.base_url)
+    result = await client.generate_object("agent", Answer, "s", ASK)
+    assert result.value.answer == "gpt-4o-mini" and seen == [ASK[0].content]
+
+
+async def test_official_endpoint_uses_max_completion_tokens() -> None:
+    from deepsearch.llm.openai_provider import OpenAIProvider
+
+    provider = OpenAIProvider(api_key="k")
+    request = CompletionRequest(
+        tool="agent",
+        settings=offline_settings().tool_settings("openai", "agent"),
+        system="s",
+        messages=ASK,
+        max_tokens=300,
+    )
+    kwargs = provider._build_kwargs(request, "text")
+    assert kwargs["max_completion_tokens"] == 300 and "max_tokens" not in kwargs
+
+
+async def test_embeddings_endpoint(openai_server: FakeOpenAIServer) -> None:
+    from deepsearch.llm.openai_provider import OpenAIProvider
+
+    provider = OpenAIProvider(
+        api_key=SECRET, base_url=openai_server.base_url, embedding_model="emb", max_retries=0
+    )
+    vectors = await provider.embed(["ab", "abcd"])
+    assert vectors == [[2.0, 1.0, 0.5], [4.0, 1.0, 0.5]]
+    assert openai_server.requests_to("/embeddings")[0].body["model"] == "emb"
+    await provider.aclose()
