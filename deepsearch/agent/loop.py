@@ -25,6 +25,7 @@ from deepsearch.agent.evaluator import Evaluator, metrics_for
 from deepsearch.agent.events import Notice, PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.finalize import finalize_answer
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
+from deepsearch.agent.language import detect_language
 from deepsearch.agent.ranking_step import refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, ToolUsageReport, UsageReport
 from deepsearch.agent.schema import AllowFlags, StepBase, step_schema
@@ -40,6 +41,12 @@ KNOWLEDGE_CAP_TOKENS = 24_000
 BEAST_PROMPT_TOKENS = 800  # the template, question and diary around the knowledge
 
 
+def question_language(question: str) -> str:
+    """The answer language, detected from the question without an LLM call."""
+    detected = detect_language(question)
+    return detected.name if detected.confidence >= 0.5 else "the same language as the question"
+
+
 class LoopStopped(Exception):
     """Internal signal: the research phase is over for the given reason."""
 
@@ -52,7 +59,7 @@ class ResearchRun:
         self.options = options
         self.state = AgentState.start(question)
         self.evaluator = Evaluator(deps.llm)
-        self.language = options.language or "the same language as the question"
+        self.language = options.language or question_language(question)
         self.needs_freshness = False
         self.coding_available, self.coding_reason = self._probe_sandbox()
         self.started = deps.clock.monotonic()

@@ -24,7 +24,10 @@ def state_at(step: int, **kw: Any) -> AgentState:
 
 
 def shown(n: int) -> list[ScoredUrl]:
-    return [ScoredUrl(index=i + 1, url=f"https://h{i}.org/", title="", snippet="", score=1) for i in range(n)]
+    return [
+        ScoredUrl(index=i + 1, url=f"https://h{i}.org/", title="", snippet="", score=1)
+        for i in range(n)
+    ]
 
 
 CTX = GateContext(coding_available=True)
@@ -46,7 +49,13 @@ def test_after_action_forbids_repeats(action: str, rejected: bool, forbidden: se
 
 
 def test_accepted_or_subquestion_answer_forbids_nothing() -> None:
-    assert set(after_action("answer").allowed()) == {"search", "visit", "reflect", "answer", "coding"}
+    assert set(after_action("answer").allowed()) == {
+        "search",
+        "visit",
+        "reflect",
+        "answer",
+        "coding",
+    }
 
 
 def test_reflect_only_while_two_gaps_or_fewer() -> None:
@@ -82,7 +91,9 @@ def test_freshness_question_cannot_answer_or_reflect_at_step_one() -> None:
 
 
 def test_never_leaves_the_model_without_a_move() -> None:
-    st = state_at(1, flags=AllowFlags(search=False, visit=False, reflect=False, answer=False, coding=False))
+    st = state_at(
+        1, flags=AllowFlags(search=False, visit=False, reflect=False, answer=False, coding=False)
+    )
     assert allowed_now(st, CTX).allowed() == ("answer",)
 
 
@@ -121,6 +132,8 @@ async def test_loop_shows_the_model_only_allowed_actions() -> None:
             return evaluator_reply(request, strict_pass=strict_verdicts.pop(0))
         if request.tool == "evaluator":
             return evaluator_reply(request)
+        if request.tool == "finalizer":
+            return request.messages[-1].content
         return {"recap": "r", "blame": "b", "improvement": "i"}
 
     deps, provider = make_deps(reply)
@@ -135,7 +148,14 @@ async def test_loop_shows_the_model_only_allowed_actions() -> None:
     assert agent_calls[4].messages[-1].content == "when did building start?"
     assert result.status == "answered"
     assert result.answer.startswith("1889, finished in March")
-    assert [s.action for s in result.steps] == ["search", "visit", "answer", "reflect", "answer", "answer"]
+    assert [s.action for s in result.steps] == [
+        "search",
+        "visit",
+        "answer",
+        "reflect",
+        "answer",
+        "answer",
+    ]
     assert "rejected" in result.steps[2].detail
     assert "sub-question answered" in result.steps[4].detail
     # the rejection lesson and the reviewer's plan reach the next answer step

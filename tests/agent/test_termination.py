@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.llm.base import CompletionRequest, Usage
+from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
@@ -28,12 +28,18 @@ def endless_search(counter: list[int]) -> Any:
             spec = request.json_schema["properties"]["action"]  # type: ignore[index]
             allowed = spec.get("enum") or [spec["const"]]
             if "search" in allowed:
-                return {"think": "", "action": "search", "search": {"queries": [f"query {counter[0]}"]}}
+                return {
+                    "think": "",
+                    "action": "search",
+                    "search": {"queries": [f"query {counter[0]}"]},
+                }
             if "visit" in allowed:
                 return {"think": "", "action": "visit", "visit": {"url_indices": [1]}}
             return {"think": "", "action": allowed[0], allowed[0]: _payload(allowed[0])}
         if request.tool == "agent_beast":
             return {"think": "forced", "action": "answer", "answer": {"answer": "best guess"}}
+        if request.tool == "finalizer":
+            return request.messages[-1].content
         return evaluator_reply(request, strict_pass=False)
 
     return reply
@@ -51,7 +57,12 @@ def _payload(action: str) -> dict[str, Any]:
 
 def many_results(query: Any) -> list[SearchResult]:
     return [
-        SearchResult(title=f"t{i}", url=f"https://site{hash(query.q) % 1000}-{i}.org/a", snippet="s" * 50, provider="fake")
+        SearchResult(
+            title=f"t{i}",
+            url=f"https://site{hash(query.q) % 1000}-{i}.org/a",
+            snippet="s" * 50,
+            provider="fake",
+        )
         for i in range(3)
     ]
 
@@ -59,8 +70,10 @@ def many_results(query: Any) -> list[SearchResult]:
 async def test_budget_forces_beast_mode_and_is_never_exceeded() -> None:
     counter = [0]
     deps, provider = make_deps(
-        endless_search(counter), budget=20_000,
-        search=FakeSearch(many_results), reader=FakeReader({}),
+        endless_search(counter),
+        budget=20_000,
+        search=FakeSearch(many_results),
+        reader=FakeReader({}),
     )
     result = await ResearchRun("Who?", deps, options(budget=20_000, max_steps=1000)).run()
     assert result.status == "forced"
@@ -73,7 +86,9 @@ async def test_budget_forces_beast_mode_and_is_never_exceeded() -> None:
 
 async def test_step_limit_stops_the_loop() -> None:
     counter = [0]
-    deps, _ = make_deps(endless_search(counter), search=FakeSearch(many_results), reader=FakeReader({}))
+    deps, _ = make_deps(
+        endless_search(counter), search=FakeSearch(many_results), reader=FakeReader({})
+    )
     result = await ResearchRun("Who?", deps, options(max_steps=4)).run()
     assert result.status == "forced"
     assert counter[0] == 4
@@ -83,7 +98,9 @@ async def test_step_limit_stops_the_loop() -> None:
 async def test_wall_clock_timeout_stops_a_hanging_search() -> None:
     counter = [0]
     deps, _ = make_deps(
-        endless_search(counter), search=FakeSearch(many_results, delay_s=30), reader=FakeReader({}),
+        endless_search(counter),
+        search=FakeSearch(many_results, delay_s=30),
+        reader=FakeReader({}),
     )
     from deepsearch.clock import SystemClock
 
@@ -97,7 +114,9 @@ async def test_wall_clock_timeout_stops_a_hanging_search() -> None:
 
 
 async def test_unusable_replies_end_the_run_without_looping() -> None:
-    deps, provider = make_deps(lambda r: "I refuse to speak JSON" if r.tool.startswith("agent") else evaluator_reply(r))
+    deps, provider = make_deps(
+        lambda r: "I refuse to speak JSON" if r.tool.startswith("agent") else evaluator_reply(r)
+    )
     result = await ResearchRun("Who?", deps, options()).run()
     assert result.status == "failed"
     assert "no usable reply" in (result.error or "")
@@ -107,10 +126,14 @@ async def test_unusable_replies_end_the_run_without_looping() -> None:
 
 
 async def test_missing_usage_is_estimated_never_nan() -> None:
-    deps, _ = make_deps(endless_search([0]), usage=None, search=FakeSearch(many_results), reader=FakeReader({}))
+    deps, _ = make_deps(
+        endless_search([0]), usage=None, search=FakeSearch(many_results), reader=FakeReader({})
+    )
     result = await ResearchRun("Who?", deps, options(max_steps=2)).run()
     assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
-    assert json.loads(result.model_dump_json())["usage"]["total_tokens"] == result.usage.total_tokens
+    assert (
+        json.loads(result.model_dump_json())["usage"]["total_tokens"] == result.usage.total_tokens
+    )
 
 
 # ---------------------------------------------------------------- property test
@@ -133,7 +156,9 @@ def random_payload(draw: Any, action: str) -> dict[str, Any]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), budget=st.integers(3_000, 60_000), max_steps=st.integers(1, 25))
-def test_any_valid_reply_sequence_ends_within_limits(data: st.DataObject, budget: int, max_steps: int) -> None:
+def test_any_valid_reply_sequence_ends_within_limits(
+    data: st.DataObject, budget: int, max_steps: int
+) -> None:
     def reply(request: CompletionRequest) -> Any:
         props = (request.json_schema or {}).get("properties", {})
         if request.tool in ("agent", "agent_beast"):
@@ -141,7 +166,11 @@ def test_any_valid_reply_sequence_ends_within_limits(data: st.DataObject, budget
                 return "not json at all"
             allowed = props["action"].get("enum") or [props["action"]["const"]]
             action = data.draw(st.sampled_from(allowed), label="action")
-            return {"think": data.draw(texts), "action": action, action: random_payload(data.draw, action)}
+            return {
+                "think": data.draw(texts),
+                "action": action,
+                action: random_payload(data.draw, action),
+            }
         if request.tool == "evaluator":
             base = evaluator_reply(request, strict_pass=data.draw(st.booleans(), label="strict"))
             if "pass" in base:
@@ -153,8 +182,14 @@ def test_any_valid_reply_sequence_ends_within_limits(data: st.DataObject, budget
             return {"think": "", "code": "result = 1"}
         return {"think": "", "queries": []}
 
-    deps, _ = make_deps(reply, budget=budget, search=FakeSearch(many_results), reader=FakeReader({}))
-    run = ResearchRun("Which city hosted the 1900 Olympics?", deps, options(budget=budget, max_steps=max_steps, timeout_s=30))
+    deps, _ = make_deps(
+        reply, budget=budget, search=FakeSearch(many_results), reader=FakeReader({})
+    )
+    run = ResearchRun(
+        "Which city hosted the 1900 Olympics?",
+        deps,
+        options(budget=budget, max_steps=max_steps, timeout_s=30),
+    )
     result = asyncio.run(run.run())
     assert result.status in ("answered", "forced", "failed")
     assert result.usage.total_tokens <= budget

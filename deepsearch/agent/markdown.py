@@ -1,0 +1,178 @@
+"""Markdown repair for the final answer (pure string functions).
+
+`repair_markdown` chains them: unwrap a fence around the whole answer, convert
+HTML tables, drop stray `<br>`/`<hr>`/`<center>` outside tables, make `[url](url)`
+links readable, normalise footnote markers, drop the replacement character.
+Fenced code blocks are left untouched by every step except the unwrapping.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from urllib.parse import unquote, urlsplit
+
+_WRAPPING_FENCE = re.compile(
+    r"^\s*(```|~~~)[ \t]*(?:markdown|md|html|text)?[ \t]*\n(?P<body>.*)\n[ \t]*\1[ \t]*\s*$",
+    re.DOTALL | re.IGNORECASE,
+)
+_CODE_BLOCK = re.compile(r"^(```|~~~)[^\n]*\n.*?^\1[ \t]*$", re.DOTALL | re.MULTILINE)
+_TABLE = re.compile(r"<table\b.*?</table\s*>", re.DOTALL | re.IGNORECASE)
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_HR = re.compile(r"^[ \t]*<hr\s*/?>[ \t]*$|<hr\s*/?>", re.IGNORECASE | re.MULTILINE)
+_CENTER = re.compile(r"</?center\s*>", re.IGNORECASE)
+_URL_LINK = re.compile(r"\[(?P<text>https?://[^\]\s]+)\]\((?P<url>https?://[^)\s]+)\)")
+# One marker group with the blanks before it: [^1], [1^], [^1, ^2], [1, 2], [^1,2].
+# A group followed by "(" or ":" is a link or a definition, not a marker; a plain
+# "[1]" glued to a word ("arr[1]") and 4+ digit "[2020]" are left alone.
+_NUMS = r"\d{1,3}\s*\^?(?:\s*,\s*\^?\s*\d{1,3}\s*\^?)*"
+_MARKER_GROUP = re.compile(
+    rf"[ \t]*(?:\[\^\s*(?P<caret>{_NUMS})\]|(?<!\w)\[(?P<plain>{_NUMS})\])(?![(:])"
+)
+_DEFINITION_LINE = re.compile(r"^\[\^(\d+)\]:", re.MULTILINE)
+
+
+def outside_code(text: str, fn: Callable[[str], str]) -> str:
+    """Apply `fn` to the parts of `text` that are not fenced code blocks."""
+    out, last = [], 0
+    for match in _CODE_BLOCK.finditer(text):
+        out.append(fn(text[last : match.start()]))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(fn(text[last:]))
+    return "".join(out)
+
+
+def unwrap_fence(text: str) -> str:
+    """```markdown ... ``` around the whole answer -> its body (a single code
+    block in another language, e.g. ```python, is left alone)."""
+    match = _WRAPPING_FENCE.match(text)
+    if not match:
+        return text
+    body = match.group("body")
+    # An inner fence opening means the "wrapper" was really two code blocks.
+    if re.search(r"^\s*(```|~~~)", body, re.MULTILINE) and body.count("```") % 2:
+        return text
+    return body.strip("\n")
+
+
+def normalize_footnotes(text: str, num_refs: int) -> str:
+    """[1], [1^], [^1, ^2] -> [^1], [^1][^2]; markers above `num_refs` are dropped."""
+
+    def fix(part: str) -> str:
+        def repl(match: re.Match[str]) -> str:
+            group = match.group("caret") or match.group("plain")
+            nums = [int(n) for n in re.findall(r"\d+", group)]
+            kept = [n for n in nums if 1 <= n <= num_refs]
+            return "".join(f"[^{n}]" for n in dict.fromkeys(kept))
+
+        return _MARKER_GROUP.sub(repl, part)
+
+    def fix_lines(part: str) -> str:
+        # Definition lines are not rewritten (their quotes are verbatim source text),
+        # but those for numbers that no longer exist go.
+        lines = []
+        for line in part.split("\n"):
+            if m := _DEFINITION_LINE.match(line):
+                if 1 <= int(m.group(1)) <= num_refs:
+                    lines.append(line)
+            else:
+                lines.append(fix(line))
+        return "\n".join(lines)
+
+    return outside_code(text, fix_lines)
+
+
+def _readable_label(url: str) -> str:
+    parts = urlsplit(url)
+    host = (parts.hostname or url).removeprefix("www.")
+    path = unquote(parts.path).strip("/")
+    if not path:
+        return host
+    label = f"{host}/{path}"
+    return label if len(label) <= 40 else label[:39] + "…"
+
+
+def readable_links(text: str, titles: Mapping[str, str] | None = None) -> str:
+    """`[https://x/y](https://x/y)` -> `[title](url)` when known, else `[host/path…](url)`."""
+    titles = titles or {}
+
+    def repl(match: re.Match[str]) -> str:
+        url = match.group("url")
+        title = " ".join((titles.get(url) or "").split()).replace("[", "(").replace("]", ")")
+        return f"[{title or _readable_label(url)}]({url})"
+
+    return outside_code(text, lambda part: _URL_LINK.sub(repl, part))
+
+
+def _cell(element: object) -> str:
+    text = " ".join(element.text_content().split())  # type: ignore[attr-defined]
+    return text.replace("|", "\\|")
+
+
+def html_table_to_markdown(html: str) -> str:
+    """One <table> as a GFM table; the input unchanged when it cannot be parsed."""
+    from lxml import etree
+    from lxml import html as lxml_html
+
+    try:
+        table = lxml_html.fragment_fromstring(html)
+    except (etree.ParserError, ValueError):
+        return html
+    rows = [[_cell(c) for c in tr.xpath("./th|./td")] for tr in table.xpath(".//tr")]
+    rows = [r for r in rows if r]
+    if not rows:
+        return html
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
+    lines.extend("| " + " | ".join(r) + " |" for r in rows[1:])
+    return "\n".join(lines)
+
+
+def html_tables_to_markdown(text: str) -> str:
+    if "<table" not in text.lower():
+        return text
+
+    def repl(match: re.Match[str]) -> str:
+        table = html_table_to_markdown(match.group(0))
+        return match.group(0) if table == match.group(0) else f"\n{table}\n"
+
+    return outside_code(text, lambda part: _TABLE.sub(repl, part))
+
+
+def clean_html_breaks(text: str) -> str:
+    """`<br>` becomes a newline and `<hr>`/`<center>` go, except inside table rows
+    (GFM cells may use `<br>` for line breaks)."""
+
+    def fix(part: str) -> str:
+        lines = []
+        for line in part.split("\n"):
+            if not line.lstrip().startswith("|"):
+                line = _CENTER.sub("", _HR.sub("", _BR.sub("\n", line)))
+            lines.append(line)
+        return "\n".join(lines)
+
+    return outside_code(text, fix)
+
+
+def repair_markdown(
+    text: str, *, num_refs: int | None = None, titles: Mapping[str, str] | None = None
+) -> str:
+    """The whole repair chain; `num_refs=None` leaves footnote markers alone."""
+    text = unwrap_fence(text)
+    text = html_tables_to_markdown(text)
+    text = clean_html_breaks(text)
+    text = readable_links(text, titles)
+    if num_refs is not None:
+        text = normalize_footnotes(text, num_refs)
+    text = text.replace("\ufffd", "")
+    text = outside_code(text, lambda part: re.sub(r"\n{3,}", "\n\n", part))
+    return text.strip() + "\n"
+
+
+def length_guard(original: str, edited: str, min_ratio: float = 0.85) -> str:
+    """The edited text only if it kept at least `min_ratio` of the original length."""
+    if not edited.strip():
+        return original
+    return edited if len(edited.strip()) >= min_ratio * len(original.strip()) else original

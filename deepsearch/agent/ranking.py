@@ -1,0 +1,201 @@
+"""Rank the URL pool for the LLM's numbered list.
+
+The score is the reference formula (node-deepresearch.md §4) plus a semantic
+rerank computed *in the same step* against the *current* question:
+
+    host   = 0.5 * count(host) / N  (+ 2 if the host is boosted)
+    path   = sum over depth i of 0.4 * 0.8**i * count(path prefix up to segment i+1) / N
+    freq   = 0.5 * weight / N
+    rerank = 0.8 * relevance, relevance = min-max normalised similarity of
+             "title snippet" to the question over this pool (1.0 = best match)
+    score  = clamp(host + path + freq + rerank, 0, 5)
+
+N is the number of URLs left after filtering. The first three terms are priors
+(popular hosts, popular sections, often-seen URLs); when every URL shares a host
+they add the same constant to every score and only `freq` and `rerank` order the
+list. Min-max normalisation makes the rerank term backend-agnostic: lexical and
+embedding cosines live on different scales, their order is what matters.
+
+Then at most `max_per_host` URLs per hostname (None disables the cap; like the
+reference it does nothing when all URLs share one host, and ``file://`` URLs of the
+local corpus are not capped), the top `top_k`, 1-based indices. Ties break on the URL string, so the order is stable.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from deepsearch.agent.similarity import Similarity
+from deepsearch.agent.types import ScoredUrl, UrlRecord
+
+FREQ_FACTOR = 0.5
+HOST_FACTOR = 0.5
+PATH_FACTOR = 0.4
+DECAY = 0.8
+BOOST = 2.0
+RERANK_FACTOR = 0.8
+MIN_SCORE = 0.0
+MAX_SCORE = 5.0
+
+
+def hostname(url: str) -> str:
+    """Lower-cased hostname without a leading ``www.``; '' when unparsable."""
+    try:
+        host = urlsplit(url.strip()).hostname or ""
+    except ValueError:
+        return ""
+    return host.removeprefix("www.")
+
+
+def host_matches(host: str, patterns: Iterable[str]) -> bool:
+    """True when `host` is one of `patterns` or a subdomain of one."""
+    for pattern in patterns:
+        p = hostname(pattern) if "//" in pattern else pattern.strip().lower()
+        p = p.removeprefix("www.")
+        if p and (host == p or host.endswith("." + p)):
+            return True
+    return False
+
+
+def path_prefixes(url: str) -> list[str]:
+    """'/a/b/c' -> ['/a', '/a/b', '/a/b/c']; query and fragment ignored."""
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return []
+    segments = [s for s in path.split("/") if s]
+    return ["/" + "/".join(segments[: i + 1]) for i in range(len(segments))]
+
+
+def filter_urls(
+    records: Iterable[UrlRecord],
+    *,
+    visited: set[str],
+    bad_hostnames: Iterable[str] = (),
+    only_hostnames: Iterable[str] = (),
+) -> list[UrlRecord]:
+    bad, only = list(bad_hostnames), list(only_hostnames)
+    kept, seen = [], set()
+    for record in records:
+        host = hostname(record.url)
+        if record.url in visited or record.url in seen or not record.url.strip():
+            continue
+        seen.add(record.url)
+        if host_matches(host, bad) or (only and not host_matches(host, only)):
+            continue
+        kept.append(record)
+    return kept
+
+
+def prior_scores(records: list[UrlRecord], boost_hostnames: Iterable[str] = ()) -> list[float]:
+    """The reference formula without the rerank term."""
+    n = len(records)
+    if n == 0:
+        return []
+    boost = list(boost_hostnames)
+    hosts = [hostname(r.url) for r in records]
+    host_count = Counter(hosts)
+    prefixes = [path_prefixes(r.url) for r in records]
+    # Prefixes are counted per host: "/wiki" on two sites is not one section.
+    prefix_count = Counter((h, p) for h, ps in zip(hosts, prefixes, strict=True) for p in ps)
+    scores = []
+    for record, host, ps in zip(records, hosts, prefixes, strict=True):
+        host_term = HOST_FACTOR * host_count[host] / n
+        if host_matches(host, boost):
+            host_term += BOOST
+        path_term = sum(
+            PATH_FACTOR * DECAY**i * prefix_count[(host, p)] / n for i, p in enumerate(ps)
+        )
+        freq_term = FREQ_FACTOR * record.weight / n
+        scores.append(host_term + path_term + freq_term)
+    return scores
+
+
+def _minmax(values: list[float]) -> list[float]:
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high - low < 1e-12:
+        return [1.0 if high > 0 else 0.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]
+
+
+async def relevance(records: list[UrlRecord], question: str, sim: Similarity) -> list[float]:
+    """Min-max normalised similarity of title + snippet to the question."""
+    texts = [f"{r.title} {r.snippet}".strip() for r in records]
+    if not question.strip() or not records:
+        return [0.0] * len(records)
+    raw = await sim.scores(question, texts)
+    return [0.0 if not t else v for t, v in zip(texts, _minmax(raw), strict=True)]
+
+
+def keep_k_per_host(
+    ranked: list[tuple[float, UrlRecord]], k: int | None
+) -> list[tuple[float, UrlRecord]]:
+    """At most `k` URLs per hostname, in rank order.
+
+    As in the reference, a no-op when the pool has a single distinct host (a
+    one-site `--only-hostnames` run must not shrink to two URLs), and URLs without
+    a hostname (``file://`` results of the local corpus) are never capped.
+    """
+    hosts = {hostname(item[1].url) for item in ranked} - {""}
+    if k is None or len(hosts) <= 1:
+        return ranked
+    seen: Counter[str] = Counter()
+    kept = []
+    for item in ranked:
+        host = hostname(item[1].url)
+        if not host or seen[host] < k:
+            seen[host] += 1
+            kept.append(item)
+    return kept
+
+
+async def rank_urls(
+    records: list[UrlRecord],
+    *,
+    question: str,
+    sim: Similarity,
+    boost_hostnames: Iterable[str] = (),
+    bad_hostnames: Iterable[str] = (),
+    only_hostnames: Iterable[str] = (),
+    visited: set[str] | None = None,
+    max_per_host: int | None = 2,
+    top_k: int = 20,
+    rerank_limit: int | None = 150,
+) -> list[ScoredUrl]:
+    """Filter, score (priors + same-step rerank), cap per host, number 1..top_k.
+
+    Only the `rerank_limit` best URLs by prior are reranked (the rest keep their
+    prior): the pool grows every step and similarity is the expensive part, while a
+    URL far down the prior order rarely makes the shown top 20.
+    Inputs are not mutated; `UrlRecord.score` of the inputs is left alone.
+    """
+    pool = filter_urls(
+        records,
+        visited=visited or set(),
+        bad_hostnames=bad_hostnames,
+        only_hostnames=only_hostnames,
+    )
+    priors = prior_scores(pool, boost_hostnames)
+    if rerank_limit is not None and len(pool) > rerank_limit:
+        best = sorted(range(len(pool)), key=lambda i: (-priors[i], pool[i].url))[:rerank_limit]
+        rel = [0.0] * len(pool)
+        for i, score in zip(
+            best, await relevance([pool[i] for i in best], question, sim), strict=True
+        ):
+            rel[i] = score
+    else:
+        rel = await relevance(pool, question, sim)
+    scored = [
+        (min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r)), rec)
+        for p, r, rec in zip(priors, rel, pool, strict=True)
+    ]
+    scored.sort(key=lambda item: (-item[0], item[1].url))
+    capped = keep_k_per_host(scored, max_per_host)[:top_k]
+    return [
+        ScoredUrl(index=i, url=rec.url, title=rec.title, snippet=rec.snippet, score=round(s, 4))
+        for i, (s, rec) in enumerate(capped, start=1)
+    ]
