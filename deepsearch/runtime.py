@@ -11,7 +11,7 @@ from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.config import Settings
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.tracing import TracedReader, TracedSearch, TraceWriter
-from deepsearch.web.types import Page, ReadFailure, Reader
+from deepsearch.web.types import Page, Reader, ReadFailure
 
 
 def run_options(settings: Settings) -> RunOptions:
@@ -35,8 +35,13 @@ def secret_values(settings: Settings) -> list[str]:
     keys = settings.keys
     return [
         s.get_secret_value()
-        for s in (keys.openai_api_key, keys.gemini_api_key, keys.jina_api_key,
-                  keys.brave_api_key, keys.serper_api_key)
+        for s in (
+            keys.openai_api_key,
+            keys.gemini_api_key,
+            keys.jina_api_key,
+            keys.brave_api_key,
+            keys.serper_api_key,
+        )
         if s is not None
     ]
 
@@ -102,7 +107,9 @@ class RoutingReader:
 
         if is_local_url(url):
             if self.corpus is None:
-                return ReadFailure(url=url, kind="blocked", detail="local files are readable only with --corpus")
+                return ReadFailure(
+                    url=url, kind="blocked", detail="local files are readable only with --corpus"
+                )
             return await read_local(url, self.corpus)
         return await self.web.read(url)
 

@@ -9,7 +9,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from deepsearch.web.types import Page, ReadFailure, Reader, SearchProvider, SearchQuery, SearchResult
+from deepsearch.web.types import (
+    Page,
+    Reader,
+    ReadFailure,
+    SearchProvider,
+    SearchQuery,
+    SearchResult,
+)
 
 REDACTED = "[REDACTED]"
 
@@ -27,7 +34,9 @@ class TraceWriter:
         return text
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
-        line = json.dumps({"ts": round(time.time(), 3), "kind": kind, **payload}, default=str, ensure_ascii=False)
+        line = json.dumps(
+            {"ts": round(time.time(), 3), "kind": kind, **payload}, default=str, ensure_ascii=False
+        )
         with self._lock:
             self._file.write(self.redact(line) + "\n")
             self._file.flush()
@@ -54,8 +63,11 @@ class TracedSearch:
             raise
         self._trace(
             "search",
-            {"query": query.model_dump(), "results": [r.model_dump() for r in results],
-             "seconds": round(time.perf_counter() - started, 3)},
+            {
+                "query": query.model_dump(),
+                "results": [r.model_dump() for r in results],
+                "seconds": round(time.perf_counter() - started, 3),
+            },
         )
         return results
 
@@ -72,7 +84,9 @@ class TracedReader:
         if isinstance(outcome, ReadFailure):
             payload["failure"] = outcome.model_dump()
         else:
-            payload.update(final_url=outcome.final_url, title=outcome.title, chars=len(outcome.text))
+            payload.update(
+                final_url=outcome.final_url, title=outcome.title, chars=len(outcome.text)
+            )
         self._trace("read", payload)
         return outcome
 

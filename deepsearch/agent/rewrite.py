@@ -42,12 +42,15 @@ def make_query_rewriter(llm: LLMClient, settings: Settings, similarity: Any) -> 
         question: str, queries: list[str], results: list[SearchResult], needs_freshness: bool
     ) -> list[SearchQuery]:
         content = (
-            f"<question>\n{question}\n</question>\n<queries-run>\n" + "\n".join(queries)
+            f"<question>\n{question}\n</question>\n<queries-run>\n"
+            + "\n".join(queries)
             + f"\n</queries-run>\n<results>\n{_results_digest(results)}\n</results>"
         )
         try:
             reply = await llm.generate_object(
-                "query_rewriter", RewriteReply, render("query_rewriter", max_queries=MAX_REWRITES),
+                "query_rewriter",
+                RewriteReply,
+                render("query_rewriter", max_queries=MAX_REWRITES),
                 [Message(role="user", content=content)],
             )
         except (StructuredOutputError, BudgetExceeded):

@@ -24,8 +24,12 @@ HELP = """Research a question and print one cited answer.
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
 2 usage or configuration error; 1 runtime failure; 130 interrupted."""
 
-STATUS_EXIT = {"answered": EXIT_OK, "forced": EXIT_FORCED, "failed": EXIT_RUNTIME,
-               "interrupted": EXIT_INTERRUPTED}
+STATUS_EXIT = {
+    "answered": EXIT_OK,
+    "forced": EXIT_FORCED,
+    "failed": EXIT_RUNTIME,
+    "interrupted": EXIT_INTERRUPTED,
+}
 
 
 def _hosts(value: str | None) -> list[str] | None:
@@ -36,27 +40,89 @@ def _hosts(value: str | None) -> list[str] | None:
 
 def research(
     question: Annotated[str, typer.Argument(help="The question to research.", show_default=False)],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (schema_version 1) on stdout.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (schema_version 1) on stdout.")
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live view on stderr.")] = False,
-    trace: Annotated[Path | None, typer.Option("--trace", help="Write JSON Lines of every LLM and web call here.")] = None,
-    budget: Annotated[int | None, typer.Option("--budget", help="Token budget (overrides --effort).", min=1000)] = None,
-    effort: Annotated[str | None, typer.Option("--effort", help="low | medium | high = 100k / 500k / 1M tokens.")] = None,
-    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Stop researching after this many steps (default 100).", min=1)] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Wall-clock limit in seconds.", min=1)] = None,
-    max_bad_attempts: Annotated[int | None, typer.Option("--max-bad-attempts", help="Failures allowed per evaluation check (default 2).", min=1)] = None,
-    no_direct_answer: Annotated[bool, typer.Option("--no-direct-answer", help="Never accept an unevaluated answer at step 1.")] = False,
-    boost_hostnames: Annotated[str | None, typer.Option("--boost-hostnames", help="Comma-separated hosts ranked higher.")] = None,
-    bad_hostnames: Annotated[str | None, typer.Option("--bad-hostnames", help="Comma-separated hosts never read.")] = None,
-    only_hostnames: Annotated[str | None, typer.Option("--only-hostnames", help="Comma-separated hosts: search and read only these.")] = None,
-    max_references: Annotated[int | None, typer.Option("--max-references", help="Most citations to attach (default 10).", min=0)] = None,
-    language: Annotated[str | None, typer.Option("--language", help="Answer language (default: the question's).")] = None,
-    search_provider: Annotated[str | None, typer.Option("--search-provider", help="Comma-separated chain: duckduckgo, searxng, jina, brave, serper, local.")] = None,
-    llm_provider: Annotated[str | None, typer.Option("--llm-provider", help="gemini | openai | ollama.")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model name for every tool of the provider.")] = None,
-    corpus: Annotated[Path | None, typer.Option("--corpus", help="Search a local folder of .md/.txt/.html/.pdf files (implies --search-provider local).")] = None,
-    searxng_url: Annotated[str | None, typer.Option("--searxng-url", help="SearXNG instance URL.")] = None,
-    allow_private_urls: Annotated[bool, typer.Option("--allow-private-urls", help="Let the reader fetch loopback/private addresses (intranets).")] = False,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the search/page cache.")] = False,
+    trace: Annotated[
+        Path | None,
+        typer.Option("--trace", help="Write JSON Lines of every LLM and web call here."),
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="Token budget (overrides --effort).", min=1000)
+    ] = None,
+    effort: Annotated[
+        str | None, typer.Option("--effort", help="low | medium | high = 100k / 500k / 1M tokens.")
+    ] = None,
+    max_steps: Annotated[
+        int | None,
+        typer.Option(
+            "--max-steps", help="Stop researching after this many steps (default 100).", min=1
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Wall-clock limit in seconds.", min=1)
+    ] = None,
+    max_bad_attempts: Annotated[
+        int | None,
+        typer.Option(
+            "--max-bad-attempts", help="Failures allowed per evaluation check (default 2).", min=1
+        ),
+    ] = None,
+    no_direct_answer: Annotated[
+        bool,
+        typer.Option("--no-direct-answer", help="Never accept an unevaluated answer at step 1."),
+    ] = False,
+    boost_hostnames: Annotated[
+        str | None, typer.Option("--boost-hostnames", help="Comma-separated hosts ranked higher.")
+    ] = None,
+    bad_hostnames: Annotated[
+        str | None, typer.Option("--bad-hostnames", help="Comma-separated hosts never read.")
+    ] = None,
+    only_hostnames: Annotated[
+        str | None,
+        typer.Option("--only-hostnames", help="Comma-separated hosts: search and read only these."),
+    ] = None,
+    max_references: Annotated[
+        int | None,
+        typer.Option("--max-references", help="Most citations to attach (default 10).", min=0),
+    ] = None,
+    language: Annotated[
+        str | None, typer.Option("--language", help="Answer language (default: the question's).")
+    ] = None,
+    search_provider: Annotated[
+        str | None,
+        typer.Option(
+            "--search-provider",
+            help="Comma-separated chain: duckduckgo, searxng, jina, brave, serper, local.",
+        ),
+    ] = None,
+    llm_provider: Annotated[
+        str | None, typer.Option("--llm-provider", help="gemini | openai | ollama.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model name for every tool of the provider.")
+    ] = None,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="Search a local folder of .md/.txt/.html/.pdf files (implies --search-provider local).",
+        ),
+    ] = None,
+    searxng_url: Annotated[
+        str | None, typer.Option("--searxng-url", help="SearXNG instance URL.")
+    ] = None,
+    allow_private_urls: Annotated[
+        bool,
+        typer.Option(
+            "--allow-private-urls",
+            help="Let the reader fetch loopback/private addresses (intranets).",
+        ),
+    ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the search/page cache.")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     from deepsearch.config import load_config
@@ -94,7 +160,9 @@ def research(
     raise typer.Exit(code)
 
 
-def _run(question: str, settings: Any, *, as_json: bool, quiet: bool, trace_path: Path | None) -> int:
+def _run(
+    question: str, settings: Any, *, as_json: bool, quiet: bool, trace_path: Path | None
+) -> int:
     from deepsearch.agent.loop import ResearchRun
     from deepsearch.commands.render import LiveView, print_answer, summary_line
     from deepsearch.errors import ConfigError, DeepsearchError

@@ -1,0 +1,494 @@
+"""Run LLM-written Python for the *coding* action, isolated from the machine.
+
+Layers, outermost first (``../shared/reference/dependencies.md`` §8):
+
+1. Linux namespaces via ``unshare``: an empty network namespace (no network at all), a pid
+   namespace (every process dies with it), mount/ipc/uts namespaces, and a fresh tmpfs
+   (``nodev,nosuid,noexec``, size-capped) over the empty working directory.
+2. As root, the interpreter then runs as ``nobody`` with no capabilities (``setpriv``), its
+   prefix bind-mounted read-only where that uid can reach it: root-only files are out of
+   reach even if the audit hook is bypassed, and RLIMIT_NPROC applies. As another user,
+   ``unshare --map-root-user`` provides the namespaces and the user's own rights apply.
+3. ``python -I -S -B``: isolated interpreter, standard library only, cleared environment,
+   a fresh temporary directory (deleted afterwards) as the working directory.
+4. rlimits set in ``preexec_fn`` (CPU, address space, file size, open files, no core dumps,
+   processes), a new session killed as a group, and an asyncio wall-clock timeout.
+5. An audit hook inside the child (``sandbox_child.py``): no sockets, processes, ctypes,
+   frame introspection, or files outside the working directory and the standard library.
+
+Where no namespace can be created :meth:`Sandbox.run` raises ``SandboxUnavailable``: the
+audit hook alone is not a boundary (PEP 578), so code never runs with only that.
+
+Usage::
+
+    sandbox = Sandbox(SandboxLimits(cpu_s=2, wall_s=5))
+    usable, reason = sandbox.availability()
+    result = await sandbox.run("result = sum(x['n'] for x in data['rows'])", {"rows": rows})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from deepsearch.errors import SandboxUnavailable
+
+Isolation = Literal["auto", "bwrap", "unshare", "none-unsafe"]
+
+_CHILD_SOURCE = Path(__file__).with_name("sandbox_child.py")
+_PROBE_TIMEOUT_S = 10.0
+_DRAIN_AFTER_KILL_S = 2.0
+_READ_CHUNK = 65536
+_SPARE_TASKS = 16  # processes the code could start if the audit hook were bypassed
+
+
+class SandboxLimits(BaseModel):
+    """Resource limits of one run."""
+
+    cpu_s: int = Field(default=5, ge=1)
+    """CPU seconds (RLIMIT_CPU); the wall-clock limit catches sleeping code."""
+    wall_s: float = Field(default=10, gt=0)
+    memory_mb: int = Field(default=512, ge=64)
+    """Address space (RLIMIT_AS) of the interpreter."""
+    file_size_mb: int = Field(default=16, ge=1)
+    """Largest file the code may write; the tmpfs holds at most twice this."""
+    max_output_chars: int = Field(default=20_000, ge=100)
+    """Cap for stdout, stderr and the rendered result, each."""
+    max_open_files: int = Field(default=64, ge=16)
+
+
+class SandboxResult(BaseModel):
+    """What one run produced."""
+
+    ok: bool
+    stdout: str
+    stderr: str
+    result: str | None
+    """str()/repr() of the variable `result` (or else `output`) when the code set one."""
+    error: str | None
+    """One line: 'timeout: ...', 'memory: ...', 'blocked: <event>', or 'Type: message (line N)'."""
+    duration_s: float
+
+
+class IsolationPlan(BaseModel):
+    """How the child is wrapped, decided once by a probe.
+
+    ``prefix`` and ``python`` may hold the placeholders ``{work}`` (the working directory),
+    ``{pyroot}`` (where the interpreter is bind-mounted) and ``{tmpfs_mb}``, filled per run.
+    """
+
+    usable: bool
+    reason: str
+    prefix: list[str] = Field(default_factory=list)
+    python: str = ""
+    run_as_uid: int | None = None
+    """The unprivileged uid the interpreter runs as, when the wrapper drops root."""
+
+
+_NAMESPACES = ["--net", "--pid", "--ipc", "--uts", "--mount", "--fork", "--kill-child"]
+_TMPFS = "size=${M}m,mode=0700,nodev,nosuid,noexec"
+# sh stays pid 1 of the namespace and runs python as pid 2: the kernel's rlimit signals
+# then have their normal effect (pid 1 ignores signals it has no handler for). The tmpfs
+# hides nothing but gives the code a size-capped, noexec, nodev scratch space.
+_SCRIPT = 'W=$0 M=$1; shift 1; {mount} -t tmpfs -o "{tmpfs}" sandbox "$W" && cd "$W" && "$@"'
+# As root, also bind the interpreter's prefix read-only where an unprivileged uid can
+# reach it (pyenv keeps it under /root), then drop to that uid with no capabilities.
+_SCRIPT_DROP = (
+    'W=$0 M=$1 P=$2 S=$3; shift 3; {mount} -t tmpfs -o "{tmpfs},uid={uid},gid={uid}" sandbox "$W"'
+    ' && {mount} --bind "$S" "$P" && {mount} -o remount,bind,ro,nosuid,nodev "$P"'
+    ' && cd "$W" && "$@"'
+)
+
+
+def _python() -> str:
+    # The base interpreter, not a venv wrapper: -S ignores site-packages anyway.
+    return os.path.realpath(sys.executable)
+
+
+def _nobody() -> int:
+    import pwd
+
+    try:
+        return pwd.getpwnam("nobody").pw_uid
+    except KeyError:
+        return 65534
+
+
+def unshare_candidates() -> list[IsolationPlan]:
+    """Wrappers to try, strongest first (not yet probed, so all marked usable)."""
+    unshare, mount, setpriv = (shutil.which(n) for n in ("unshare", "mount", "setpriv"))
+    if unshare is None or mount is None:
+        return []
+    plain = _SCRIPT.format(mount=mount, tmpfs=_TMPFS)
+    sh = ["/bin/sh", "-c"]
+    if os.geteuid() != 0:
+        prefix = [unshare, "--map-root-user", *_NAMESPACES, *sh, plain, "{work}", "{tmpfs_mb}"]
+        return [IsolationPlan(usable=True, reason="unshare with a user namespace", prefix=prefix)]
+    candidates = []
+    exe, base = _python(), os.path.realpath(sys.base_prefix)
+    if setpriv is not None and exe.startswith(base + "/"):
+        uid = _nobody()
+        drop = _SCRIPT_DROP.format(mount=mount, tmpfs=_TMPFS, uid=uid)
+        privs = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--bounding-set=-all"]
+        privs += ["--inh-caps=-all", "--no-new-privs", "--"]
+        args = ["{work}", "{tmpfs_mb}", "{pyroot}", base, setpriv, *privs]
+        candidates.append(
+            IsolationPlan(
+                usable=True,
+                reason=f"unshare as uid {uid} without capabilities",
+                prefix=[unshare, *_NAMESPACES, *sh, drop, *args],
+                python="{pyroot}" + exe[len(base) :],
+                run_as_uid=uid,
+            )
+        )
+    prefix = [unshare, *_NAMESPACES, *sh, plain, "{work}", "{tmpfs_mb}"]
+    candidates.append(IsolationPlan(usable=True, reason="unshare as root", prefix=prefix))
+    return candidates
+
+
+def probe_isolation(isolation: Isolation) -> IsolationPlan:
+    """The strongest wrapper that really works here, found by running ``pass`` through it."""
+    if isolation == "none-unsafe":
+        return IsolationPlan(usable=True, reason="no isolation (tests only)")
+    if isolation == "bwrap":
+        return IsolationPlan(usable=False, reason="bwrap is not supported yet; use 'auto'")
+    if sys.platform != "linux":
+        return IsolationPlan(usable=False, reason=f"namespaces need Linux, not {sys.platform}")
+    failures = []
+    for plan in unshare_candidates():
+        failure = check_plan(plan)
+        if failure is None:
+            return plan.model_copy(update={"reason": f"{plan.reason}: net/pid/mount namespaces"})
+        failures.append(f"{plan.reason}: {failure}")
+    return IsolationPlan(
+        usable=False, reason="; ".join(failures) or "`unshare` or `mount` is not installed"
+    )
+
+
+def check_plan(plan: IsolationPlan) -> str | None:
+    """None when the plan starts an interpreter, else why not."""
+    import subprocess  # synchronous: the probe runs once per Sandbox
+
+    with _Dirs() as dirs:
+        argv = dirs.command(plan, 1) + ["-I", "-S", "-B", "-c", "pass"]
+        try:
+            done = subprocess.run(
+                argv, capture_output=True, timeout=_PROBE_TIMEOUT_S, env=_child_env(dirs.work)
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return str(exc)
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return f"exit {done.returncode}: {lines[-1] if lines else 'no output'}"
+
+
+class _Dirs:
+    """``base/`` (0755, so a dropped uid can traverse it) holding ``work/`` and ``python/``."""
+
+    def __enter__(self) -> _Dirs:
+        self.base = tempfile.mkdtemp(prefix="deepsearch-sandbox-")
+        os.chmod(self.base, 0o755)
+        self.work = os.path.join(self.base, "work")
+        self.pyroot = os.path.join(self.base, "python")
+        os.mkdir(self.work, 0o700)
+        os.mkdir(self.pyroot, 0o755)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def command(self, plan: IsolationPlan, tmpfs_mb: int) -> list[str]:
+        """The wrapper and interpreter, placeholders filled."""
+        values = {"{work}": self.work, "{pyroot}": self.pyroot, "{tmpfs_mb}": str(tmpfs_mb)}
+
+        def fill(arg: str) -> str:
+            for key, value in values.items():
+                arg = arg.replace(key, value)
+            return arg
+
+        return [fill(arg) for arg in plan.prefix] + [fill(plan.python or _python())]
+
+
+def _child_env(workdir: str) -> dict[str, str]:
+    # Nothing from the parent: API keys and proxies live in the environment.
+    return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TMPDIR": workdir, "HOME": workdir}
+
+
+def limit_setter(limits: SandboxLimits, plan: IsolationPlan) -> Callable[[], None]:
+    """preexec_fn: runs in the forked child before exec, so it only sets rlimits."""
+    import resource
+
+    mb = 1024 * 1024
+    settings = [
+        (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
+        (resource.RLIMIT_AS, limits.memory_mb * mb, limits.memory_mb * mb),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * mb, limits.file_size_mb * mb),
+        (resource.RLIMIT_NOFILE, limits.max_open_files, limits.max_open_files),
+        (resource.RLIMIT_CORE, 0, 0),
+    ]
+    # Root ignores RLIMIT_NPROC, and for anyone else it counts every task of that uid.
+    if plan.run_as_uid is not None:
+        tasks = _tasks_of(plan.run_as_uid) + _SPARE_TASKS
+        settings.append((resource.RLIMIT_NPROC, tasks, tasks))
+    elif os.geteuid() != 0:
+        tasks = _tasks_of(os.geteuid()) + _SPARE_TASKS
+        settings.append((resource.RLIMIT_NPROC, tasks, tasks))
+
+    def apply() -> None:
+        for which, soft, hard in settings:
+            resource.setrlimit(which, (soft, hard))
+
+    return apply
+
+
+def _tasks_of(uid: int) -> int:
+    """Tasks (threads included, as RLIMIT_NPROC counts them) that ``uid`` runs now."""
+    count = 0
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            continue  # the process ended meanwhile
+    return count
+
+
+async def _drain(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, int]:
+    """Read a stream to its end, keeping the first ``cap`` bytes; return them and the total."""
+    kept, total = bytearray(), 0
+    if stream is None:
+        return b"", 0
+    while chunk := await stream.read(_READ_CHUNK):
+        total += len(chunk)
+        if len(kept) < cap:
+            kept += chunk[: cap - len(kept)]
+    return bytes(kept), total
+
+
+async def _read_pipe(fd: int, cap: int) -> bytes:
+    """Read our end of the envelope pipe without a thread (threads are a scarce pool)."""
+    reader = asyncio.StreamReader()
+    transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
+    )
+    try:
+        return (await _drain(reader, cap))[0]
+    finally:
+        transport.close()
+
+
+def _text(raw: bytes, total: int, max_chars: int) -> str:
+    text = raw.decode("utf-8", "replace")
+    if len(text) > max_chars or total > len(raw):
+        text = text[:max_chars] + f"\n[output truncated: {total} bytes in all]"
+    return text
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already gone
+
+
+class Sandbox:
+    """Runs code in a fresh, isolated interpreter per call. Injectable: the agent holds one.
+
+    ``isolation``: "auto"/"unshare" use namespaces via ``unshare`` (refusing to run where
+    they cannot be created); "none-unsafe" runs with rlimits and the audit hook only and
+    exists for tests of those layers — it is never a default and no setting selects it.
+    ``probe`` replaces the availability probe (tests inject an unavailable result).
+    """
+
+    def __init__(
+        self,
+        limits: SandboxLimits | None = None,
+        *,
+        isolation: Isolation = "auto",
+        probe: Callable[[], IsolationPlan] | None = None,
+    ) -> None:
+        self.limits = limits or SandboxLimits()
+        self.isolation = isolation
+        self._probe = probe or (lambda: probe_isolation(isolation))
+        self._plan: IsolationPlan | None = None
+        self._bootstrap = _CHILD_SOURCE.read_text(encoding="utf-8")
+
+    def availability(self) -> tuple[bool, str]:
+        """(usable, reason); the probe runs once and is cached."""
+        plan = self._get_plan()
+        return plan.usable, plan.reason
+
+    def _get_plan(self) -> IsolationPlan:
+        if self._plan is None:
+            self._plan = self._probe()
+        return self._plan
+
+    async def run(self, code: str, data: dict[str, Any]) -> SandboxResult:
+        """Run ``code`` with ``data`` bound to a variable of that name.
+
+        Raises:
+            SandboxUnavailable: no real isolation on this machine (with the reason).
+        """
+        plan = self._plan or await asyncio.to_thread(self._get_plan)
+        if not plan.usable:
+            raise SandboxUnavailable(f"coding action refused: {plan.reason}")
+        started = time.monotonic()
+        with _Dirs() as dirs:
+            return await self._run_in(plan, dirs, code, data, started)
+
+    async def _run_in(
+        self, plan: IsolationPlan, dirs: _Dirs, code: str, data: dict[str, Any], started: float
+    ) -> SandboxResult:
+        limits = self.limits
+        read_end, write_end = os.pipe()
+        request = json.dumps(
+            {
+                "code": code,
+                "data": data,
+                "workdir": dirs.work,
+                "envelope_fd": write_end,
+                "max_chars": limits.max_output_chars,
+            },
+            default=str,
+        ).encode("utf-8")
+        argv = dirs.command(plan, 2 * limits.file_size_mb) + [
+            "-I",
+            "-S",
+            "-B",
+            "-c",
+            self._bootstrap,
+        ]
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=dirs.work,
+                env=_child_env(dirs.work),
+                start_new_session=True,
+                preexec_fn=limit_setter(limits, plan),  # rlimits only
+                pass_fds=(write_end,),
+            )
+        except OSError as exc:
+            os.close(read_end)
+            raise SandboxUnavailable(f"could not start the sandbox: {exc}") from exc
+        finally:
+            os.close(write_end)
+        cap = limits.max_output_chars * 4 + 4
+        envelope_task = asyncio.ensure_future(_read_pipe(read_end, 1 << 22))
+        readers = [
+            asyncio.ensure_future(_drain(proc.stdout, cap)),
+            asyncio.ensure_future(_drain(proc.stderr, cap)),
+        ]
+        feeder = asyncio.ensure_future(_feed(proc, request))
+        try:
+            timed_out = not await _wait(proc, limits.wall_s)
+        finally:
+            # Always, and also when the caller cancels us: nothing of the run outlives it.
+            # The pid namespace's init dies with the group, taking any escaped session along.
+            _kill_group(proc.pid)
+            await asyncio.shield(proc.wait())
+        done, pending = await asyncio.wait(
+            [*readers, envelope_task, feeder], timeout=_DRAIN_AFTER_KILL_S
+        )
+        for task in pending:
+            task.cancel()
+        (out, out_total), (err, err_total) = (
+            r.result() if r in done else (b"", 0) for r in readers
+        )
+        envelope = envelope_task.result() if envelope_task in done else b""
+        error, result = _verdict(proc.returncode, timed_out, envelope, limits)
+        return SandboxResult(
+            ok=error is None,
+            stdout=_text(out, out_total, limits.max_output_chars),
+            stderr=_text(err, err_total, limits.max_output_chars),
+            result=result,
+            error=error,
+            duration_s=round(time.monotonic() - started, 3),
+        )
+
+
+async def _feed(proc: asyncio.subprocess.Process, request: bytes) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(request)
+        await proc.stdin.drain()
+        proc.stdin.close()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the child died before reading everything; its exit status says why
+
+
+async def _wait(proc: asyncio.subprocess.Process, wall_s: float) -> bool:
+    """True when the process ended within the wall-clock limit."""
+    try:
+        await asyncio.wait_for(proc.wait(), timeout=wall_s)
+    except TimeoutError:
+        return False
+    return True
+
+
+def _verdict(
+    returncode: int | None, timed_out: bool, envelope: bytes, limits: SandboxLimits
+) -> tuple[str | None, str | None]:
+    """(error, result) from how the child ended and what its envelope said."""
+    if timed_out:
+        return f"timeout: exceeded the wall-clock limit of {limits.wall_s:g} s", None
+    try:
+        parsed = json.loads(envelope) if envelope else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        result, error = parsed.get("result"), parsed.get("error")
+        return (str(error) if error else None), (str(result) if result is not None else None)
+    # No envelope: the interpreter was killed or crashed before reporting.
+    code = returncode or 0
+    signum = -code if code < 0 else code - 128 if code > 128 else 0
+    if signum in (signal.SIGXCPU, signal.SIGKILL):
+        return f"timeout: exceeded the CPU limit of {limits.cpu_s} s", None
+    if signum:
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        return f"crashed: killed by {name}", None
+    return f"crashed: exited with status {code} without reporting", None
+
+
+async def solve_with_code(
+    problem: str,
+    data: dict[str, Any],
+    generate_code: Callable[[str, list[tuple[str, str]]], Awaitable[str]],
+    sandbox: Sandbox,
+    max_attempts: int = 3,
+) -> tuple[SandboxResult, str]:
+    """Ask for code, run it, and feed the error back, at most ``max_attempts`` times.
+
+    ``generate_code(problem, previous_attempts)`` gets every earlier ``(code, error)`` pair.
+    Returns the last result and the code that produced it.
+
+    Raises:
+        SandboxUnavailable: before any code is requested, when nothing could run it.
+    """
+    usable, reason = await asyncio.to_thread(sandbox.availability)
+    if not usable:  # refuse before paying for code that could not run
+        raise SandboxUnavailable(f"coding action refused: {reason}")
+    attempts: list[tuple[str, str]] = []
+    while True:
+        code = await generate_code(problem, list(attempts))
+        outcome = await sandbox.run(code, data)
+        if outcome.ok or len(attempts) + 1 >= max(1, max_attempts):
+            return outcome, code
+        attempts.append((code, outcome.error or "failed"))

@@ -1,0 +1,608 @@
+"""The coding action's sandbox, proven on this machine: legitimate code runs; files outside
+the work directory, the network, processes and the parent's environment stay out of
+reach; loops, CPU and memory bombs end within their limits; nothing outlives a run."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import os
+import posixpath
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deepsearch.agent.sandbox import (
+    IsolationPlan,
+    Sandbox,
+    SandboxLimits,
+    SandboxResult,
+    _Dirs,
+    limit_setter,
+    probe_isolation,
+    solve_with_code,
+    unshare_candidates,
+)
+from deepsearch.agent.sandbox_child import make_hook
+from deepsearch.errors import SandboxUnavailable
+
+LIMITS = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=2_000)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    box = Sandbox(LIMITS)
+    usable, reason = box.availability()
+    # CI runs as root on Linux, where namespaces work: a refusal here is a failure, not a skip.
+    assert usable, reason
+    return box
+
+
+def run(box: Sandbox, code: str, data: dict[str, object] | None = None) -> SandboxResult:
+    return asyncio.run(box.run(code, data or {}))
+
+
+class LoopbackServer:
+    """A TCP listener on 127.0.0.1 that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.accepted += 1
+            conn.close()
+
+    def accepted_after(self, expected: int, timeout: float = 2.0) -> int:
+        """The count once it reaches ``expected`` or ``timeout`` passes (accept is async)."""
+        deadline = time.monotonic() + timeout
+        while self.accepted < expected and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.accepted
+
+    def settled(self) -> int:
+        """The count after any in-flight connection has had time to be accepted."""
+        time.sleep(0.2)
+        return self.accepted
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    srv = LoopbackServer()
+    yield srv
+    srv.close()
+
+
+def connect_code(port: int) -> str:
+    return (
+        "import socket\n"
+        f"s = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
+        "result = 'connected'\n"
+    )
+
+
+# --- legitimate code -------------------------------------------------------------------
+
+
+def test_legitimate_code_runs_with_data(sandbox: Sandbox) -> None:
+    code = (
+        "import math, statistics, json, re, collections\n"
+        "years = [int(re.search(r'\\d{4}', row['text']).group()) for row in data['rows']]\n"
+        "counts = collections.Counter(row['kind'] for row in data['rows'])\n"
+        "print('mean', statistics.mean(years))\n"
+        "result = {'span': max(years) - min(years), 'sqrt': math.isqrt(144),\n"
+        "          'top': counts.most_common(1)[0][0], 'json': json.dumps([1])}\n"
+    )
+    data = {
+        "rows": [
+            {"text": "founded in 1998", "kind": "a"},
+            {"text": "moved in 2004", "kind": "b"},
+            {"text": "sold in 2010", "kind": "a"},
+        ]
+    }
+    out = run(sandbox, code, data)
+    assert out.ok, out.error
+    assert out.result == "{'span': 12, 'sqrt': 12, 'top': 'a', 'json': '[1]'}"
+    assert out.stdout == "mean 2004\n"
+    assert out.error is None and out.duration_s > 0
+
+
+def test_stdlib_helpers_that_touch_files_work(sandbox: Sandbox) -> None:
+    code = (
+        "import datetime, tempfile, zoneinfo\n"
+        "paris = zoneinfo.ZoneInfo('Europe/Paris')\n"
+        "with tempfile.TemporaryFile() as f:\n"
+        "    f.write(b'abc')\n"
+        "    f.seek(0)\n"
+        "    text = f.read()\n"
+        "result = (datetime.datetime(2024, 7, 1, tzinfo=paris).utcoffset().seconds, text)\n"
+    )
+    out = run(sandbox, code)
+    assert out.ok, out.error
+    assert out.result == "(7200, b'abc')"
+
+
+def test_output_variable_and_files_inside_the_workdir(sandbox: Sandbox) -> None:
+    code = "open('notes.txt', 'w').write('kept')\noutput = open('notes.txt').read()\n"
+    out = run(sandbox, code)
+    assert out.ok and out.result == "kept"
+
+
+def test_no_result_variable_gives_none(sandbox: Sandbox) -> None:
+    out = run(sandbox, "x = 1")
+    assert out.ok and out.result is None
+
+
+def test_errors_are_one_line_with_the_line_number(sandbox: Sandbox) -> None:
+    out = run(sandbox, "x = 1\ny = x / 0\n")
+    assert not out.ok
+    assert out.error == "ZeroDivisionError: division by zero (line 2)"
+    syntax = run(sandbox, "def broken(:\n")
+    assert syntax.error is not None and syntax.error.startswith("SyntaxError")
+
+
+def test_printed_text_cannot_forge_the_result(sandbox: Sandbox) -> None:
+    code = 'print(\'{"result": "forged", "error": null}\')\nresult = "real"\n'
+    out = run(sandbox, code)
+    assert out.result == "real"
+
+
+# --- files ------------------------------------------------------------------------------
+
+
+def run_all(box: Sandbox, cases: list[tuple[str, dict[str, object]]]) -> list[SandboxResult]:
+    """Run independent cases concurrently: the per-run cost is mostly process start-up."""
+
+    async def gather() -> list[SandboxResult]:
+        return await asyncio.gather(*(box.run(code, data) for code, data in cases))
+
+    return asyncio.run(gather())
+
+
+def test_cannot_read_outside_the_workdir(sandbox: Sandbox, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top-secret-value", encoding="utf-8")
+    home_file = Path(os.environ["HOME"]) / "keys.txt"
+    home_file.write_text("top-secret-value", encoding="utf-8")
+    repo = Path(__file__).resolve().parents[2]
+    targets = ["/etc/passwd", str(repo / "config.json"), str(home_file), str(secret)]
+    code = "result = open(data['path']).read()"
+    outs = run_all(sandbox, [(code, {"path": path}) for path in targets])
+    for path, out in zip(targets, outs, strict=True):
+        assert out.error == f"blocked: open {path}", path
+        assert "top-secret" not in out.stdout + out.stderr + str(out.result)
+        assert "root:" not in str(out.result)
+
+
+READ_ESCAPES = [
+    "import os; result = os.listdir('/')",
+    "import os; result = os.listdir('..')",
+    "result = open('../../etc/passwd').read()",
+    "import pathlib; result = pathlib.Path('/etc/hostname').read_text()",
+    "import os; os.chdir('/'); result = open('etc/passwd').read()",
+    "import os; os.symlink('/etc/passwd', 'link'); result = open('link').read()",
+    "result = open(b'/etc/passwd').read()",
+    "class P(str):\n    def startswith(self, *a): return True\nresult = open(P('/etc/passwd')).read()",
+    "import builtins\nbuiltins.isinstance = lambda *a: False\nresult = open('/etc/passwd').read()",
+    # the bootstrap's module globals are reachable, but the hook copied what it needs
+    "import sys\nboot = sys.modules['__main__']\nboot._WRITE_PATH_EVENTS = boot._READ_PATH_EVENTS = ()\n"
+    "boot._TZ_ROOTS = ('/',)\nboot._WRITE_FLAGS = 0\nresult = open('/etc/passwd').read()",
+]
+
+
+def test_read_escapes_are_blocked(sandbox: Sandbox) -> None:
+    outs = run_all(sandbox, [(code, {}) for code in READ_ESCAPES])
+    for code, out in zip(READ_ESCAPES, outs, strict=True):
+        assert out.error is not None and out.error.startswith("blocked:"), (code, out.error)
+        assert "root:" not in (out.result or ""), code
+
+
+WRITE_ESCAPES = [
+    "open(data['path'], 'w').write('x')",
+    "import os; os.close(os.open(data['path'], os.O_WRONLY | os.O_CREAT))",
+    "import shutil; open('a', 'w').write('x'); shutil.copyfile('a', data['path'])",
+    "import os; open('a', 'w').write('x'); os.rename('a', data['path'])",
+    "import os; os.mkdir(data['path'])",
+]
+
+
+def test_cannot_write_outside_the_workdir(sandbox: Sandbox, tmp_path: Path) -> None:
+    # /tmp is world-writable, so there only the audit hook stands in the way.
+    victims = [tmp_path / "victim.txt", Path(f"/tmp/deepsearch-victim-{os.getpid()}")]
+    cases = [(code, {"path": str(v)}) for v in victims for code in WRITE_ESCAPES]
+    try:
+        outs = run_all(sandbox, cases)
+        for (code, data), out in zip(cases, outs, strict=True):
+            assert out.error is not None and out.error.startswith("blocked:"), (code, out.error)
+            assert not Path(str(data["path"])).exists(), code
+    finally:
+        for victim in victims:  # only there if the test failed
+            shutil.rmtree(victim, ignore_errors=True)
+            victim.unlink(missing_ok=True)
+
+
+def test_workdir_starts_empty_and_is_deleted(sandbox: Sandbox) -> None:
+    out = run(
+        sandbox, "import os\nopen('f', 'w').write('x')\nresult = (os.getcwd(), os.listdir('.'))"
+    )
+    assert out.ok, out.error
+    workdir, listing = ast.literal_eval(out.result or "")
+    assert listing == ["f"]
+    assert not Path(workdir).exists()
+
+
+def test_native_code_cannot_be_loaded_from_the_workdir(sandbox: Sandbox) -> None:
+    code = (
+        "import _imp\n"
+        "open('evil.so', 'wb').write(b'\\x7fELF')\n"
+        "class Spec:\n    name = 'evil'\n    origin = 'evil.so'\n"
+        "_imp.create_dynamic(Spec())\n"
+    )
+    out = run(sandbox, code)
+    assert out.error is not None and out.error.startswith("blocked: import"), out.error
+
+
+# --- network ----------------------------------------------------------------------------
+
+
+def test_network_blocked_by_both_layers(sandbox: Sandbox, server: LoopbackServer) -> None:
+    out = run(sandbox, connect_code(server.port))
+    assert not out.ok and out.error == "blocked: import socket"
+    assert server.settled() == 0
+
+
+def test_audit_hook_alone_blocks_the_network(server: LoopbackServer) -> None:
+    # Without namespaces: only the hook stands between the code and the listener.
+    bare = Sandbox(LIMITS, isolation="none-unsafe")
+    out = run(bare, connect_code(server.port))
+    assert out.error == "blocked: import socket"
+    out = run(
+        bare,
+        "import _socket\ns = _socket.socket()\ns.connect(('127.0.0.1', data['port']))",
+        {"port": server.port},
+    )
+    assert out.error is not None and out.error.startswith("blocked:"), out.error
+    assert server.settled() == 0
+
+
+def raw_python(plan: IsolationPlan, code: str) -> subprocess.CompletedProcess[str]:
+    """The interpreter under a wrapper and rlimits but with no audit hook: those layers alone."""
+    with _Dirs() as dirs:
+        argv = dirs.command(plan, 1) + ["-I", "-S", "-B", "-c", code]
+        return subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=dirs.work,
+            preexec_fn=limit_setter(LIMITS, plan),
+        )
+
+
+def namespace_plans() -> list[IsolationPlan]:
+    """Every wrapper this machine can use, plus the non-root one (root may map itself too)."""
+    plans = unshare_candidates()
+    assert plans, "unshare and mount are part of util-linux and expected on CI"
+    if os.geteuid() == 0:
+        with mock.patch("os.geteuid", return_value=1000):
+            plans += unshare_candidates()
+    return plans
+
+
+def test_every_namespace_wrapper_alone_blocks_the_network(server: LoopbackServer) -> None:
+    code = connect_code(server.port) + "print(result)"
+    control = raw_python(IsolationPlan(usable=True, reason="none"), code)
+    assert control.stdout.strip() == "connected"  # the probe code can connect at all
+    assert server.accepted_after(1) == 1
+    plans = namespace_plans()
+    assert "unshare with a user namespace" in [plan.reason for plan in plans]
+    for plan in plans:
+        isolated = raw_python(plan, code)
+        assert isolated.returncode != 0, plan.reason
+        assert "connected" not in isolated.stdout
+        assert "OSError" in isolated.stderr, (plan.reason, isolated.stderr)
+    assert server.settled() == 1
+
+
+def test_dropped_uid_alone_protects_files_and_limits_processes(tmp_path: Path) -> None:
+    plan = next((p for p in namespace_plans() if p.run_as_uid is not None), None)
+    if plan is None:
+        pytest.skip("not root: the wrapper cannot drop to another uid")
+    private = tmp_path / "private.txt"  # pytest's tmp tree is 0700 root
+    private.write_text("top-secret", encoding="utf-8")
+    code = (
+        "import os, time\n"
+        "def attempt(action):\n"
+        "    try:\n        action()\n        return 'allowed'\n"
+        "    except OSError as exc:\n        return type(exc).__name__\n"
+        f"print(attempt(lambda: open({str(private)!r}).read()))\n"
+        "print(attempt(lambda: open('/etc/deepsearch-sandbox-test', 'w')))\n"
+        "print(attempt(lambda: os.setuid(0)))\n"
+        "forks = 0\n"
+        "for _ in range(100):\n"
+        "    try:\n        pid = os.fork()\n    except OSError:\n        break\n"
+        "    if pid == 0:\n        time.sleep(5)\n        os._exit(0)\n"
+        "    forks += 1\n"
+        "print(forks)\n"
+    )
+    out = raw_python(plan, code)
+    lines = out.stdout.split()
+    assert lines[:3] == ["PermissionError", "PermissionError", "PermissionError"], out.stderr
+    assert int(lines[3]) < 100  # RLIMIT_NPROC holds for the unprivileged uid
+    assert not Path("/etc/deepsearch-sandbox-test").exists()
+
+
+def test_probe_falls_back_to_the_next_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepsearch.agent.sandbox as sandbox_module
+
+    broken = IsolationPlan(usable=True, reason="broken", prefix=["/nonexistent/unshare"])
+    good = namespace_plans()[-1]
+    monkeypatch.setattr(sandbox_module, "unshare_candidates", lambda: [broken, good])
+    plan = probe_isolation("auto")
+    assert plan.usable and plan.prefix == good.prefix
+    monkeypatch.setattr(sandbox_module, "unshare_candidates", lambda: [broken])
+    plan = probe_isolation("auto")
+    assert not plan.usable and plan.reason.startswith("broken: ")
+
+
+# --- processes --------------------------------------------------------------------------
+
+
+PROCESS_ESCAPES = [
+    ("import os\nwhile True:\n    os.fork()", "os.fork"),
+    ("import posix\nposix.fork()", "os.fork"),
+    ("import os; os.system('touch /tmp/pwned')", "os.system"),
+    ("import subprocess; subprocess.run(['id'])", "import subprocess"),
+    ("import os; os.execv('/bin/sh', ['sh'])", "os.exec"),
+    ("import os; os.posix_spawn('/bin/sh', ['sh'], {})", "os.posix_spawn"),
+    ("import os; os.kill(1, 9)", "os.kill"),
+    ("import ctypes", "import ctypes"),
+    ("import _posixsubprocess", "import _posixsubprocess"),
+    ("def g():\n    yield 1\nresult = g().gi_frame.f_back", "object.__getattr__ gi_frame"),
+    (
+        "try:\n    1/0\nexcept Exception as e:\n    f = e.__traceback__.tb_frame",
+        "object.__getattr__",
+    ),
+    ("import marshal; marshal.loads(b'N')", "marshal.loads"),
+    ("import resource", "import resource"),
+    ("import _signal", "import _signal"),  # could ignore SIGXCPU
+]
+
+
+def test_process_and_introspection_escapes_blocked(sandbox: Sandbox) -> None:
+    outs = run_all(sandbox, [(code, {}) for code, _ in PROCESS_ESCAPES])
+    for (code, event), out in zip(PROCESS_ESCAPES, outs, strict=True):
+        assert out.error is not None and out.error.startswith(f"blocked: {event}"), (
+            code,
+            out.error,
+        )
+
+
+def test_code_cannot_add_its_own_audit_hook(sandbox: Sandbox) -> None:
+    # CPython swallows the hook's refusal and simply does not add the new hook.
+    code = (
+        "import sys\nsys.addaudithook(lambda event, args: print('CALLED', event))\nopen('f', 'w')"
+    )
+    out = run(sandbox, code)
+    assert out.ok, out.error
+    assert "CALLED" not in out.stdout
+
+
+def test_environment_is_cleared(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    out = run(sandbox, "import os\nresult = sorted(os.environ)\nprint(dict(os.environ))")
+    assert out.ok, out.error
+    assert "sk-test-secret" not in out.stdout + (out.result or "")
+    assert "OPENAI_API_KEY" not in (out.result or "")
+
+
+# --- limits -----------------------------------------------------------------------------
+
+
+def _cmdlines() -> list[str]:
+    lines = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return lines
+
+
+def leftovers(marker: str) -> list[str]:
+    """Command lines that mention ``marker`` (a run's work directory): live processes."""
+    return [line for line in _cmdlines() if marker in line]
+
+
+def test_loop_and_cpu_bomb_killed_by_cpu_limit_and_nothing_survives(sandbox: Sandbox) -> None:
+    started = time.monotonic()
+    loop = "import os\nprint(os.getcwd(), flush=True)\nwhile True:\n    pass"
+    bomb = "import os\nprint(os.getcwd(), flush=True)\nx = 10**(10**8)"
+    outs = run_all(sandbox, [(loop, {}), (bomb, {})])
+    assert time.monotonic() - started < LIMITS.wall_s + 1.5
+    for out in outs:
+        # CPU seconds under load can take longer than the wall clock; either limit is fine
+        assert not out.ok and out.error is not None and out.error.startswith("timeout"), out
+        workdir = out.stdout.strip()
+        assert workdir.startswith("/") and leftovers(workdir) == []
+
+
+def test_sleeping_code_killed_by_wall_clock_even_in_its_own_session() -> None:
+    box = Sandbox(LIMITS.model_copy(update={"wall_s": 1.0}))
+    started = time.monotonic()
+    code = "import os, time\nos.setsid()\nprint(os.getcwd(), flush=True)\ntime.sleep(60)"
+    out = run(box, code)
+    elapsed = time.monotonic() - started
+    assert out.error == "timeout: exceeded the wall-clock limit of 1 s"
+    assert 1.0 <= elapsed < 2.5
+    assert leftovers(out.stdout.strip()) == []
+
+
+def test_cancelled_run_leaves_nothing_behind(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created: list[str] = []
+    real_enter = _Dirs.__enter__
+
+    def recording_enter(self: _Dirs) -> _Dirs:
+        created.append(real_enter(self).work)
+        return self
+
+    monkeypatch.setattr(_Dirs, "__enter__", recording_enter)
+
+    async def cancel_midway() -> None:
+        task = asyncio.ensure_future(sandbox.run("import time\ntime.sleep(60)", {}))
+        await asyncio.sleep(0.5)
+        assert created and leftovers(created[0]) != []  # it is running now
+        task.cancel()
+        cancelled_at = time.monotonic()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.monotonic() - cancelled_at < 2  # killed, not waited for
+
+    asyncio.run(cancel_midway())
+    assert leftovers(created[0]) == []
+    assert not Path(created[0]).exists()
+
+
+def test_memory_bomb_fails(sandbox: Sandbox) -> None:
+    out = run(sandbox, "x = [0] * 10**10")
+    assert out.error is not None and out.error.startswith("memory")
+
+
+def test_huge_output_is_truncated(sandbox: Sandbox) -> None:
+    out = run(sandbox, "print('a' * 10**6)\nresult = 'b' * 10**6")
+    assert out.ok
+    assert len(out.stdout) < LIMITS.max_output_chars + 100
+    assert "[output truncated: 1000001 bytes in all]" in out.stdout
+    assert out.result is not None and len(out.result) < LIMITS.max_output_chars + 100
+
+
+def test_file_size_limit(sandbox: Sandbox) -> None:
+    out = run(sandbox, "open('big', 'wb').write(b'x' * (40 * 2**20))")
+    assert not out.ok  # RLIMIT_FSIZE (16 MB) or the 32 MB tmpfs stops it
+
+
+# --- availability -----------------------------------------------------------------------
+
+
+def test_unavailable_isolation_refuses_to_run() -> None:
+    plan = IsolationPlan(usable=False, reason="no network namespace on this host")
+    box = Sandbox(LIMITS, probe=lambda: plan)
+    assert box.availability() == (False, "no network namespace on this host")
+    with pytest.raises(SandboxUnavailable, match="no network namespace"):
+        run(box, "result = 1")
+
+
+def test_solve_with_code_refuses_before_asking_for_code() -> None:
+    box = Sandbox(LIMITS, probe=lambda: IsolationPlan(usable=False, reason="no namespaces"))
+    asked: list[str] = []
+
+    async def generate(problem: str, previous: list[tuple[str, str]]) -> str:
+        asked.append(problem)
+        return "result = 1"
+
+    with pytest.raises(SandboxUnavailable, match="no namespaces"):
+        asyncio.run(solve_with_code("p", {}, generate, box))
+    assert asked == []
+
+
+def test_probe_runs_once_and_bwrap_is_refused() -> None:
+    calls: list[int] = []
+
+    def probe() -> IsolationPlan:
+        calls.append(1)
+        return IsolationPlan(usable=False, reason="x")
+
+    box = Sandbox(probe=probe)
+    box.availability()
+    box.availability()
+    assert calls == [1]
+    assert Sandbox().isolation == "auto"  # never the unprotected mode by default
+    assert not probe_isolation("bwrap").usable
+
+
+# --- retries ----------------------------------------------------------------------------
+
+
+def test_solve_with_code_feeds_the_error_back(sandbox: Sandbox) -> None:
+    seen: list[list[tuple[str, str]]] = []
+    scripts = ["result = data['n'] / 0", "result = undefined_name", "result = data['n'] * 2"]
+
+    async def generate(problem: str, previous: list[tuple[str, str]]) -> str:
+        assert problem == "double n"
+        seen.append(previous)
+        return scripts[len(seen) - 1]
+
+    out, code = asyncio.run(solve_with_code("double n", {"n": 21}, generate, sandbox))
+    assert out.ok and out.result == "42" and code == scripts[2]
+    assert seen[0] == []
+    assert seen[1] == [(scripts[0], "ZeroDivisionError: division by zero (line 1)")]
+    assert seen[2][1] == (scripts[1], "NameError: name 'undefined_name' is not defined (line 1)")
+
+
+def test_solve_with_code_stops_after_max_attempts(sandbox: Sandbox) -> None:
+    calls = 0
+
+    async def generate(problem: str, previous: list[tuple[str, str]]) -> str:
+        nonlocal calls
+        calls += 1
+        return "raise ValueError('still wrong')"
+
+    out, _ = asyncio.run(solve_with_code("p", {}, generate, sandbox, max_attempts=2))
+    assert calls == 2 and not out.ok and out.error == "ValueError: still wrong (line 1)"
+
+
+# --- the hook's path rule, checked in-process against posixpath ---------------------------
+
+_SEGMENTS = st.sampled_from(["..", ".", "", "a", "etc", "passwd", "work", "lib", "x.txt"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(parts=st.lists(_SEGMENTS, max_size=8), absolute=st.booleans())
+def test_hook_allows_exactly_the_paths_inside_its_roots(parts: list[str], absolute: bool) -> None:
+    workdir, stdlib = "/work", "/lib/py"
+    hook = make_hook(workdir, (stdlib,))
+    path = ("/" if absolute else "") + "/".join(parts)
+    full = posixpath.normpath(posixpath.join(os.getcwd(), path))
+    full = "/" + full.lstrip("/")
+    inside_work = full == workdir or full.startswith(workdir + "/")
+    inside_lib = full == stdlib or full.startswith(stdlib + "/")
+
+    def allowed(event: str, args: tuple[object, ...]) -> bool:
+        try:
+            hook(event, args)
+        except PermissionError:
+            return False
+        return True
+
+    assert allowed("open", (path, "r", os.O_RDONLY)) == (inside_work or inside_lib)
+    assert allowed("open", (path, "w", os.O_WRONLY)) == inside_work
+    assert allowed("os.remove", (path, None)) == inside_work
+    assert allowed("os.listdir", (path,)) == (inside_work or inside_lib)
