@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -30,7 +31,9 @@ def _short(text: str, limit: int) -> str:
 
 
 def _tokens(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+    if n < 1000:
+        return str(n)
+    return f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
 
 
 class LiveView:
@@ -62,14 +65,19 @@ class LiveView:
         style = ACTION_STYLE.get(event.action, "white")
         line = Text()
         line.append(f"{event.step:>3} ", style="bold")
-        line.append(f"{event.action:<8}", style=style)
-        line.append(f"{_short(event.think, 60):<60} ", style="italic")
-        line.append(_short(event.detail, 70))
+        line.append(f"{event.action:<7}", style=style)
         line.append(
-            f"  [{_tokens(event.tokens_used)}/{_tokens(event.budget)} tok, {event.elapsed_s:.1f}s]",
+            f"{_tokens(event.tokens_used):>6}/{_tokens(event.budget)} tok {event.elapsed_s:6.1f}s  ",
             style="dim",
         )
-        self.console.print(line, overflow="ellipsis", no_wrap=True)
+        if event.think:
+            line.append(_short(event.think, 80), style="italic")
+            line.append(" → ", style="dim")
+        line.append(_short(event.detail, 160))
+        if self.console.is_terminal:  # one line per step on screen; full lines in a log
+            self.console.print(line, overflow="ellipsis", no_wrap=True)
+        else:
+            self.console.print(line, soft_wrap=True)
 
     def _phase(self, event: PhaseChanged) -> None:
         if event.phase == "beast":
@@ -104,10 +112,33 @@ def print_answer(result: ResearchResult, *, as_json: bool) -> None:
     text = answer_markdown(result)
     out = Console(highlight=False)
     if out.is_terminal:
-        out.print(Markdown(text))
+        body, definitions = split_definitions(text)
+        out.print(Markdown(body))
+        if result.references:
+            out.print()
+            out.print(Text("Sources", style="bold"))
+            for index, ref in enumerate(result.references, start=1):
+                line = Text(f"[{index}] ", style="bold cyan")
+                line.append(f'"{_short(ref.quote, 200)}"', style="italic")
+                line.append(f" — {ref.title or ref.url}\n    ")
+                line.append(ref.url, style=f"link {ref.url}")
+                out.print(line)
+        elif definitions:
+            out.print(definitions)
     else:
         sys.stdout.write(text.rstrip() + "\n")
         sys.stdout.flush()
+
+
+def split_definitions(text: str) -> tuple[str, str]:
+    """Separate the answer body from its trailing `[^n]: ...` definition lines."""
+    lines = text.rstrip().splitlines()
+    cut = len(lines)
+    while cut > 0 and (lines[cut - 1].startswith("[^") or not lines[cut - 1].strip()):
+        cut -= 1
+    body = "\n".join(lines[:cut])
+    # Rich renders [^n] literally; show markers as plain superscript-like brackets.
+    return re.sub(r"\[\^(\d+)\]", r"[\1]", body), "\n".join(lines[cut:]).strip()
 
 
 def answer_markdown(result: ResearchResult) -> str:

@@ -1,0 +1,312 @@
+"""The installed `deepsearch` command, end to end, over loopback only:
+
+- the real `openai` SDK against a fake OpenAI-compatible server (routed by schema),
+- SearXNG-shaped search results pointing at
+- loopback pages built from a few HotpotQA paragraphs (tests/fixtures/hotpot_mini.json),
+
+asserting on the `--json` output, exit codes, citations, the trace and Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.search_servers import FakeSearchServers
+from tests.fakes.web_server import LoopbackServer, _text
+
+FIXTURE = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "hotpot_mini.json").read_text("utf-8")
+)
+QUESTION = FIXTURE["question"]
+SECRET = "sk-e2e-secret-value-0123456789"
+DEEPSEARCH = Path(sys.executable).parent / "deepsearch"
+
+ANSWER = (
+    "The film was Maximum Overdrive, which was shot in and around Leland, North Carolina. "
+    "Maximum Overdrive is a 1986 American science fiction horror comedy film written and "
+    "directed by Stephen King. So the director was Stephen King."
+)
+
+
+def slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def page_html(title: str, text: str) -> bytes:
+    body = (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}"
+        f"</title></head><body><nav>Home | Random</nav><article><h1>{html.escape(title)}</h1>"
+        f"<p>{html.escape(text)}</p></article><footer>Footer text</footer></body></html>"
+    )
+    return body.encode("utf-8")
+
+
+@pytest.fixture
+def web() -> Iterator[LoopbackServer]:
+    routes = {
+        f"/wiki/{slug(t)}": _text(page_html(t, p), "text/html; charset=utf-8")
+        for t, p in FIXTURE["paragraphs"].items()
+    }
+    with LoopbackServer(routes=routes) as server:
+        yield server
+
+
+@pytest.fixture
+def search(web: LoopbackServer) -> Iterator[FakeSearchServers]:
+    results = [
+        {"title": t, "url": web.url(f"/wiki/{slug(t)}"), "content": p.split(". ")[0] + "."}
+        for t, p in FIXTURE["paragraphs"].items()
+    ]
+    # Gold paragraphs first, as a good engine would rank them.
+    results.sort(key=lambda r: r["title"] not in FIXTURE["gold"])
+    with FakeSearchServers() as srv:
+        srv.always("searxng", 200, {"results": results})
+        yield srv
+
+
+def schema_name(body: dict[str, Any]) -> str | None:
+    fmt = body.get("response_format") or {}
+    return (fmt.get("json_schema") or {}).get("name")
+
+
+Router = Callable[[dict[str, Any]], Any]
+
+
+def router(steps: list[dict[str, Any] | Reply], *, strict_pass: bool = True) -> Router:
+    """Agent steps in order (the last repeats); every evaluator passes (or strict fails)."""
+    queue = list(steps)
+
+    def route(body: dict[str, Any]) -> Any:
+        name = schema_name(body)
+        if name == "QuestionEval":
+            return {
+                "think": "a fact",
+                "needs_definitive": True,
+                "needs_freshness": False,
+                "needs_plurality": False,
+                "needs_completeness": False,
+            }
+        if name == "AgentStep":
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+        if name == "StrictEval":
+            return {"think": "checked", "pass": strict_pass, "improvement_plan": "More."}
+        if name in ("DefinitiveEval", "CompletenessEval"):
+            return {"think": "ok", "pass": True}
+        if name == "RewriteReply":
+            return {"think": "", "queries": []}
+        if name == "ErrorAnalysis":
+            return {"recap": "r", "blame": "b", "improvement": "i"}
+        if name is None:  # the finalizer's free text: keep the answer as it is
+            return body["messages"][-1]["content"]
+        raise AssertionError(f"unexpected schema {name}")
+
+    return route
+
+
+SEARCH = {
+    "think": "find the films",
+    "action": "search",
+    "search": {"queries": ["films shot in Leland North Carolina 1986"]},
+}
+VISIT = {"think": "read both", "action": "visit", "visit": {"url_indices": [1, 2]}}
+ANSWER_STEP = {"think": "enough", "action": "answer", "answer": {"answer": ANSWER}}
+
+
+def run_cli(
+    llm: FakeOpenAIServer, search: FakeSearchServers, *extra: str, tmp: Path, timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(DEEPSEARCH), QUESTION, *cli_args(search), *extra],
+        env=cli_env(llm, tmp),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def cli_args(search: FakeSearchServers) -> list[str]:
+    return [
+        "--json",
+        "--llm-provider",
+        "openai",
+        "--search-provider",
+        "searxng",
+        "--searxng-url",
+        search.base_url("searxng"),
+        "--allow-private-urls",
+        "--no-cache",
+        "--budget",
+        "200000",
+    ]
+
+
+def cli_env(llm: FakeOpenAIServer, tmp: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "OPENAI_API_KEY": SECRET,
+        "OPENAI_BASE_URL": llm.base_url,
+        "HOME": str(tmp),
+        "DEEPSEARCH_CACHE_DIR": str(tmp / "cache"),
+        "NO_COLOR": "1",
+    }
+
+
+def normalized(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.timeout(120)
+def test_answer_with_verified_citations(
+    web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+        done = run_cli(llm, search, "--trace", str(trace), tmp=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\n") == 1, "stdout must hold exactly one JSON object"
+    out = json.loads(done.stdout)
+    assert out["schema_version"] == "1"
+    assert out["status"] == "answered"
+    assert out["question"] == QUESTION
+    assert "Stephen King" in out["answer"]
+    assert [s["action"] for s in out["steps"]] == ["search", "visit", "answer"]
+    # the two picks, topped up by rank to five: all four pages of this small web
+    assert len(out["read_urls"]) == 4 and set(out["read_urls"]) <= set(out["visited_urls"])
+    usage = out["usage"]
+    assert 0 < usage["total_tokens"] <= usage["budget"] == 200_000
+    assert {"agent", "evaluator"} <= set(usage["by_tool"])
+
+    # Every citation is a verbatim quote from a page the loopback web served.
+    served = [normalized(p) for p in FIXTURE["paragraphs"].values()]
+    assert out["references"], "the answer restates page sentences: it must be cited"
+    for ref in out["references"]:
+        assert any(normalized(ref["quote"]) in page for page in served), ref
+        assert ref["url"] in out["read_urls"] or ref["url"].startswith(web.base)
+    assert "[^1]" in out["answer"] and '[^1]: "' in out["answer"]
+    assert web.requests, "the reader fetched the pages over loopback"
+
+    # The trace has LLM and web calls and never the key.
+    lines = [json.loads(line) for line in trace.read_text("utf-8").splitlines()]
+    kinds = {line["kind"] for line in lines}
+    assert {"llm_request", "llm_response", "search", "read"} <= kinds
+    assert SECRET not in trace.read_text("utf-8")
+    assert SECRET not in done.stdout + done.stderr
+
+
+@pytest.mark.timeout(120)
+def test_step_limit_forces_beast_mode_exit_3(
+    web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+        done = run_cli(llm, search, "--max-steps", "2", "--quiet", tmp=tmp_path)
+    assert done.returncode == 3, done.stderr
+    out = json.loads(done.stdout)
+    assert out["status"] == "forced"
+    assert [s["action"] for s in out["steps"]] == ["search", "visit", "answer"]
+    assert "Stephen King" in out["answer"]
+    assert done.stderr == "", "--quiet keeps stderr silent"
+
+
+@pytest.mark.timeout(120)
+def test_plain_output_is_markdown_and_view_goes_to_stderr(
+    web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
+) -> None:
+    args = [a for a in cli_args(search) if a != "--json"]
+    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+        done = subprocess.run(
+            [str(DEEPSEARCH), QUESTION, *args],
+            env=cli_env(llm, tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("The film was Maximum Overdrive")
+    assert "[^1]:" in done.stdout
+    assert "search" in done.stderr and "visit" in done.stderr and "answered" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_prints_the_partial_result_and_exits_130(
+    web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
+) -> None:
+    stall = Reply(content=json.dumps(ANSWER_STEP), delay_s=60)
+    with FakeOpenAIServer(router([SEARCH, stall])) as llm:
+        proc = subprocess.Popen(
+            [str(DEEPSEARCH), QUESTION, *cli_args(search)],
+            env=cli_env(llm, tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while sum(schema_name(r.body) == "AgentStep" for r in llm.chat_requests) < 2:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()  # type: ignore[union-attr]
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    out = json.loads(stdout)
+    assert out["status"] == "interrupted"
+    assert [s["action"] for s in out["steps"]] == ["search"]
+    assert "Traceback" not in stderr
+
+
+def test_bad_flag_value_is_one_line_exit_2(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(DEEPSEARCH), "q?", "--effort", "extreme"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "effort" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stdout == ""
+
+
+def test_no_provider_is_a_clear_config_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(DEEPSEARCH), "q?", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={
+            **os.environ,
+            "HOME": str(tmp_path),
+            "DEEPSEARCH_CONFIG": str(_closed_ollama(tmp_path)),
+        },
+    )
+    assert done.returncode == 2, done.stderr
+    assert "GEMINI_API_KEY" in done.stderr and "OPENAI_API_KEY" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _closed_ollama(tmp: Path) -> Path:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp / "config.json"
+    path.write_text(json.dumps({"llm": {"ollama_url": f"http://127.0.0.1:{port}"}}), "utf-8")
+    return path
