@@ -158,7 +158,7 @@ def build(
     return ResearchRun(
         "Who designed the tower and when was it built?",
         deps,
-        RunOptions(budget=50_000_000, max_steps=steps, direct_answer=False, max_bad_attempts=1000),
+        RunOptions(max_steps=steps, direct_answer=False, max_bad_attempts=1000),
     )
 
 

@@ -135,6 +135,10 @@ class AgentConfig(_Strict):
     boost_hostnames: list[str] = Field(default_factory=list)
     bad_hostnames: list[str] = Field(default_factory=list)
     only_hostnames: list[str] = Field(default_factory=list)
+    # Limits of the coding action's sandbox (its isolation is not configurable on purpose).
+    sandbox_cpu_s: int = Field(5, ge=1, le=120)
+    sandbox_wall_s: float = Field(10, gt=0, le=300)
+    sandbox_memory_mb: int = Field(512, ge=64, le=8192)
 
     @property
     def token_budget(self) -> int:

@@ -17,7 +17,6 @@ from deepsearch.web.types import Page, Reader, ReadFailure
 def run_options(settings: Settings) -> RunOptions:
     agent = settings.agent
     return RunOptions(
-        budget=agent.token_budget,
         max_steps=agent.max_steps,
         timeout_s=agent.timeout_s,
         max_bad_attempts=agent.max_bad_attempts,
@@ -59,7 +58,7 @@ async def build_deps(
 ) -> AgentDeps:
     """Construct the LLM client, search chain, reader and sandbox; closers go on `stack`."""
     from deepsearch.agent.rewrite import make_query_rewriter
-    from deepsearch.agent.sandbox import Sandbox
+    from deepsearch.agent.sandbox import Sandbox, SandboxLimits
     from deepsearch.agent.similarity_factory import build_similarity
     from deepsearch.llm.factory import build_llm_client
     from deepsearch.web.cache import WebCache
@@ -87,7 +86,13 @@ async def build_deps(
         llm=llm,
         search=search,
         reader=reader,
-        sandbox=Sandbox(),
+        sandbox=Sandbox(
+            SandboxLimits(
+                cpu_s=settings.agent.sandbox_cpu_s,
+                wall_s=settings.agent.sandbox_wall_s,
+                memory_mb=settings.agent.sandbox_memory_mb,
+            )
+        ),
         emit=emit,
         similarity=similarity,
         rewrite_queries=make_query_rewriter(llm, settings, similarity),

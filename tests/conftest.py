@@ -84,3 +84,15 @@ def shared_dir() -> Path:
     if not SHARED_DIR.is_dir():
         pytest.skip("../shared is not present (fresh clone)")
     return SHARED_DIR
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Live tests talk to real providers: skipped unless DEEPSEARCH_LIVE=1."""
+    import os
+
+    if os.environ.get("DEEPSEARCH_LIVE") == "1":
+        return
+    skip = pytest.mark.skip(reason="live test: set DEEPSEARCH_LIVE=1 and a provider key to run")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)

@@ -25,7 +25,6 @@ QueryRewriter = Callable[[str, list[str], list[SearchResult], bool], Awaitable[l
 
 
 class RunOptions(BaseModel):
-    budget: int = Field(500_000, ge=1000)
     max_steps: int = Field(100, ge=1)
     timeout_s: float | None = Field(None, gt=0)
     max_bad_attempts: int = Field(2, ge=1)

@@ -113,4 +113,4 @@ def make_deps(
 
 
 def options(**kwargs: Any) -> RunOptions:
-    return RunOptions(**{"budget": 200_000, **kwargs})
+    return RunOptions(**kwargs)

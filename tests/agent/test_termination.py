@@ -75,7 +75,7 @@ async def test_budget_forces_beast_mode_and_is_never_exceeded() -> None:
         search=FakeSearch(many_results),
         reader=FakeReader({}),
     )
-    result = await ResearchRun("Who?", deps, options(budget=20_000, max_steps=1000)).run()
+    result = await ResearchRun("Who?", deps, options(max_steps=1000)).run()
     assert result.status == "forced"
     assert result.answer == "best guess"
     assert result.usage.total_tokens <= 20_000
@@ -188,7 +188,7 @@ def test_any_valid_reply_sequence_ends_within_limits(
     run = ResearchRun(
         "Which city hosted the 1900 Olympics?",
         deps,
-        options(budget=budget, max_steps=max_steps, timeout_s=30),
+        options(max_steps=max_steps, timeout_s=30),
     )
     result = asyncio.run(run.run())
     assert result.status in ("answered", "forced", "failed")

@@ -1,0 +1,199 @@
+"""Each action's effect on the state, through the loop with a scripted LLM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.sandbox import Sandbox, SandboxLimits
+from deepsearch.llm.base import CompletionRequest
+from deepsearch.web.testing import FakeReader, FakeSearch
+from deepsearch.web.types import Page, ReadFailure, SearchResult
+from tests.agent.helpers import evaluator_reply, make_deps, options
+
+Q = "How many moons do Mars and Jupiter have together?"
+
+
+def scripted(steps: list[dict[str, Any]], coder: list[str] | None = None) -> Any:
+    queue = list(steps)
+    code = list(coder or [])
+
+    def reply(request: CompletionRequest) -> Any:
+        if request.tool in ("agent", "agent_beast"):
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+        if request.tool == "coder":
+            return {"think": "", "code": code.pop(0) if len(code) > 1 else code[0]}
+        if request.tool == "finalizer":
+            return request.messages[-1].content
+        if request.tool == "error_analyzer":
+            return {"recap": "r", "blame": "b", "improvement": "i"}
+        return evaluator_reply(request)
+
+    return reply
+
+
+def results(urls: list[str]) -> FakeSearch:
+    return FakeSearch(
+        lambda q: [
+            SearchResult(title=u, url=u, snippet=f"about {u}", provider="fake") for u in urls
+        ]
+    )
+
+
+async def test_search_drops_queries_already_searched_and_pools_hits() -> None:
+    search = results(["https://a.org/1", "https://b.org/2"])
+    steps = [
+        {"think": "", "action": "search", "search": {"queries": ["mars moons", "Mars  Moons", ""]}},
+        {"think": "", "action": "reflect", "reflect": {"questions": ["how many moons has mars?"]}},
+        {"think": "", "action": "search", "search": {"queries": ["mars moons", "jupiter moons"]}},
+        {"think": "", "action": "answer", "answer": {"answer": "97"}},
+    ]
+    deps, _ = make_deps(scripted(steps), search=search, reader=FakeReader({}))
+    run = ResearchRun(Q, deps, options(max_steps=4))
+    await run.run()
+    assert [q.q for q in search.queries] == ["mars moons", "jupiter moons"]
+    pool = run.state.url_pool
+    assert pool["https://a.org/1"].weight == 2.0  # +1 per hit
+    assert any(k.type == "side-info" for k in run.state.knowledge)
+
+
+async def test_visit_tops_up_records_failures_and_drops_dead_hosts() -> None:
+    urls = [f"https://h{i}.org/p" for i in range(4)] + ["https://dead.org/a", "https://dead.org/b"]
+    pages: dict[str, str | Page] = {u: f"page {u} " * 20 for u in urls[:3]}
+
+    class Reader(FakeReader):
+        async def read(self, url: str) -> Page | ReadFailure:
+            if url.startswith("https://dead.org"):
+                self.reads.append(url)
+                return ReadFailure(url=url, kind="dns", detail="no such host")
+            return await super().read(url)
+
+    reader = Reader(pages)
+    steps = [
+        {"think": "", "action": "search", "search": {"queries": ["x"]}},
+        {"think": "", "action": "visit", "visit": {"url_indices": [42, 0, -1]}},
+        {"think": "", "action": "answer", "answer": {"answer": "a"}},
+    ]
+    deps, _ = make_deps(scripted(steps), search=results(urls), reader=reader)
+    run = ResearchRun(Q, deps, options(max_steps=3))
+    await run.run()
+    st = run.state
+    assert len(reader.reads) == 5  # nonsense picks ignored, topped up by rank to five
+    assert len(st.read_urls) == len([u for u in reader.reads if u in pages])
+    assert set(st.failed_urls) == {u for u in reader.reads if u not in pages}
+    failed_dead = [u for u in st.failed_urls if "dead.org" in u]
+    assert failed_dead and all("dns" in st.failed_urls[u] for u in failed_dead)
+    assert "dead.org" in st.dead_hosts
+    assert not [u for u in st.url_pool if "dead.org" in u], "a dead host leaves the pool"
+    assert sum(k.type == "url" for k in st.knowledge) == len(st.read_urls)
+
+
+async def test_in_page_links_join_the_pool_at_a_tenth() -> None:
+    page = Page(
+        url="https://a.org/1",
+        final_url="https://a.org/1",
+        title="A",
+        text="text " * 50,
+        links=[("next page", "https://c.org/next?utm_source=x"), ("mail", "mailto:x@y.z")],
+        fetched_at="2026-01-01T00:00:00Z",
+    )
+    steps = [
+        {"think": "", "action": "search", "search": {"queries": ["x"]}},
+        {"think": "", "action": "visit", "visit": {"url_indices": [1]}},
+        {"think": "", "action": "answer", "answer": {"answer": "a"}},
+    ]
+    deps, _ = make_deps(
+        scripted(steps),
+        search=results(["https://a.org/1"]),
+        reader=FakeReader({"https://a.org/1": page}),
+    )
+    run = ResearchRun(Q, deps, options(max_steps=3))
+    await run.run()
+    assert run.state.url_pool["https://c.org/next"].weight == 0.1  # normalized, tracking dropped
+    assert not [u for u in run.state.url_pool if u.startswith("mailto")]
+
+
+async def test_subquestion_answer_becomes_knowledge_and_leaves_the_gaps() -> None:
+    steps = [  # step n works on gaps[n % len(gaps)]
+        {"think": "", "action": "search", "search": {"queries": ["moons"]}},
+        {
+            "think": "",
+            "action": "reflect",
+            "reflect": {"questions": ["How many moons has Mars?", Q]},
+        },
+        {"think": "", "action": "answer", "answer": {"answer": "Mars has two moons."}},
+        {"think": "", "action": "answer", "answer": {"answer": "97 moons in total."}},
+    ]
+    deps, provider = make_deps(scripted(steps))
+    run = ResearchRun(Q, deps, options(max_steps=4, direct_answer=False))
+    result = await run.run()
+    st = run.state
+    assert st.all_questions == [Q, "How many moons has Mars?"]  # the repeat of Q was dropped
+    assert st.gaps == [Q]
+    qa = [k for k in st.knowledge if k.type == "qa"]
+    assert qa and qa[0].question == "How many moons has Mars?" and "two moons" in qa[0].answer
+    assert provider.calls_for("agent")[2].messages[-1].content == "How many moons has Mars?"
+    assert result.status == "answered" and "97" in result.answer
+    assert [s.action for s in result.steps] == ["search", "reflect", "answer", "answer"]
+
+
+async def test_coding_runs_in_the_sandbox_with_the_error_fed_back() -> None:
+    steps = [
+        {"think": "", "action": "search", "search": {"queries": ["moons"]}},
+        {"think": "", "action": "coding", "coding": {"problem": "count the knowledge items"}},
+        {"think": "", "action": "answer", "answer": {"answer": "done"}},
+    ]
+    bad, good = "result = undefined_name", "result = len(data['knowledge']) * 10"
+    sandbox = Sandbox(SandboxLimits(cpu_s=2, wall_s=5))
+    deps, provider = make_deps(
+        scripted(steps, coder=[bad, good]),
+        search=results(["https://a.org/1"]),
+        sandbox=sandbox,
+    )
+    run = ResearchRun(Q, deps, options(max_steps=3))
+    await run.run()
+    coding = [k for k in run.state.knowledge if k.type == "coding"]
+    assert coding and coding[0].answer == "10"
+    coder_calls = provider.calls_for("coder")
+    assert len(coder_calls) == 2
+    assert "NameError" in coder_calls[1].system  # the first attempt's error was shown
+
+
+async def test_coding_is_refused_without_isolation() -> None:
+    from deepsearch.agent.sandbox import IsolationPlan
+
+    sandbox = Sandbox(probe=lambda: IsolationPlan(usable=False, reason="no namespaces here"))
+    deps, provider = make_deps(
+        scripted([{"think": "", "action": "answer", "answer": {"answer": "x"}}]), sandbox=sandbox
+    )
+    run = ResearchRun(Q, deps, options(max_steps=2, direct_answer=False))
+    await run.run()
+    allowed = [c.json_schema["properties"]["action"] for c in provider.calls_for("agent")]  # type: ignore[index]
+    assert all("coding" not in (a.get("enum") or [a.get("const")]) for a in allowed)
+    assert run.coding_reason == "no namespaces here"
+
+
+async def test_knowledge_beyond_the_context_is_left_out_and_said() -> None:
+    events: list[Any] = []
+    big = "word " * 3000
+    pages = {f"https://h{i}.org/p": big for i in range(5)}
+    steps = [
+        {"think": "", "action": "search", "search": {"queries": ["x"]}},
+        {"think": "", "action": "visit", "visit": {"url_indices": [1, 2, 3, 4, 5]}},
+        {"think": "", "action": "reflect", "reflect": {"questions": ["sub?"]}},
+    ]
+    steps.append({"think": "", "action": "answer", "answer": {"answer": "forced"}})
+    deps, provider = make_deps(
+        scripted(steps),
+        search=results(list(pages)),
+        reader=FakeReader(pages),
+        events=events,
+        budget=40_000,  # knowledge allowance: 4,000 tokens, below the five pages' ~11,000
+    )
+    run = ResearchRun(Q, deps, options(max_steps=3))
+    await run.run()
+    last_prompt = provider.calls_for("agent")[-1].system
+    assert run.state.omitted_knowledge > 0
+    assert "not shown" in last_prompt
+    assert any("left out of the prompt" in getattr(e, "text", "") for e in events)
+    assert len(run.state.knowledge) == 6  # all kept in the state: 1 side-info + 5 pages
