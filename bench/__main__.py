@@ -18,6 +18,7 @@ BENCHMARKS = [
     "extraction",
     "fetch_concurrency",
     "ranking",
+    "citations",
     "orchestration",
 ]
 
