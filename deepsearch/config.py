@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -219,6 +220,8 @@ def _merge_layer(
     merged: dict[str, Any], sources: dict[str, str], layer: Mapping[str, Any], source: str
 ) -> None:
     for dotted, value in _flatten(layer).items():
+        if isinstance(value, Mapping) and not value:
+            continue  # `{}` in a user file means "no change", not "erase the defaults"
         _set_dotted(merged, dotted, value)
         sources[dotted] = source
 
@@ -226,6 +229,8 @@ def _merge_layer(
 def _read_json_file(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: cannot read config file (not UTF-8 text)") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file ({exc.strerror or exc})") from None
     try:
@@ -273,15 +278,23 @@ def _user_config_path(
 
 
 def _describe_validation_error(exc: ValidationError, sources: dict[str, str]) -> str:
+    """One line: the source (file, env var or flag), the dotted key, the problem."""
     err = exc.errors()[0]
-    dotted = ".".join(str(part) for part in err["loc"])
-    source = sources.get(dotted)
-    if source is None:  # a nested object failed as a whole: find any leaf under it
-        source = next((s for k, s in sources.items() if k.startswith(dotted + ".")), "config")
-    message = err["msg"]
-    if err["type"] == "extra_forbidden":
-        message = "unknown key"
-    return f"{source}: {dotted}: {message}"
+    parts = [str(p) for p in err["loc"] if isinstance(p, str) and p != "[key]"]
+    dotted = ".".join(parts)
+    source = None
+    for cut in range(len(parts), 0, -1):  # the longest configured prefix names the source
+        prefix = ".".join(parts[:cut])
+        source = sources.get(prefix) or next(
+            (s for k, s in sources.items() if k.startswith(prefix + ".")), None
+        )
+        if source:
+            break
+    message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+    index = next((p for p in err["loc"] if isinstance(p, int)), None)
+    if index is not None:
+        message = f"item {index}: {message}"
+    return f"{source or 'config'}: {dotted}: {message}"
 
 
 def load_config(
@@ -330,6 +343,24 @@ def mask_secret(value: str) -> str:
     return f"{SECRET_MASK} (set, {len(value)} chars)" if value else "-"
 
 
+def effective_values(loaded: LoadedConfig) -> dict[str, tuple[Any, str]]:
+    """dotted key -> (JSON value, source), secrets masked (for `config --json`)."""
+    data = loaded.settings.model_dump(mode="python")
+    out: dict[str, tuple[Any, str]] = {}
+    for dotted, value in sorted(_flatten(data).items()):
+        if isinstance(value, SecretStr):
+            value = mask_secret(value.get_secret_value())
+        elif isinstance(value, str):
+            value = redact_userinfo(value)
+        out[dotted] = (value, loaded.sources.get(dotted, "built-in"))
+    return out
+
+
+def redact_userinfo(text: str) -> str:
+    """Hide a password embedded in a URL (http://user:pass@host → http://user:****@host)."""
+    return re.sub(r"(?<=://)([^/@:\s]+):[^/@\s]+@", r"\1:" + SECRET_MASK + "@", text)
+
+
 def effective_items(loaded: LoadedConfig) -> list[tuple[str, str, str]]:
     """(dotted key, display value, source) for every leaf, secrets masked."""
     data = loaded.settings.model_dump(mode="python")
@@ -340,6 +371,6 @@ def effective_items(loaded: LoadedConfig) -> list[tuple[str, str, str]]:
         elif value is None:
             shown = "-"
         else:
-            shown = json.dumps(value) if not isinstance(value, str) else value
+            shown = json.dumps(value) if not isinstance(value, str) else redact_userinfo(value)
         rows.append((dotted, shown, loaded.sources.get(dotted, "built-in")))
     return rows

@@ -25,7 +25,7 @@ from deepsearch.agent.evaluator import Evaluator, metrics_for
 from deepsearch.agent.events import Notice, PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.finalize import finalize_answer
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
-from deepsearch.agent.language import detect_language
+from deepsearch.agent.language import detect_language, language_name
 from deepsearch.agent.ranking_step import refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, ToolUsageReport, UsageReport
 from deepsearch.agent.schema import AllowFlags, StepBase, step_schema
@@ -59,7 +59,10 @@ class ResearchRun:
         self.options = options
         self.state = AgentState.start(question)
         self.evaluator = Evaluator(deps.llm)
-        self.language = options.language or question_language(question)
+        # --language accepts a code ("de") or a name ("German"); prompts want the name.
+        self.language = (
+            language_name(options.language) if options.language else question_language(question)
+        )
         self.needs_freshness = False
         self.coding_available, self.coding_reason = self._probe_sandbox()
         self.started = deps.clock.monotonic()

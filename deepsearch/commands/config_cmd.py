@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deepsearch.cli import EXIT_USAGE, ConfigOption, fail
-from deepsearch.config import effective_items, load_config
+from deepsearch.config import effective_items, effective_values, load_config
 from deepsearch.errors import ConfigError
 
 
@@ -21,11 +21,14 @@ def show_config(
         loaded = load_config(config_file=config)
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
-    rows = effective_items(loaded)
     if as_json:
-        payload = {key: {"value": value, "source": source} for key, value, source in rows}
+        values = effective_values(loaded)
+        payload = {
+            key: {"value": value, "source": source} for key, (value, source) in values.items()
+        }
         typer.echo(json.dumps(payload, indent=2))
         return
+    rows = effective_items(loaded)
     table = Table(title="deepsearch configuration", title_justify="left")
     table.add_column("key", style="cyan", no_wrap=True)
     table.add_column("value", overflow="fold")

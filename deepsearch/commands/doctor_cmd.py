@@ -38,9 +38,9 @@ def doctor(config: ConfigOption = None) -> None:
         from deepsearch.llm.factory import resolve_provider
 
         provider_name = resolve_provider(settings)
+        checks = asyncio.run(llm_checks(settings, provider_name)) + search_checks(settings)
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
-    checks = asyncio.run(llm_checks(settings, provider_name)) + search_checks(settings)
     _print_table(checks)
     if not all(check.ok for check in checks):
         raise fail(f"{sum(not c.ok for c in checks)} of {len(checks)} checks failed", EXIT_RUNTIME)

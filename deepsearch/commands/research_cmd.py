@@ -156,6 +156,8 @@ def research(
         settings = load_config(config_file=config, overrides=overrides).settings
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
+    if trace is not None and not trace.parent.is_dir():
+        raise fail(f"{trace}: cannot write the trace (no such directory)", EXIT_USAGE)
     code = _run(question.strip(), settings, as_json=as_json, quiet=quiet, trace_path=trace)
     raise typer.Exit(code)
 
@@ -182,6 +184,9 @@ def _run(
 
     try:
         result = asyncio.run(go())
+    except OSError as exc:  # e.g. the trace file cannot be created
+        view.stop()
+        raise fail(f"{exc.filename or 'file'}: {exc.strerror or exc}", EXIT_RUNTIME) from None
     except KeyboardInterrupt:
         view.stop()
         run = holder.get("run")

@@ -27,7 +27,7 @@ from deepsearch.llm.base import (
     Message,
     Usage,
 )
-from deepsearch.llm.parse import ParseFailure, parse_json_lenient
+from deepsearch.llm.parse import ParseFailure, extract_json_text, parse_json_lenient
 from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
 
@@ -125,7 +125,7 @@ class LLMClient:
         json_schema = _json_schema(schema)
         history = list(messages)
         completion, usage = await self._call(tool, system, history, json_schema, schema.__name__)
-        value, problem = self._validate(schema, completion.text)
+        value, problem = self._validate(schema, completion)
         if value is not None:
             return ObjectResult(value=value, usage=usage, attempts=1)
 
@@ -147,7 +147,7 @@ class LLMClient:
         ]
         retry, retry_usage = await self._call(tool, system, history, json_schema, schema.__name__)
         usage = usage + retry_usage
-        value, problem = self._validate(schema, retry.text)
+        value, problem = self._validate(schema, retry)
         if value is not None:
             return ObjectResult(value=value, usage=usage, attempts=2)
 
@@ -162,7 +162,7 @@ class LLMClient:
             "fallback", fb_system, fb_messages, distill_schema(json_schema), schema.__name__
         )
         usage = usage + fb_usage
-        value, problem = self._validate(schema, fallback.text)
+        value, problem = self._validate(schema, fallback)
         if value is not None:
             return ObjectResult(value=value, usage=usage, attempts=3)
         raise StructuredOutputError(
@@ -190,7 +190,11 @@ class LLMClient:
 
     # ------------------------------------------------------------ internals
 
-    def _validate(self, schema: type[T], text: str) -> tuple[T | None, str]:
+    def _validate(self, schema: type[T], completion: Completion) -> tuple[T | None, str]:
+        text = completion.text
+        if completion.finish_reason == "length" and not _is_complete_json(text):
+            # Repairing a reply cut off mid-JSON would validate a truncated answer.
+            return None, "the reply was cut off at the output-token limit before the JSON ended"
         try:
             data = parse_json_lenient(text)
         except ParseFailure as exc:
@@ -264,6 +268,14 @@ class LLMClient:
     def _emit(self, kind: str, payload: dict[str, Any]) -> None:
         if self._trace is not None:
             self._trace(kind, payload)
+
+
+def _is_complete_json(text: str) -> bool:
+    try:
+        json.loads(extract_json_text(text))
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _summarize(exc: ValidationError, limit: int = 5) -> str:

@@ -28,7 +28,9 @@ _UNCLOSED_OPEN = re.compile(r"<(?:" + "|".join(_REASONING_TAGS) + r")\b[^>]*>", 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
 
 
-_BARE_WORD_PREFIX = re.compile(r"^\s*[A-Za-z_$][\w$]*[ \t]+$")
+# fullmatch, not match with "$": "$" also matches before a trailing newline, which
+# wrongly flagged prose like "Sure \n{...}" as a bare word glued to the JSON.
+_BARE_WORD_PREFIX = re.compile(r"\s*[A-Za-z_$][\w$]*[ \t]+")
 _SWALLOWED = ('"', "\u201c", "\u201d", "/*")
 _MISSED_COLON = "missed a : after a key"
 _COLON_BEFORE_KEY = "found a : before a key"
@@ -115,7 +117,7 @@ def _ambiguity(prefix: str, candidate: str, suffix: str) -> str | None:
     """
     if suffix and (suffix[0].isalnum() or suffix[0] in '{["_'):
         return "text is glued to the end of the JSON value"
-    if _BARE_WORD_PREFIX.match(prefix):
+    if _BARE_WORD_PREFIX.fullmatch(prefix):
         return "a bare word precedes the JSON value (JSONP without parentheses?)"
     if prefix.strip() and candidate.strip() in ("{", "["):
         return "only an opening bracket follows the prose"

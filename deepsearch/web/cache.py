@@ -54,11 +54,15 @@ class WebCache:
             import diskcache
 
             path = Path(directory) if directory else default_cache_dir()
-            path.mkdir(parents=True, exist_ok=True)
-            self.directory = path
-            # SQLite in WAL mode; `timeout` bounds how long a writer waits for another
-            # process's lock before giving up (we then treat it as a miss/no-op).
-            self._cache = diskcache.Cache(str(path), timeout=lock_timeout_s)
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+                # SQLite in WAL mode; `timeout` bounds how long a writer waits for another
+                # process's lock before giving up (we then treat it as a miss/no-op).
+                self._cache = diskcache.Cache(str(path), timeout=lock_timeout_s)
+                self.directory = path
+            except Exception as exc:  # unwritable or not a directory: run without a cache
+                self._warn("open", exc)
+                self._cache = None
 
     def _warn(self, action: str, exc: Exception) -> None:
         if not self._warned:

@@ -229,7 +229,12 @@ def markdown_to_plain(markdown: str) -> str:
 
 
 def pdf_to_text(body: bytes) -> Extracted:
+    import logging
+
     from pypdf import PdfReader
+
+    # pypdf logs recoverable damage ("EOF marker not found") straight to the terminal.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
 
     reader = PdfReader(io.BytesIO(body))
     pages = [(page.extract_text() or "").strip() for page in reader.pages]

@@ -114,7 +114,7 @@ def test_precedence_env_over_file_over_default(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert rows["llm.model"] == {"value": "env-model", "source": "env DEEPSEARCH_MODEL"}
-    assert rows["llm.timeout_s"] == {"value": "50.0", "source": str(path)}
+    assert rows["llm.timeout_s"] == {"value": 50.0, "source": str(path)}
     assert rows["agent.max_steps"]["source"] == str(path)
     assert rows["llm.max_retries"]["source"] == "default"
     # the flag layer (research command flags) beats all of them
@@ -129,7 +129,7 @@ def test_precedence_env_over_file_over_default(tmp_path: Path) -> None:
 def test_user_config_from_environment_variable(tmp_path: Path) -> None:
     path = write_config(tmp_path, {"agent": {"max_steps": 9}})
     done = run_cli("config", "--json", DEEPSEARCH_CONFIG=str(path))
-    assert json.loads(done.stdout)["agent.max_steps"] == {"value": "9", "source": str(path)}
+    assert json.loads(done.stdout)["agent.max_steps"] == {"value": 9, "source": str(path)}
 
 
 def test_doctor_passes_against_the_openai_fake() -> None:
@@ -206,3 +206,42 @@ def test_doctor_finds_a_local_ollama_server(tmp_path: Path) -> None:
     assert "ollama" in done.stdout and "not needed" in done.stdout
     assert chat[0].body["model"] == "qwen2.5:7b"
     assert chat[0].headers["authorization"] == "Bearer ollama"
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ({"search": {"providers": ["bogus"]}}, "search.providers: item 0"),
+        ({"agent": {"boost_hostnames": [1]}}, "agent.boost_hostnames: item 0"),
+        ({"llm": {"providers": {"openai": {"tools": {"agentt": {"temperature": 1}}}}}}, "agentt"),
+    ],
+)
+def test_nested_config_errors_name_the_file_and_key(
+    tmp_path: Path, content: dict, expected: str
+) -> None:
+    path = write_config(tmp_path, content)
+    done = run_cli("config", "--config", str(path))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and str(path) in done.stderr and expected in done.stderr
+
+
+def test_non_utf8_config_is_a_clean_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(b"\xff\xfe{}")
+    done = run_cli("config", "--config", str(path))
+    assert done.returncode == 2 and "not UTF-8" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_empty_object_in_user_file_keeps_the_defaults(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"llm": {"providers": {}}})
+    done = run_cli("config", "--json", "--config", str(path))
+    assert json.loads(done.stdout)["llm.providers.openai.default.model"]["value"] == "gpt-4o-mini"
+
+
+def test_url_passwords_are_masked() -> None:
+    done = run_cli("config", "--json", OPENAI_BASE_URL="http://user:hunter22@llm.internal/v1")
+    assert "hunter22" not in done.stdout
+    assert (
+        json.loads(done.stdout)["llm.openai_base_url"]["value"]
+        == "http://user:****@llm.internal/v1"
+    )

@@ -49,12 +49,14 @@ async def test_wrapped_replies(gemini_server: FakeGeminiServer, text: str) -> No
 
 async def test_truncated_json_with_max_tokens(gemini_server: FakeGeminiServer) -> None:
     gemini_server.enqueue(
-        GeminiReply(text='{"answer": "42", "confidence": 0.5', finish_reason="MAX_TOKENS")
+        GeminiReply(text='{"answer": "42", "confidence": 0.5', finish_reason="MAX_TOKENS"),
+        json.dumps(GOOD),
     )
     client, provider = gemini_client(gemini_server.url)
     events: list[dict] = []
     client._trace = lambda kind, payload: events.append(payload) if kind == "llm_response" else None
-    assert (await client.generate_object("agent", Answer, "s", ASK)).value == Answer(**GOOD)
+    result = await client.generate_object("agent", Answer, "s", ASK)
+    assert result.value == Answer(**GOOD) and result.attempts == 2  # cut off: asked again
     assert events[0]["finish_reason"] == "length"
 
 

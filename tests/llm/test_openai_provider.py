@@ -88,19 +88,24 @@ async def test_wrapped_replies_are_recovered(openai_server: FakeOpenAIServer, co
     assert result.attempts == 1 and len(openai_server.chat_requests) == 1
 
 
-async def test_truncated_json_is_repaired_and_length_reported(
+async def test_truncated_json_is_not_trusted_and_length_reported(
     openai_server: FakeOpenAIServer,
 ) -> None:
+    # Cut off at the token limit: repairing it could validate a truncated value
+    # (was it 0.9 or 0.95?), so the client asks again instead.
     openai_server.enqueue(
-        Reply(content='{"answer": "42", "confidence": 0.9', finish_reason="length")
+        Reply(content='{"answer": "42", "confidence": 0.9', finish_reason="length"),
+        json.dumps(GOOD),
     )
     events: list[tuple[str, dict]] = []
     client, _ = openai_client(openai_server.base_url)
     client._trace = lambda kind, payload: events.append((kind, payload))
     result = await client.generate_object("agent", Answer, "s", ASK)
-    assert result.value == Answer(**GOOD)
+    assert result.value == Answer(**GOOD) and result.attempts == 2
     responses = [p for k, p in events if k == "llm_response"]
     assert responses[0]["finish_reason"] == "length"
+    retry = openai_server.chat_requests[1].body["messages"][-1]["content"]
+    assert "cut off" in retry
 
 
 async def test_429_with_retry_after_then_success(openai_server: FakeOpenAIServer) -> None:

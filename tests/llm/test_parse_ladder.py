@@ -93,3 +93,9 @@ def test_no_object_is_a_parse_failure(text: str) -> None:
 )
 def test_repairs(text: str, expected: dict) -> None:
     assert parse_json_lenient(text) == expected
+
+
+def test_prose_line_before_the_object_is_not_a_glued_bare_word() -> None:
+    # Regression: the bare-word guard's "$" matched before the newline.
+    assert parse_json_lenient('Sure \n{"a": 1}') == {"a": 1}
+    assert parse_json_lenient('A \n{"": null}\n') == {"": None}

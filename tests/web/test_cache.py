@@ -91,3 +91,12 @@ def test_two_processes_share_one_cache_dir(tmp_path: Path) -> None:
         for who in ("a", "b"):
             assert all(mine.get(f"{who}-{i}") == {"i": i, "who": who} for i in range(200))
         assert all(mine.get(f"p-{i}") == i for i in range(200))
+
+
+def test_unusable_cache_directory_degrades_to_no_cache(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    cache = WebCache(blocker / "cache")  # a path under a regular file cannot exist
+    cache.set("k", {"v": 1}, ttl_s=60)
+    assert cache.get("k") is None
+    cache.close()
