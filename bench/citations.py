@@ -4,8 +4,12 @@ For each question, the "web" is its ten context paragraphs (search returns them,
 the reader serves them). A scripted model searches, visits, and answers with the
 supporting-fact sentences, lightly reworded (so citations must be found by
 similarity, not copied). The finalizer then anchors references. Measured:
-- precision: share of reference quotes found verbatim (whitespace-normalized) in a
-  page the run read or a snippet it saw — the target is 100%;
+- precision: share of reference quotes found verbatim (whitespace-normalized, in
+  the plain-text view) in the page or snippet of the reference's own URL — the
+  target is 100%;
+- stray markers: the scripted answers carry citation markers the "LLM" wrote
+  itself (`[^1][^2]`, `[3]`); runs whose final answer still has a `[^n]` beyond
+  the number of references (must be 0), or markers other than exactly 1..n;
 - coverage: share of answer sentences that received a citation;
 - gold hits: share of references whose page is a gold (supporting) paragraph.
 
@@ -23,6 +27,7 @@ from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.references import is_verbatim, strip_markers
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.testing import scripted_client
@@ -30,6 +35,7 @@ from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchResult
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa100"
+MARKER = re.compile(r"\[\^(\d+)\](?!:)")
 REWORDINGS = [(" is ", " was "), (" was ", " is "), (" the ", " the "), (", ", " , ")]
 
 
@@ -51,6 +57,9 @@ def answer_for(item: dict[str, Any], corpus: dict[str, list[str]]) -> str:
         if index < len(paragraph):
             sentences.append(reword(paragraph[index].strip()))
     sentences.append(f"So the answer is {item['answer']}.")
+    # Markers the model wrote itself (glued, in a run, plain): the finalizer must drop them.
+    sentences[0] += "[^1][^2]"
+    sentences[-1] += " [3]"
     return " ".join(sentences)
 
 
@@ -104,11 +113,17 @@ async def one_run(item: dict[str, Any], corpus: dict[str, list[str]]) -> dict[st
     )
     run = ResearchRun(item["question"], deps, RunOptions(max_steps=5))
     result = await run.run()
-    seen = [" ".join(p.text.split()) for p in run.state.pages.values()]
-    seen += [" ".join(s.text.split()) for s in run.state.snippets.values()]
-    verbatim = [any(" ".join(r.quote.split()) in text for text in seen) for r in result.references]
-    sentences = max(1, len(re.findall(r"[.!?](?:\s|$)", answer)))
+    verbatim = []
+    for ref in result.references:
+        own = run.state.pages.get(ref.url) or run.state.snippets.get(ref.url)
+        verbatim.append(own is not None and is_verbatim(ref.quote, own.text))
+    body = result.answer.split('\n\n[^1]: "')[0]
+    markers = [int(n) for n in MARKER.findall(body)]
+    refs = len(result.references)
+    sentences = max(1, len(re.findall(r"[.!?](?:\s|$)", strip_markers(answer))))
     return {
+        "beyond": any(n > refs for n in markers),
+        "not_1_to_n": markers != list(range(1, refs + 1)),
         "refs": len(result.references),
         "verbatim": sum(verbatim),
         "gold": sum(r.url in gold for r in result.references),
@@ -128,17 +143,21 @@ def run() -> str:
     with_refs = sum(r["refs"] > 0 for r in rows)
     coverage = statistics.mean(r["coverage"] for r in rows)
     precision = verbatim / refs if refs else 1.0
+    beyond = sum(r["beyond"] for r in rows)
+    not_1_to_n = sum(r["not_1_to_n"] for r in rows)
     return f"""## Citation precision (scripted end-to-end runs)
 
 Command: `python -m bench citations` (bench/citations.py). {len(rows)} HotpotQA-100 questions;
 each run searches, reads the question's paragraphs served as pages, and answers with
-the supporting sentences lightly reworded; the finalizer anchors the references with
-the offline lexical similarity.
+the supporting sentences lightly reworded plus its own stray markers (`[^1][^2]`,
+`[3]`); the finalizer anchors the references with the offline lexical similarity.
 
 | measure | value |
 |---|---:|
 | references produced | {refs} |
-| quotes found verbatim in a page read or a snippet seen | **{verbatim} / {refs} = {precision:.1%}** (target 100%) |
+| quotes found verbatim in the page (or snippet) of their own URL | **{verbatim} / {refs} = {precision:.1%}** (target 100%) |
+| runs whose answer has a marker beyond its references | **{beyond} / {len(rows)}** (must be 0) |
+| runs whose markers are not exactly 1..n | {not_1_to_n} / {len(rows)} |
 | runs with at least one citation | {with_refs} / {len(rows)} |
 | answer sentences cited (mean per run) | {coverage:.1%} |
 | references pointing at a gold (supporting) paragraph | {gold} / {refs} = {gold / max(1, refs):.1%} |

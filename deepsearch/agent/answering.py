@@ -7,7 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from deepsearch.agent.deps import RunOptions
-from deepsearch.agent.evaluator import Evaluator
+from deepsearch.agent.evaluator import Evaluator, Verdict
 from deepsearch.agent.schema import AnswerPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
@@ -51,7 +51,19 @@ async def handle_answer(
         state.trivial = True
         return AnswerOutcome(detail="answered directly at step 1", accepted=True)
 
-    verdict = await evaluator.evaluate(question, answer, state.metrics, state.knowledge, now=now)
+    try:
+        verdict = await evaluator.evaluate(
+            question, answer, state.metrics, state.knowledge, now=now
+        )
+    except StructuredOutputError as exc:
+        # As in the reference, a check that cannot be run counts as a failure of it:
+        # an unevaluated answer is never accepted.
+        pending = next((m for m in state.metrics if m.attempts_left > 0), None)
+        verdict = Verdict(
+            passed=False,
+            type=pending.type if pending else "strict",
+            think=f"the evaluator gave no usable verdict ({str(exc)[:120]})",
+        )
     if verdict.passed:
         state.final_answer = answer
         state.diary.append(f"Step {state.step}: my answer passed every check.")

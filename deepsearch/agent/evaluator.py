@@ -108,6 +108,15 @@ def _qa(question: str, answer: str) -> list[Message]:
     ]
 
 
+def _source_dates(knowledge: Sequence[KnowledgeItem], limit: int = 20) -> str:
+    lines = [
+        f"- {', '.join(item.references[:1]) or item.question[:80]}: {item.updated}"
+        for item in knowledge
+        if item.type == "url" and item.updated
+    ]
+    return "\n".join(lines[-limit:])
+
+
 class Evaluator:
     def __init__(self, llm: LLMClient, *, knowledge_tokens: int = 20_000) -> None:
         self.llm = llm
@@ -158,6 +167,9 @@ class Evaluator:
             return Verdict(passed=d.passed, type=kind, think=d.think)
         if kind == "freshness":
             system = render("eval_freshness", now=now.isoformat(timespec="minutes"))
+            dated = _source_dates(knowledge)
+            if dated:  # the model judges the age from the sources' dates, not a guess
+                msgs = _qa(question, answer + "\n\n<source-dates>\n" + dated + "\n</source-dates>")
             f = (await self.llm.generate_object("evaluator", FreshnessEval, system, msgs)).value
             ok = f.max_age_days is None or f.days_ago <= f.max_age_days
             why = f"{f.think} (information ~{f.days_ago:g} days old; allowed {f.max_age_days if f.max_age_days is not None else 'any'})"

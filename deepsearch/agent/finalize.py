@@ -1,14 +1,23 @@
 """After an answer is accepted (or forced): the editor pass, markdown repair, and
-references anchored to verbatim quotes from what the run actually read."""
+references anchored to verbatim quotes from what the run actually read.
+
+Nothing the LLM wrote about its sources survives unchecked: its own citation
+markers and definition lines are always removed (also with `max_references <= 0`
+and for direct answers, via `clean_unanchored`), and a link or bare URL whose
+URL the run never saw (URL pool, pages read, snippets) becomes plain text.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Collection
+from urllib.parse import urlsplit
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.markdown import length_guard, repair_markdown
+from deepsearch.agent.markdown import length_guard, outside_code, repair_markdown
 from deepsearch.agent.prompts import render
-from deepsearch.agent.references import SourceText, build_references
+from deepsearch.agent.references import SourceText, build_references, strip_markers
 from deepsearch.agent.similarity_factory import similarity_of
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Reference
@@ -17,6 +26,72 @@ from deepsearch.llm.base import Message
 
 # The editor may polish but not cut: below this share of the original, it stands.
 MIN_EDIT_RATIO = 0.85
+
+_MD_LINK = re.compile(
+    r"(?P<bang>!?)\[(?P<text>[^\]\n]*)\]\(<?(?P<url>https?://[^)\s>]+)>?(?:\s+\"[^\"\n]*\")?\)"
+)
+_AUTOLINK = re.compile(r"<(?P<url>https?://[^>\s]+)>")
+_BARE_URL = re.compile(r"(?<![\w(<\[/=\"'])(?P<url>https?://[^\s<>()\[\]\"']+)")
+
+
+def _url_key(url: str) -> str:
+    """Scheme-, www-, fragment- and trailing-slash-insensitive form for "seen" checks."""
+    parts = urlsplit(url.strip().rstrip(".,;:!?"))
+    host = (parts.hostname or "").removeprefix("www.")
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{host}{parts.path.rstrip('/')}{query}"
+
+
+def _plain_url(url: str) -> str:
+    """A URL as text no markdown renderer links: no scheme, no "www."."""
+    return re.sub(r"^https?://(www\.)?", "", url)
+
+
+def unlink_unseen(text: str, seen_urls: Collection[str]) -> str:
+    """Links and bare URLs to pages the run never saw become plain text: the
+    anchor text of a link stays, a bare URL loses its scheme (so it is not linked)."""
+    seen = {_url_key(u) for u in seen_urls}
+
+    def link(match: re.Match[str]) -> str:
+        if _url_key(match.group("url")) in seen:
+            return match.group(0)
+        return match.group("text") or _plain_url(match.group("url"))
+
+    def bare(match: re.Match[str]) -> str:
+        url = match.group("url")
+        trail = len(url) - len(url.rstrip(".,;:!?"))
+        url, tail = url[: len(url) - trail], url[len(url) - trail :]
+        return match.group(0) if _url_key(url) in seen else _plain_url(url) + tail
+
+    def fix(part: str) -> str:
+        part = _MD_LINK.sub(link, part)
+        part = _AUTOLINK.sub(
+            lambda m: bare(m) if _url_key(m.group("url")) not in seen else m.group(0), part
+        )
+        # Bare URLs outside markdown links (those were handled just above).
+        pieces, last = [], 0
+        for m in _MD_LINK.finditer(part):
+            pieces.append(_BARE_URL.sub(bare, part[last : m.start()]))
+            pieces.append(m.group(0))
+            last = m.end()
+        pieces.append(_BARE_URL.sub(bare, part[last:]))
+        return "".join(pieces)
+
+    return outside_code(text, fix)
+
+
+def seen_urls(state: AgentState) -> set[str]:
+    return {*state.url_pool, *state.pages, *state.snippets}
+
+
+def clean_unanchored(text: str, seen: Collection[str] | None = None) -> str:
+    """An answer that gets no references (e.g. a direct step-1 answer): markdown
+    repaired, the LLM's own citation markers and definition lines removed. With
+    `seen`, links to URLs outside it become plain text (`()` unlinks every URL)."""
+    text = repair_markdown(text)
+    if seen is not None:
+        text = unlink_unseen(text, seen)
+    return strip_markers(text).strip() + "\n"
 
 
 def citation_sources(state: AgentState) -> list[SourceText]:
@@ -67,9 +142,9 @@ async def finalize_answer(
     deadline: float | None,
 ) -> tuple[str, list[Reference]]:
     text = await edit_answer(answer, deps, language=language, deadline=deadline)
-    text = repair_markdown(text).strip()
+    text = unlink_unseen(repair_markdown(text), seen_urls(state)).strip()
     if options.max_references <= 0:
-        return text, []
+        return strip_markers(text).strip(), []
     return await build_references(
         text,
         citation_sources(state),

@@ -53,6 +53,10 @@ def allowed_now(state: AgentState, ctx: GateContext) -> AllowFlags:
     if first_step and ctx.needs_freshness:
         flags = replace(flags, answer=False, reflect=False)
     if not flags.allowed():
-        # Never leave the model without a move: answering is always possible.
-        flags = flags.only("answer")
+        # Never leave the model without a move. Searching again (the last search found
+        # nothing to read) beats an unsupported answer; answering is the last resort.
+        searchable = candidates < MAX_CANDIDATE_URLS_FOR_SEARCH and not (
+            first_step and ctx.needs_freshness
+        )
+        flags = flags.only("search") if searchable else flags.only("answer")
     return flags

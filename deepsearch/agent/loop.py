@@ -23,14 +23,19 @@ from deepsearch.agent.context import build_system_prompt
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.evaluator import Evaluator, metrics_for
 from deepsearch.agent.events import Notice, PhaseChanged, StepFinished, StepStarted
-from deepsearch.agent.finalize import finalize_answer
+from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
 from deepsearch.agent.language import detect_language, language_name
 from deepsearch.agent.ranking_step import refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, ToolUsageReport, UsageReport
 from deepsearch.agent.schema import AllowFlags, StepBase, step_schema
 from deepsearch.agent.state import AgentState
-from deepsearch.errors import BudgetExceeded, RunError, StructuredOutputError
+from deepsearch.errors import (
+    BudgetExceeded,
+    ProviderAuthError,
+    RunError,
+    StructuredOutputError,
+)
 from deepsearch.llm.base import Message
 
 MAX_CONSECUTIVE_FAILURES = 3
@@ -58,6 +63,7 @@ class ResearchRun:
         self.deps = deps
         self.options = options
         self.state = AgentState.start(question)
+        self.state.today = deps.clock.now().date().isoformat()
         self.evaluator = Evaluator(deps.llm)
         # --language accepts a code ("de") or a name ("German"); prompts want the name.
         self.language = (
@@ -83,20 +89,29 @@ class ResearchRun:
             self.stop_reason = str(exc)
         except RunError as exc:
             error = str(exc)
+        except Exception as exc:  # a bug must not lose what the run found
+            error = f"internal error: {type(exc).__name__}: {exc}"
         answer = self.state.final_answer or self.state.candidate_answer
         if answer is None:
             return self.snapshot("failed", error=error or self.stop_reason or "no answer was found")
         references = []
         if not self.state.trivial:
             self._emit(PhaseChanged(phase="finalizing"))
-            answer, references = await finalize_answer(
-                answer,
-                self.state,
-                self.deps,
-                self.options,
-                language=self.language,
-                deadline=self._remaining(1.0),
-            )
+            try:
+                answer, references = await finalize_answer(
+                    answer,
+                    self.state,
+                    self.deps,
+                    self.options,
+                    language=self.language,
+                    deadline=self._remaining(1.0),
+                )
+            except Exception as exc:  # finalizing polishes; failing it must not lose the answer
+                self._emit(
+                    Notice(text=f"finalizing failed ({type(exc).__name__}); answer kept as is")
+                )
+        else:  # a direct answer has no sources: no markers, no links to unseen pages
+            answer = clean_unanchored(answer, seen_urls(self.state))
         self._emit(PhaseChanged(phase="done", reason=self.stop_reason))
         result = self.snapshot(status if error is None else "forced", error=error)
         result.answer = answer
@@ -140,6 +155,10 @@ class ResearchRun:
             self.stop_reason = "time limit reached"
         except BudgetExceeded as exc:
             self.stop_reason = f"budget: {exc}"
+        except ProviderAuthError:
+            raise  # no later call can succeed either
+        except RunError as exc:  # a provider failure mid-run still gets a Beast Mode answer
+            self.stop_reason = f"error: {exc}"
         self._emit(Notice(text=f"stopping research: {self.stop_reason}"))
         return False
 
@@ -152,6 +171,8 @@ class ResearchRun:
             or tracker.used + self._last_step_cost > tracker.regular_budget
         ):
             raise LoopStopped(f"85% of the {tracker.budget}-token budget used")
+        if self._remaining(LOOP_TIME_SHARE) == 0:
+            raise LoopStopped("time limit reached")
         if self.state.step >= self.options.max_steps:
             raise LoopStopped(f"step limit of {self.options.max_steps} reached")
         if self.state.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
@@ -227,7 +248,10 @@ class ResearchRun:
             detail = await handle_reflect(payload, st, deps, opts)
         elif action == "coding":
             detail = await handle_coding(payload, st, deps, opts)
+            if detail.startswith("refused"):
+                self.coding_available, self.coding_reason = False, detail
         else:
+            self.evaluator.knowledge_tokens = self._knowledge_allowance("evaluator")
             outcome: AnswerOutcome = await handle_answer(
                 payload, st, self.evaluator, now=deps.clock.now(), options=opts
             )

@@ -1,6 +1,7 @@
 """Markdown repair for the final answer (pure string functions).
 
-`repair_markdown` chains them: unwrap a fence around the whole answer, convert
+`repair_markdown` chains them: unwrap a fence around the whole answer, drop an
+unmatched (stray) fence line, convert
 HTML tables, drop stray `<br>`/`<hr>`/`<center>` outside tables, make `[url](url)`
 links readable, normalise footnote markers, drop the replacement character.
 Fenced code blocks are left untouched by every step except the unwrapping.
@@ -54,6 +55,20 @@ def unwrap_fence(text: str) -> str:
     if re.search(r"^\s*(```|~~~)", body, re.MULTILINE) and body.count("```") % 2:
         return text
     return body.strip("\n")
+
+
+_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)")
+
+
+def drop_stray_fence(text: str) -> str:
+    """An odd number of fence lines leaves the rest of the answer inside a code
+    block (and uncitable): the last fence line, the unmatched one, goes."""
+    lines = text.split("\n")
+    fences = [i for i, line in enumerate(lines) if _FENCE_LINE.match(line)]
+    if len(fences) % 2 == 0:
+        return text
+    del lines[fences[-1]]
+    return "\n".join(lines)
 
 
 def normalize_footnotes(text: str, num_refs: int) -> str:
@@ -160,7 +175,7 @@ def repair_markdown(
     text: str, *, num_refs: int | None = None, titles: Mapping[str, str] | None = None
 ) -> str:
     """The whole repair chain; `num_refs=None` leaves footnote markers alone."""
-    text = unwrap_fence(text)
+    text = drop_stray_fence(unwrap_fence(text))
     text = html_tables_to_markdown(text)
     text = clean_html_breaks(text)
     text = readable_links(text, titles)

@@ -3,13 +3,28 @@
 `build_references` splits the answer into sentences and the sources (pages the
 run read, snippets it saw) into candidate quotes, scores the pairs with the
 similarity backend, and keeps the best pairs above the threshold one-to-one
-(each sentence and each quote at most once), at most `max_refs`. A quote is
-kept only if it is a verbatim substring of its source after whitespace
-normalisation -- checked, never assumed. Markers the LLM wrote itself ([^1],
-[1], [1^], [^1, ^2]) and any definitions block it wrote are removed first: a
-marker the run cannot anchor is never left dangling. Our markers `[^n]` go
-right after the supported sentence's closing punctuation and are numbered in
-order of appearance.
+(each sentence and each quote at most once), at most `max_refs`.
+
+"Verbatim" means verbatim in the source's *plain-text view* (`plain_text`): link
+syntax reduced to its anchor text, emphasis and inline-code markers removed,
+whitespace normalised. Quotes are cut from that view and checked against it --
+never assumed -- so a definition line never nests a page's own markdown link.
+
+A pair is also dropped when the answer sentence states a number (years
+included, thousands separators ignored) that its quote does not contain: a
+quote saying "330 metres" never supports "500 metres".
+
+Markers the LLM wrote itself are removed first: caret forms (`[^1]`, `[^ 1]`,
+`[1^]`, `[^1, ^2]`) wherever they stand, including glued to a word, in runs
+(`[^1][^2]`) and in CJK text; plain `[1]`/`[1, 2]` runs unless glued to an ASCII
+word character (`arr[1]`) or followed by `(`/`:` (links, definitions); and any
+definition lines it wrote. A marker the run cannot anchor is never left
+dangling. Our markers `[^n]` go right after the supported sentence's closing
+punctuation and are numbered 1..n in order of appearance.
+
+With the lexical backend a cheap word-overlap prefilter picks the candidates;
+with embeddings every quote is scored (a paraphrase sharing no word -- e.g. in
+another language -- must still be citable).
 
 Suggested finalizer order: editor pass -> `markdown.length_guard` ->
 `markdown.repair_markdown(text, num_refs=None)` (keeps markers) ->
@@ -36,12 +51,28 @@ MIN_SENTENCE = 20
 CANDIDATES_PER_SENTENCE = 20
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_DEFINITION = re.compile(r"^\s*\[\^?\d+\^?\]:.*$")
-# LLM-written markers; "arr[1]", "[2020]", "[1](url)" and "[1]: def" are not markers.
-_MARKER = re.compile(
-    r"[ \t]*(?<![\w\]])(?:\[\^\d{1,3}(?:\s*,\s*\^?\d{1,3})*\]|\[\d{1,3}\^\]"
-    r"|\[\d{1,3}(?:\s*,\s*\d{1,3})*\](?![(:\[]))"
+_DEFINITION = re.compile(r"^\s*\[\^?\s*\d{1,3}\s*\^?\]:")
+# One number list inside brackets: "1", "1, 2", "^1, ^2", "1^".
+_NUMS = r"\s*\d{1,3}\s*\^?(?:\s*,\s*\^?\s*\d{1,3}\s*\^?)*\s*"
+_CARET_GROUP = rf"\[\^{_NUMS}\]|\[\s*\d{{1,3}}\s*\^\s*\]"
+_PLAIN_GROUP = r"\[\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*\]"
+# A run of marker groups ("[^1][2]", "[1] [^2]") is judged as a whole: with a caret
+# form in it, it is a citation wherever it stands (glued, CJK); plain-only, it is
+# code-ish text when glued to an ASCII word character ("arr[1][2]"), a link or a
+# definition when followed by "(" or ":"; four digits ("[2020]") are a year.
+_RUN = re.compile(
+    rf"(?P<lead>[ \t]*)(?P<run>(?:{_CARET_GROUP}|{_PLAIN_GROUP})"
+    rf"(?:[ \t]*(?:{_CARET_GROUP}|{_PLAIN_GROUP}))*)(?P<next>[(:\[]?)"
 )
+_HAS_CARET = re.compile(r"\^")
+# Number tokens: "13,527" and "13527" are one number; "3.5" keeps its decimals.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EMPH = re.compile(
+    r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])|(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)"
+)
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 # After . ! ? a blank is needed ("3.5" is no sentence end); CJK stops end one anyway.
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -69,9 +100,37 @@ def normalize_ws(text: str) -> str:
     return " ".join(text.split())
 
 
+def plain_text(text: str) -> str:
+    """The plain-text view of a source quotes are cut from and checked against:
+    `[text](url)` -> text, `![alt](url)` -> alt, `**b**`/`*i*`/`_i_`/`` `c` `` -> their
+    content. Line structure is kept (quotes are cut per line)."""
+    text = _LINK.sub(r"\1", text)
+    text = _CODE_SPAN.sub(r"\1", text)
+    text = _STRONG.sub(r"\2", text)
+    return _EMPH.sub(lambda m: m.group(1) or m.group(2), text)
+
+
 def is_verbatim(quote: str, source: str) -> bool:
+    """`quote` stands in the plain-text view of `source` (whitespace-normalised)."""
     q = normalize_ws(quote)
-    return bool(q) and q in normalize_ws(source)
+    return bool(q) and q in normalize_ws(plain_text(source))
+
+
+def numbers_in(text: str) -> set[str]:
+    """Number tokens with thousands separators removed ("13,527" == "13527")."""
+    out = set()
+    for token in _NUMBER.findall(text):
+        if "," in token and "." not in token and all(len(g) == 3 for g in token.split(",")[1:]):
+            token = token.replace(",", "")
+        elif "," in token and "." in token:
+            token = token.replace(",", "")  # "1,083.5"
+        out.add(token)
+    return out
+
+
+def numbers_supported(sentence: str, quote: str) -> bool:
+    """Every number the sentence states also stands in the quote."""
+    return numbers_in(sentence) <= numbers_in(quote)
 
 
 # --------------------------------------------------------------------- answer side
@@ -89,6 +148,16 @@ def _outside_fences(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def _drop_run(match: re.Match[str]) -> str:
+    if _HAS_CARET.search(match.group("run")):
+        return match.group("next")
+    before = match.string[match.start() - 1] if match.start() and not match.group("lead") else ""
+    glued = bool(before) and before.isascii() and (before.isalnum() or before in "_]")
+    if glued or match.group("next"):
+        return match.group(0)
+    return ""
+
+
 def strip_markers(answer: str) -> str:
     """Remove citation markers and definition lines the LLM wrote (outside code)."""
     out, fenced = [], False
@@ -98,7 +167,11 @@ def strip_markers(answer: str) -> str:
         elif not fenced:
             if _DEFINITION.match(line):
                 continue
-            line = _MARKER.sub("", line)
+            stripped = _RUN.sub(_drop_run, line)
+            opening = _RUN.match(line)
+            if opening and not _drop_run(opening):
+                stripped = stripped.lstrip(" \t")  # a marker that opened the line
+            line = stripped
         out.append(line)
     return "".join(out).rstrip() + ("\n" if answer.endswith("\n") else "")
 
@@ -139,13 +212,14 @@ def _cut(text: str, limit: int) -> str:
 def candidate_quotes(
     text: str, *, min_chars: int = MIN_QUOTE, max_chars: int = MAX_QUOTE
 ) -> list[str]:
-    """Sentences or short sentence groups of one source, each verbatim (ws-normalised).
+    """Sentences or short sentence groups of one source's plain-text view, each
+    verbatim in that view (whitespace-normalised).
 
     Citation marks of the source itself ("[12]", "[citation needed]") end a
     segment and are never part of a quote: they would read as our own markers.
     """
     quotes: list[str] = []
-    for raw in text.splitlines():
+    for raw in plain_text(text).splitlines():
         line = normalize_ws(raw)
         if line.startswith("|") or "[^" in line:
             continue
@@ -188,7 +262,7 @@ def _collect_quotes(sources: Sequence[SourceText], only_hostnames: Iterable[str]
     for index, source in enumerate(sources):
         if only and not host_matches(hostname(source.url), only):
             continue
-        haystack = normalize_ws(source.text)
+        haystack = normalize_ws(plain_text(source.text))
         for quote in candidate_quotes(source.text):
             key = quote.casefold()
             # The invariant: a quote that is not verbatim in its source never leaves here.
@@ -233,7 +307,9 @@ def render_reference_definitions(refs: Sequence[Reference], start: int = 1) -> s
     for n, ref in enumerate(refs, start=start):
         title = (ref.title or hostname(ref.url) or ref.url).replace("[", "(").replace("]", ")")
         title = normalize_ws(title)
-        lines.append(f'[^{n}]: "{normalize_ws(ref.quote)}" — [{title}]({ref.url})')
+        # Parentheses or blanks in the URL would end the markdown link early.
+        url = ref.url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+        lines.append(f'[^{n}]: "{normalize_ws(ref.quote)}" — [{title}]({url})')
     return "\n".join(lines)
 
 
@@ -259,7 +335,12 @@ async def build_references(
     clean = strip_markers(answer)
     sentences = answer_sentences(clean)
     quotes = _collect_quotes(sources, only_hostnames)
-    pool = _prefilter(sentences, quotes, CANDIDATES_PER_SENTENCE) if sentences else []
+    if not sentences:
+        pool: list[int] = []
+    elif sim.name == "embedding":
+        pool = list(range(len(quotes)))  # no word overlap needed (see module doc)
+    else:
+        pool = _prefilter(sentences, quotes, CANDIDATES_PER_SENTENCE)
     if not pool or max_refs <= 0:
         return clean, []
     grid = await sim.matrix([s.text for s in sentences], [quotes[q].text for q in pool])
@@ -268,7 +349,7 @@ async def build_references(
         (score, si, pool[pj])
         for si, row in enumerate(grid)
         for pj, score in enumerate(row)
-        if score >= limit
+        if score >= limit and numbers_supported(sentences[si].text, quotes[pool[pj]].text)
     ]
     pairs.sort(key=lambda p: (-p[0], p[1], p[2]))
     used_s: set[int] = set()

@@ -37,6 +37,7 @@ def _results_digest(results: list[SearchResult], limit: int = 20) -> str:
 
 def make_query_rewriter(llm: LLMClient, settings: Settings, similarity: Any) -> QueryRewriter:
     only_hosts = list(settings.agent.only_hostnames)
+    limit = settings.search.results_per_query
 
     async def rewrite(
         question: str, queries: list[str], results: list[SearchResult], needs_freshness: bool
@@ -55,12 +56,19 @@ def make_query_rewriter(llm: LLMClient, settings: Settings, similarity: Any) -> 
             )
         except (StructuredOutputError, BudgetExceeded):
             return []  # the raw pass already ran; rewriting is an improvement, not a must
-        candidates = [q.q.strip() for q in reply.value.queries if q.q.strip()]
+        languages: dict[str, str | None] = {}
+        for item in reply.value.queries:
+            text = " ".join(item.q.split())
+            if text and text not in languages:
+                languages[text] = (item.language or "").strip().lower() or None
+        candidates = list(languages)
         if similarity is not None and candidates:
             candidates = await similarity.dedup(candidates, queries)
         time_filter = "m" if needs_freshness else None
         return [
-            SearchQuery(q=q, sites=only_hosts, time_filter=time_filter)
+            SearchQuery(
+                q=q, sites=only_hosts, time_filter=time_filter, language=languages[q], limit=limit
+            )
             for q in candidates[:MAX_REWRITES]
         ]
 

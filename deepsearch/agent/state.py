@@ -64,6 +64,7 @@ class AgentState:
     trivial: bool = False
     consecutive_failures: int = 0
     omitted_knowledge: int = 0  # items left out of the last prompt (context rule)
+    today: str | None = None  # ISO date of the run: the default `updated` of knowledge
 
     @classmethod
     def start(cls, question: str) -> AgentState:
@@ -79,6 +80,8 @@ class AgentState:
     def add_knowledge(self, item: KnowledgeItem) -> None:
         item.step = self.step
         item.id = len(self.knowledge) + 1
+        if item.updated is None:
+            item.updated = self.today
         self.knowledge.append(item)
 
     def record_step(self, action: str, think: str, detail: str) -> StepRecord:

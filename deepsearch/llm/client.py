@@ -32,6 +32,7 @@ from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
 
 T = TypeVar("T", bound=BaseModel)
+MIN_OUTPUT_TOKENS = 256
 TraceFn = Callable[[str, dict[str, Any]], None]
 
 
@@ -233,6 +234,16 @@ class LLMClient:
         max_tokens = self.tracker.reserve(
             prompt_estimate=prompt_estimate, wanted_output=model_settings.max_tokens
         )
+        # Prompt and output share the model's window: never ask for more than is left.
+        room = self.context_window - int(prompt_estimate * self.tracker.prompt_ratio)
+        if room < MIN_OUTPUT_TOKENS:
+            raise ContextLengthError(
+                f"prompt of ~{prompt_estimate} tokens leaves no room for output in the "
+                f"{self.context_window}-token context window of {model_settings.model}",
+                provider=self.provider_name,
+                model=model_settings.model,
+            )
+        max_tokens = min(max_tokens, room)
         request = CompletionRequest(
             tool=tool,
             settings=model_settings,
@@ -253,6 +264,8 @@ class LLMClient:
                 estimated=True,
             )
         self.tracker.record(tool, usage)
+        if not usage.estimated:
+            self.tracker.calibrate(prompt_estimate=prompt_estimate, reported=usage.prompt_tokens)
         self._emit(
             "llm_response",
             {

@@ -10,6 +10,7 @@ from deepsearch.errors import BudgetExceeded
 from deepsearch.llm.base import Usage
 
 REGULAR_BUDGET_SHARE = 0.85
+MIN_PROMPT_RATIO = 1.1
 
 
 class ToolUsage(BaseModel):
@@ -31,6 +32,14 @@ class TokenTracker:
             raise ValueError("budget must be positive")
         self.budget = budget
         self._by_tool: dict[str, ToolUsage] = defaultdict(ToolUsage)
+        # How many tokens the provider counts per token of our offline estimate (its
+        # tokenizer may differ from tiktoken's); learned from reported usage.
+        self.prompt_ratio = MIN_PROMPT_RATIO
+
+    def calibrate(self, *, prompt_estimate: int, reported: int) -> None:
+        """Learn the provider/offline tokenizer ratio from a call's reported usage."""
+        if prompt_estimate >= 50 and reported > 0:
+            self.prompt_ratio = max(self.prompt_ratio, reported / prompt_estimate + 0.02)
 
     def record(self, tool: str, usage: Usage) -> None:
         entry = self._by_tool[tool]
@@ -68,10 +77,11 @@ class TokenTracker:
     def reserve(self, *, prompt_estimate: int, wanted_output: int, min_output: int = 256) -> int:
         """Return the output-token cap for the next call, or raise BudgetExceeded.
 
-        A 10% margin on the prompt estimate covers tokenizer differences between
-        our offline count and the provider's.
+        The prompt estimate is scaled by the largest provider/offline ratio seen so
+        far (at least 10% margin), so a provider whose tokenizer counts more than
+        tiktoken cannot push the total over the budget.
         """
-        prompt_cost = int(prompt_estimate * 1.1) + 16
+        prompt_cost = int(prompt_estimate * self.prompt_ratio) + 16
         available = self.remaining - prompt_cost
         if available < min_output:
             raise BudgetExceeded(

@@ -91,10 +91,13 @@ def test_freshness_question_cannot_answer_or_reflect_at_step_one() -> None:
 
 
 def test_never_leaves_the_model_without_a_move() -> None:
-    st = state_at(
-        1, flags=AllowFlags(search=False, visit=False, reflect=False, answer=False, coding=False)
-    )
-    assert allowed_now(st, CTX).allowed() == ("answer",)
+    nothing = AllowFlags(search=False, visit=False, reflect=False, answer=False, coding=False)
+    # the last search found nothing to read: search again rather than answer unsupported
+    assert allowed_now(state_at(3, flags=nothing), CTX).allowed() == ("search",)
+    pool = {f"https://h{i}.org/p": UrlRecord(url=f"https://h{i}.org/p") for i in range(50)}
+    assert allowed_now(state_at(3, flags=nothing, url_pool=pool), CTX).allowed() == ("answer",)
+    fresh = GateContext(coding_available=True, needs_freshness=True)
+    assert allowed_now(state_at(1, flags=nothing), fresh).allowed() == ("answer",)
 
 
 def test_schema_accepts_exactly_the_allowed_actions() -> None:

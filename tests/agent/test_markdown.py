@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from deepsearch.agent.markdown import (
     clean_html_breaks,
+    drop_stray_fence,
     html_tables_to_markdown,
     length_guard,
     normalize_footnotes,
@@ -105,3 +106,18 @@ def test_length_guard() -> None:
 def test_definition_lines_are_kept_verbatim() -> None:
     text = 'Claim.[^1]\n\n[^1]: "Built in 1889 [2] by Eiffel [1]." — [T](https://t.io)'
     assert normalize_footnotes(text, 1) == text
+
+
+def test_stray_fence_line_is_dropped() -> None:
+    # An unmatched fence would swallow the rest of the answer into a code block.
+    assert drop_stray_fence("```\nThe tower is tall.") == "The tower is tall."
+    assert drop_stray_fence("The tower is tall.\n```") == "The tower is tall."
+    assert (
+        drop_stray_fence("Intro\n```\ncode\n```\nstray below\n~~~")
+        == "Intro\n```\ncode\n```\nstray below"
+    )
+    paired = "Intro\n```python\nx = 1\n```\nOutro"
+    assert drop_stray_fence(paired) == paired
+    assert repair_markdown("Intro line.\n```\nThe tower is tall.") == (
+        "Intro line.\nThe tower is tall.\n"
+    )

@@ -12,11 +12,14 @@ from deepsearch.agent.references import (
     answer_sentences,
     build_references,
     candidate_quotes,
+    is_verbatim,
     normalize_ws,
+    numbers_in,
+    plain_text,
     render_reference_definitions,
     strip_markers,
 )
-from deepsearch.agent.similarity import LexicalSimilarity
+from deepsearch.agent.similarity import EmbeddingSimilarity, LexicalSimilarity
 from deepsearch.agent.types import Reference
 
 LEX = LexicalSimilarity()
@@ -50,7 +53,7 @@ async def test_anchors_sentences_to_verbatim_quotes() -> None:
     answer = (
         "The Eiffel Tower was completed in 1889 for the World's Fair. "
         "It was named after Gustave Eiffel, whose company built it.\n\n"
-        "Tokyo had about 14 million residents in 2023.\n\nBananas are yellow and tasty fruit."
+        "Tokyo had about 14.09 million residents in 2023.\n\nBananas are yellow and tasty fruit."
     )
     text, refs = await build_references(answer, [EIFFEL, TOKYO], LEX)
     body, _, definitions = text.partition("\n\n[^1]:")
@@ -137,7 +140,27 @@ words = st.sampled_from(
 sentence = st.lists(words, min_size=3, max_size=14).map(lambda ws: " ".join(ws).capitalize() + ".")
 prose = st.lists(sentence, min_size=1, max_size=8).map(" ".join)
 noise = st.sampled_from(
-    ["", " [1]", "[^2]", "\n\n", "\n- ", "  ", "\n```\ncode [^1]\n```\n", "|a|b|\n"]
+    [
+        "",
+        " [1]",
+        "[^2]",
+        "\n\n",
+        "\n- ",
+        "  ",
+        "\n```\ncode [^1]\n```\n",
+        "|a|b|\n",
+        # Adjacent, glued, spaced, grouped and CJK markers the LLM may write itself.
+        "[^1][^2]",
+        "[1][2]",
+        " Eiffel[^3] tower.",
+        "[^ 1]",
+        "[1, 2]",
+        "[^1, ^2] ",
+        "[^1] [^2]",
+        "\n完成した[^1]。",
+        "\n東京タワー[1][2]。",
+        "\n\n[^1]: made up quote\n",
+    ]
 )
 
 
@@ -196,3 +219,118 @@ def test_source_citation_marks_never_enter_quotes() -> None:
     assert quotes[0] == "The tower was completed in March 1889 for the World's Fair in Paris."
     assert not any("[" in q for q in quotes)
     assert all(q in text for q in quotes)
+
+
+def test_strip_markers_glued_adjacent_cjk_and_definitions() -> None:
+    cases = {
+        "Paris.[^1][^2]": "Paris.",
+        "Eiffel[^1] is tall.": "Eiffel is tall.",
+        "Paris [^1][^2].": "Paris.",
+        "Paris.[1][2]": "Paris.",
+        "Paris.[^1] [^2]": "Paris.",
+        "Paris [^ 1].": "Paris.",
+        "Paris.[^1, ^2][3]": "Paris.",
+        "Paris.[1, 2]": "Paris.",
+        "Eiffel[^1][2] is tall.": "Eiffel is tall.",
+        "Paris (see [1]).": "Paris (see).",
+        "[1] Paris is big.": "Paris is big.",
+        "[a][1] is a reference link": "[a][1] is a reference link",
+        "完成した[^1]。": "完成した。",
+        "東京タワー[1][2]。": "東京タワー。",
+        # Glued to an ASCII word, a year, a link or a definition: not markers.
+        "arr[1][2] = 2": "arr[1][2] = 2",
+        "In [2020] x": "In [2020] x",
+        "see [1](https://x.io)": "see [1](https://x.io)",
+        "Paris.[^1]\n\n[^1]: quote\n[2]: https://x\n[^ 3]: y": "Paris.",
+    }
+    for raw, want in cases.items():
+        assert strip_markers(raw) == want, raw
+
+
+async def test_glued_llm_markers_never_collide_with_ours() -> None:
+    answer = "The Eiffel Tower was completed in 1889 for the World's Fair[^1][^2]. Bananas[^3] are yellow."
+    text, refs = await build_references(answer, [EIFFEL], LEX)
+    body = text.split("\n\n[^1]:")[0]
+    assert len(refs) == 1
+    assert [int(n) for n in MARKER.findall(body)] == [1]
+    assert (
+        body
+        == "The Eiffel Tower was completed in 1889 for the World's Fair.[^1] Bananas are yellow."
+    )
+
+
+def test_numbers_normalise_thousands_separators() -> None:
+    assert numbers_in("13,527 people in 2023, 1,083.5 ft and 3.5 m") == {
+        "13527",
+        "2023",
+        "1083.5",
+        "3.5",
+    }
+    assert numbers_in("no digits") == set()
+
+
+async def test_contradicted_numbers_are_never_cited() -> None:
+    source = SourceText(
+        url="https://a.org/e",
+        title="E",
+        text="The Eiffel Tower is a wrought-iron lattice tower in Paris. The tower is 330 "
+        "metres (1,083 ft) tall, about the same height as an 81-storey building.",
+    )
+    for wrong in (
+        "The tower is 500 metres tall, about the same height as an 81-storey building.",
+        "The tower is 330 metres (1,090 ft) tall, about the height of an 81-storey building.",
+    ):
+        _, refs = await build_references(wrong, [source], LEX)
+        assert refs == [], wrong
+    right = "The tower is 330 metres (1083 ft) tall, like an 81-storey building."
+    _, refs = await build_references(right, [source], LEX)
+    assert len(refs) == 1 and "330 metres" in refs[0].quote
+
+
+async def test_quotes_come_from_the_plain_text_view() -> None:
+    source = SourceText(
+        url="https://a.org/e",
+        title="E",
+        text="The **Eiffel Tower** is a [wrought-iron](https://en.wikipedia.org/wiki/Iron) "
+        "lattice tower on the *Champ de Mars* in `Paris`, France.",
+    )
+    plain = plain_text(source.text)
+    assert plain == (
+        "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France."
+    )
+    assert candidate_quotes(source.text) == [plain]
+    text, refs = await build_references(
+        "The Eiffel Tower is a wrought-iron lattice tower in Paris.", [source], LEX
+    )
+    assert len(refs) == 1 and refs[0].quote == plain
+    assert is_verbatim(refs[0].quote, source.text)  # verbatim in the plain view
+    definition = text.split("\n\n", 1)[1]
+    assert "](" in definition and definition.count("](") == 1  # no nested page links
+    assert "snake_case_name" in plain_text("a snake_case_name b")
+
+
+async def test_embeddings_need_no_shared_word() -> None:
+    calls: list[int] = []
+
+    async def embed(texts: list[str]) -> list[list[float]]:
+        calls.append(len(texts))
+        return [[1.0, 0.0] for _ in texts]  # every pair is a perfect match
+
+    source = SourceText(
+        url="https://a.org/e",
+        title="E",
+        text="The Eiffel Tower was completed in March 1889 for the World's Fair in Paris, France.",
+    )
+    answer = "Der Eiffelturm wurde rechtzeitig zur Weltausstellung in Frankreich fertiggestellt."
+    _, refs = await build_references(answer, [source], EmbeddingSimilarity(embed))
+    assert len(refs) == 1 and calls
+    # The lexical backend keeps its prefilter: no shared word, no candidate.
+    _, refs = await build_references(answer, [source], LEX, threshold=0.0)
+    assert refs == []
+
+
+def test_definition_urls_with_parentheses_stay_links() -> None:
+    refs = [Reference(url="https://en.wikipedia.org/wiki/Mercury_(planet)", title="M", quote="q")]
+    assert render_reference_definitions(refs).endswith(
+        "[M](https://en.wikipedia.org/wiki/Mercury_%28planet%29)"
+    )

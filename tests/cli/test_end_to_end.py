@@ -35,7 +35,8 @@ SECRET = "sk-e2e-secret-value-0123456789"
 DEEPSEARCH = Path(sys.executable).parent / "deepsearch"
 
 ANSWER = (
-    "The film was Maximum Overdrive, which was shot in and around Leland, North Carolina. "
+    # "[^1][^2]": markers the LLM wrote itself, which the run must replace by its own.
+    "The film was Maximum Overdrive, which was shot in and around Leland, North Carolina.[^1][^2] "
     "Maximum Overdrive is a 1986 American science fiction horror comedy film written and "
     "directed by Stephen King. So the director was Stephen King."
 )
@@ -190,13 +191,19 @@ def test_answer_with_verified_citations(
     assert 0 < usage["total_tokens"] <= usage["budget"] == 200_000
     assert {"agent", "evaluator"} <= set(usage["by_tool"])
 
-    # Every citation is a verbatim quote from a page the loopback web served.
-    served = [normalized(p) for p in FIXTURE["paragraphs"].values()]
-    assert out["references"], "the answer restates page sentences: it must be cited"
-    for ref in out["references"]:
-        assert any(normalized(ref["quote"]) in page for page in served), ref
-        assert ref["url"] in out["read_urls"] or ref["url"].startswith(web.base)
-    assert "[^1]" in out["answer"] and '[^1]: "' in out["answer"]
+    # Every citation is a verbatim quote from the page of its own URL.
+    by_url = {web.url(f"/wiki/{slug(t)}"): normalized(p) for t, p in FIXTURE["paragraphs"].items()}
+    refs = out["references"]
+    assert refs, "the answer restates page sentences: it must be cited"
+    for ref in refs:
+        assert ref["url"] in by_url, ref
+        assert normalized(ref["quote"]) in by_url[ref["url"]], ref
+    # The LLM's own "[^1][^2]" are gone: markers are exactly 1..n, one definition each.
+    body, _, definitions = out["answer"].partition('\n\n[^1]: "')
+    markers = [int(n) for n in re.findall(r"\[\^(\d+)\](?!:)", body)]
+    assert markers == list(range(1, len(refs) + 1)), out["answer"]
+    defined = re.findall(r"^\[\^(\d+)\]:", "[^1]: " + definitions, re.MULTILINE)
+    assert [int(n) for n in defined] == list(range(1, len(refs) + 1)), out["answer"]
     assert web.requests, "the reader fetched the pages over loopback"
 
     # The trace has LLM and web calls and never the key.

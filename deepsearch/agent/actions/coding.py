@@ -12,7 +12,7 @@ from deepsearch.agent.prompts import render
 from deepsearch.agent.schema import CodingPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
-from deepsearch.errors import SandboxUnavailable
+from deepsearch.errors import SandboxUnavailable, StructuredOutputError
 from deepsearch.llm.base import Message
 
 MAX_ATTEMPTS = 3
@@ -63,6 +63,10 @@ async def handle_coding(
     if sandbox is None:
         state.diary.append(f"Step {state.step}: coding is unavailable (no sandbox).")
         return "refused: no sandbox"
+    usable, reason = sandbox.availability()
+    if not usable:  # refuse before paying for code that could not run
+        state.diary.append(f"Step {state.step}: coding refused: {reason}")
+        return f"refused: {reason}"
     data = sandbox_data(state)
     shape = describe_shape(data)
     attempts: list[tuple[str, str]] = []
@@ -73,9 +77,13 @@ async def handle_coding(
             for i, (code, err) in enumerate(attempts)
         )
         system = render("coder", problem=payload.problem, data_shape=shape, previous=previous)
-        reply = await deps.llm.generate_object(
-            "coder", CodeReply, system, [Message(role="user", content=payload.problem)]
-        )
+        try:
+            reply = await deps.llm.generate_object(
+                "coder", CodeReply, system, [Message(role="user", content=payload.problem)]
+            )
+        except StructuredOutputError as exc:
+            attempts.append(("", f"no usable code was written: {str(exc)[:200]}"))
+            continue
         try:
             result = await sandbox.run(reply.value.code, data)
         except SandboxUnavailable as exc:

@@ -7,6 +7,8 @@ import re
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.schema import SearchPayload
+from deepsearch.agent.similarity import Similarity
+from deepsearch.agent.similarity_factory import similarity_of
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
 from deepsearch.web.types import SearchQuery, SearchResult
@@ -101,6 +103,22 @@ def _pool_results(state: AgentState, results: list[SearchResult], label: str) ->
         )
 
 
+async def _new_followups(
+    state: AgentState, followups: list[SearchQuery], options: RunOptions, sim: Similarity
+) -> list[SearchQuery]:
+    """Rewritten queries not already searched, exactly or nearly (this step's raw
+    queries included), held to the run's host restriction."""
+    by_text: dict[str, SearchQuery] = {}
+    for query in followups:
+        fresh = new_queries(state, [query.q])
+        if fresh and fresh[0] not in by_text:
+            by_text[fresh[0]] = query.model_copy(update={"q": fresh[0]})
+    kept = await sim.dedup(list(by_text), state.searched_queries) if by_text else []
+    sites = list(options.only_hostnames)
+    chosen = [by_text[q] for q in kept[:5]]
+    return [q.model_copy(update={"sites": sites}) for q in chosen] if sites else chosen
+
+
 async def handle_search(
     payload: SearchPayload,
     state: AgentState,
@@ -109,7 +127,11 @@ async def handle_search(
     *,
     needs_freshness: bool = False,
 ) -> str:
+    sim = similarity_of(deps)
+    # Exact repeats first (cheap), then near-duplicates of anything searched before.
     queries = new_queries(state, payload.queries)
+    if queries:
+        queries = await sim.dedup(queries, state.searched_queries)
     if not queries:
         state.diary.append(
             f"Step {state.step}: every proposed query had been searched already; "
@@ -126,7 +148,7 @@ async def handle_search(
         followups = await deps.rewrite_queries(
             state.current_question, queries, results, needs_freshness
         )
-        followups = [f for f in followups if f.q in new_queries(state, [f.q])][:5]
+        followups = await _new_followups(state, followups, options, sim)
         if followups:
             more, more_errors = await run_queries(deps, followups)
             state.searched_queries.extend(f.q for f in followups)

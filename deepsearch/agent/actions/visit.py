@@ -15,6 +15,9 @@ from deepsearch.web.types import Page, ReadFailure, SearchResult
 from deepsearch.web.urls import normalize_url
 
 LINK_WEIGHT = 0.1
+# Pages are capped before any CPU-bound work (passage scoring, citations): a 10 MB
+# page would otherwise block the event loop, and with it --timeout, for many seconds.
+MAX_PAGE_CHARS = 400_000
 MAX_LINKS_PER_PAGE = 50
 
 
@@ -90,11 +93,10 @@ async def handle_visit(
             continue
         record = state.url_pool.get(url) or UrlRecord(url=url)
         title = outcome.title or record.title
-        state.pages[url] = PageText(url=url, title=title, text=outcome.text, date=outcome.published)
+        text = outcome.text[:MAX_PAGE_CHARS]
+        state.pages[url] = PageText(url=url, title=title, text=text, date=outcome.published)
         state.read_urls.append(url)
-        excerpt = await page_passages(
-            outcome.text, state.current_question, deps, options.page_chars
-        )
+        excerpt = await page_passages(text, state.current_question, deps, options.page_chars)
         state.add_knowledge(
             KnowledgeItem(
                 question=f'What does "{title or url}" say about: {state.current_question}',
