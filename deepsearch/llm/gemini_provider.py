@@ -14,9 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from deepsearch.errors import ContextLengthError, ProviderAuthError, ProviderError
-from deepsearch.llm.base import Completion, CompletionRequest, OutputMode, Usage
-from deepsearch.llm.openai_provider import one_line, schema_instruction
+from deepsearch.errors import ProviderError
+from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
+from deepsearch.llm.provider_common import (
+    ErrorWording,
+    make_usage,
+    no_embedding_model,
+    one_line,
+    schema_instruction,
+)
 
 if TYPE_CHECKING:
     from google import genai
@@ -109,7 +115,7 @@ class GeminiProvider:
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not self.embedding_model:
-            raise ProviderError("no llm.embedding_model configured", provider=self.name)
+            raise no_embedding_model(self.name)
         try:
             resp = await self.client.aio.models.embed_content(
                 model=self.embedding_model, contents=list(texts)
@@ -167,39 +173,18 @@ class GeminiProvider:
     def _map_error(self, exc: Exception, model: str) -> ProviderError:
         from google.genai import errors
 
-        where = f"gemini at {self.base_url}"
+        wording = ErrorWording(self.name, model, f"gemini at {self.base_url}")
         message = one_line(_error_text(exc), secrets=[self._api_key])
         if isinstance(exc, errors.APIError):
             code = exc.code
             if code in (401, 403) or (code == 400 and "api_key_invalid" in _blob(exc)):
-                return ProviderAuthError(
-                    f"{where} rejected the credentials (HTTP {code}): "
-                    "set GEMINI_API_KEY to a valid key",
-                    provider=self.name,
-                    model=model,
-                )
+                return wording.auth(code, "set GEMINI_API_KEY to a valid key")
             if code == 400 and any(h in _blob(exc) for h in _CONTEXT_HINTS):
-                return ContextLengthError(
-                    f"{where}: the prompt is longer than {model}'s context window ({message})",
-                    provider=self.name,
-                    model=model,
-                )
-            return ProviderError(
-                f"{where} answered HTTP {code} for model {model}: {message}",
-                provider=self.name,
-                model=model,
-            )
+                return wording.context(message)
+            return wording.http(code, message)
         if "timeout" in type(exc).__name__.lower():
-            return ProviderError(
-                f"{where} timed out after {self._timeout_s:g}s (model {model})",
-                provider=self.name,
-                model=model,
-            )
-        return ProviderError(
-            f"{where} failed for model {model}: {type(exc).__name__}: {message}",
-            provider=self.name,
-            model=model,
-        )
+            return wording.timeout(self._timeout_s)
+        return wording.failed(exc, message)
 
 
 class _SchemaRejected(Exception):
@@ -241,9 +226,10 @@ def _to_completion(resp: Any, mode: OutputMode) -> Completion:
             finish = _FINISH_MAP.get(name, name.lower())
     usage = None
     meta = getattr(resp, "usage_metadata", None)
-    if meta is not None and meta.prompt_token_count is not None:
+    if meta is not None:
+        # Thought tokens count as completion tokens, as they are billed.
         completion = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
-        usage = Usage(prompt_tokens=meta.prompt_token_count, completion_tokens=completion)
+        usage = make_usage(meta.prompt_token_count, completion)
     return Completion(text=text, usage=usage, finish_reason=finish, mode=mode)
 
 

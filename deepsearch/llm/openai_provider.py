@@ -16,8 +16,15 @@ from collections.abc import Sequence
 from copy import deepcopy
 from typing import TYPE_CHECKING, Any
 
-from deepsearch.errors import ContextLengthError, ProviderAuthError, ProviderError
-from deepsearch.llm.base import Completion, CompletionRequest, OutputMode, Usage
+from deepsearch.errors import ProviderError
+from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
+from deepsearch.llm.provider_common import (
+    ErrorWording,
+    make_usage,
+    no_embedding_model,
+    one_line,
+    schema_instruction,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -32,22 +39,15 @@ _STRICT_DROP = {"default", "examples"}
 _REJECTION_HINTS = ("response_format", "json_schema", "json_object", "structured output", "schema")
 _CONTEXT_HINTS = ("context_length_exceeded", "maximum context length", "context length", "too long")
 
-
-def schema_instruction(json_schema: dict[str, Any]) -> str:
-    """The system-prompt addendum used whenever the schema cannot be sent natively."""
-    return (
-        "\n\nReply with only one JSON object (no prose, no code fence) that matches this "
-        f"JSON schema:\n{json.dumps(json_schema, ensure_ascii=False)}"
-    )
-
-
-def one_line(text: str, *, limit: int = 240, secrets: Sequence[str] = ()) -> str:
-    """A single line, cut to `limit`, with every known secret replaced."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "****")
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+# Shared helpers that were first defined here; importable from here as before.
+__all__ = [
+    "OpenAIProvider",
+    "one_line",
+    "remembered_mode",
+    "reset_mode_memory",
+    "schema_instruction",
+    "strict_schema",
+]
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -163,7 +163,7 @@ class OpenAIProvider:
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not self.embedding_model:
-            raise ProviderError("no llm.embedding_model configured", provider=self.name)
+            raise no_embedding_model(self.name)
         try:
             resp = await self.client.embeddings.create(
                 model=self.embedding_model, input=list(texts)
@@ -230,7 +230,7 @@ class OpenAIProvider:
     def _map_error(self, exc: Exception, model: str) -> ProviderError:
         import openai
 
-        where = f"{self.name} at {self.base_url}"
+        wording = ErrorWording(self.name, model, f"{self.name} at {self.base_url}")
         status = getattr(exc, "status_code", None)
         message = one_line(_error_text(exc), secrets=[self._api_key])
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
@@ -238,38 +238,16 @@ class OpenAIProvider:
                 hint = "Ollama needs no API key: check that llm.ollama_url points at Ollama"
             else:
                 hint = f"set {self.key_env} to a valid key for this endpoint"
-            return ProviderAuthError(
-                f"{where} rejected the credentials (HTTP {status}): {hint}",
-                provider=self.name,
-                model=model,
-            )
+            return wording.auth(status, hint)
         if status in (400, 413) and _is_context_error(exc):
-            return ContextLengthError(
-                f"{where}: the prompt is longer than {model}'s context window ({message})",
-                provider=self.name,
-                model=model,
-            )
+            return wording.context(message)
         if isinstance(exc, openai.APITimeoutError):
-            return ProviderError(
-                f"{where} timed out after {self._timeout_s:g}s (model {model})",
-                provider=self.name,
-                model=model,
-            )
+            return wording.timeout(self._timeout_s)
         if isinstance(exc, openai.APIConnectionError):
-            return ProviderError(
-                f"cannot reach {where}: {message}", provider=self.name, model=model
-            )
+            return wording.unreachable(message)
         if status is not None:
-            return ProviderError(
-                f"{where} answered HTTP {status} for model {model}: {message}",
-                provider=self.name,
-                model=model,
-            )
-        return ProviderError(
-            f"{where} failed for model {model}: {type(exc).__name__}: {message}",
-            provider=self.name,
-            model=model,
-        )
+            return wording.http(status, message)
+        return wording.failed(exc, message)
 
 
 class _ModeRejected(Exception):
@@ -328,13 +306,10 @@ def _to_completion(resp: Any, mode: OutputMode) -> Completion:
         if not text and message is not None:
             text = getattr(message, "refusal", None) or ""
         finish = getattr(first, "finish_reason", None)
-    usage = None
     raw_usage = getattr(resp, "usage", None)
-    if raw_usage is not None:
-        prompt = getattr(raw_usage, "prompt_tokens", None)
-        completion = getattr(raw_usage, "completion_tokens", None)
-        if isinstance(prompt, int) and isinstance(completion, int):
-            usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
+    usage = make_usage(
+        getattr(raw_usage, "prompt_tokens", None), getattr(raw_usage, "completion_tokens", None)
+    )
     return Completion(text=text, usage=usage, finish_reason=finish, mode=mode)
 
 

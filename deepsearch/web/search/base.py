@@ -1,5 +1,9 @@
 """What every search provider shares: typed errors, result cleaning, HTTP JSON calls.
 
+`HttpSearchProvider` is the request -> JSON -> rows -> results run of the HTTP
+providers (Brave, Serper, Jina, SearXNG); each subclass states only its endpoint,
+payload, headers and where the result rows sit in the answer.
+
 Providers raise `SearchProviderError` (a `deepsearch.errors.SearchError`) with a
 `kind`; the chain decides from the kind whether to fail over, back off or give up on
 a provider. Messages name the provider and the HTTP status, never a key or a URL
@@ -11,7 +15,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from deepsearch.errors import SearchError
 from deepsearch.web.types import SearchQuery, SearchResult, TimeFilter
@@ -99,6 +103,25 @@ def region_country(query: SearchQuery) -> str | None:
     return None
 
 
+def locale_params(query: SearchQuery, country_key: str, language_key: str) -> dict[str, str]:
+    """The query's country and language under the provider's parameter names, if known."""
+    params: dict[str, str] = {}
+    if country := region_country(query):
+        params[country_key] = country
+    if language := query_language(query):
+        params[language_key] = language
+    return params
+
+
+def google_params(query: SearchQuery) -> dict[str, Any]:
+    """Google-style `q`, `num`, `tbs=qdr:<h|d|w|m|y>`, `gl`, `hl` (Serper and Jina)."""
+    params: dict[str, Any] = {"q": query.q, "num": query.limit}
+    if query.time_filter:
+        params["tbs"] = f"qdr:{query.time_filter}"
+    params.update(locale_params(query, "gl", "hl"))
+    return params
+
+
 def query_language(query: SearchQuery) -> str | None:
     if query.language:
         return query.language.split("-")[0].lower()
@@ -154,3 +177,67 @@ def expect_list(provider: str, value: Any, what: str) -> list[Any]:
     if not isinstance(value, list):
         raise SearchProviderError(provider, "bad_response", f"{what} is not a list")
     return [item for item in value if isinstance(item, dict)]
+
+
+Row = tuple[Any, Any, Any, Any]  # (title, url, snippet, date) as the provider sent them
+
+
+class HttpSearchProvider:
+    """One JSON-over-HTTP search engine: `search` sends the payload, reads the rows.
+
+    Subclasses set `name` and `rows_path` and implement `params` (or `payload`),
+    `headers` and `row`; `method = "POST"` sends the payload as a JSON body instead
+    of a query string.
+    """
+
+    name: ClassVar[str]
+    supports_site_operator = True
+    method: ClassVar[str] = "GET"
+    rows_path: ClassVar[tuple[str, ...]]
+    """Keys leading to the list of result objects in the answer, outermost first."""
+
+    def __init__(
+        self, client: httpx.AsyncClient, base_url: str, api_key: str, *, timeout_s: float = 15
+    ) -> None:
+        self._client = client
+        self._url = base_url
+        self._key = api_key
+        self._timeout = timeout_s
+
+    def payload(self, query: SearchQuery) -> dict[str, Any]:
+        """What is sent: the query string for GET providers, the JSON body for POST."""
+        return self.params(query)
+
+    def params(self, query: SearchQuery) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def row(self, item: dict[str, Any]) -> Row:
+        raise NotImplementedError
+
+    def rows(self, data: Any) -> list[dict[str, Any]]:
+        """The result objects at `rows_path`; a missing level means no results."""
+        if not isinstance(data, dict):
+            raise SearchProviderError(self.name, "bad_response", "not a JSON object")
+        node: dict[str, Any] = data
+        for key in self.rows_path[:-1]:
+            inner = node.get(key)
+            node = inner if isinstance(inner, dict) else {}
+        return expect_list(self.name, node.get(self.rows_path[-1]), ".".join(self.rows_path))
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]:
+        payload = self.payload(query)
+        as_body = self.method == "POST"
+        data = await request_json(
+            self._client,
+            self.name,
+            self.method,
+            self._url,
+            params=None if as_body else payload,
+            json_body=payload if as_body else None,
+            headers=self.headers(),
+            timeout_s=self._timeout,
+        )
+        return make_results(self.name, (self.row(r) for r in self.rows(data)), query.limit)

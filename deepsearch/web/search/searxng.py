@@ -9,27 +9,27 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.web.search.base import (
     TIME_WORDS,
+    HttpSearchProvider,
+    Row,
     expect_list,
-    make_results,
     query_language,
-    request_json,
 )
-from deepsearch.web.types import SearchQuery, SearchResult
+from deepsearch.web.types import SearchQuery
 
 if TYPE_CHECKING:
     import httpx
 
 
-class SearxngSearch:
+class SearxngSearch(HttpSearchProvider):
     name = "searxng"
     supports_site_operator = True  # SearXNG forwards `site:` to engines that support it
+    rows_path = ("results",)
 
     def __init__(self, client: httpx.AsyncClient, base_url: str, *, timeout_s: float = 15) -> None:
-        self._client = client
         base = base_url.rstrip("/")
         # Accept both the instance root and its /search endpoint as the configured URL.
-        self._url = base if base.endswith("/search") else base + "/search"
-        self._timeout = timeout_s
+        url = base if base.endswith("/search") else base + "/search"
+        super().__init__(client, url, "", timeout_s=timeout_s)
 
     def params(self, query: SearchQuery) -> dict[str, Any]:
         params: dict[str, Any] = {"q": query.q, "format": "json"}
@@ -40,20 +40,14 @@ class SearxngSearch:
             params["language"] = language
         return params
 
-    async def search(self, query: SearchQuery) -> list[SearchResult]:
-        data = await request_json(
-            self._client,
-            self.name,
-            "GET",
-            self._url,
-            params=self.params(query),
-            headers={"Accept": "application/json"},
-            timeout_s=self._timeout,
-        )
-        rows = expect_list(
+    def headers(self) -> dict[str, str]:
+        return {"Accept": "application/json"}
+
+    def rows(self, data: Any) -> list[dict[str, Any]]:
+        # Unlike the keyed APIs, an answer that is not an object reads as no results.
+        return expect_list(
             self.name, data.get("results") if isinstance(data, dict) else None, "results"
         )
-        items = (
-            (r.get("title"), r.get("url"), r.get("content"), r.get("publishedDate")) for r in rows
-        )
-        return make_results(self.name, items, query.limit)
+
+    def row(self, item: dict[str, Any]) -> Row:
+        return item.get("title"), item.get("url"), item.get("content"), item.get("publishedDate")

@@ -1,0 +1,84 @@
+"""What the SDK-backed LLM providers share: prompt addenda, error messages, usage.
+
+Each provider classifies its SDK's exceptions itself (the SDKs differ); the typed
+errors it then raises are built here so that every provider words them alike and
+never leaks its key. No SDK is imported here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from deepsearch.errors import ContextLengthError, ProviderAuthError, ProviderError
+from deepsearch.llm.base import Usage
+
+
+def schema_instruction(json_schema: dict[str, Any]) -> str:
+    """The system-prompt addendum used whenever the schema cannot be sent natively."""
+    return (
+        "\n\nReply with only one JSON object (no prose, no code fence) that matches this "
+        f"JSON schema:\n{json.dumps(json_schema, ensure_ascii=False)}"
+    )
+
+
+def one_line(text: str, *, limit: int = 240, secrets: Sequence[str] = ()) -> str:
+    """A single line, cut to `limit`, with every known secret replaced."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "****")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def make_usage(prompt_tokens: Any, completion_tokens: Any) -> Usage | None:
+    """Usage when the server reported both counts as integers, else None."""
+    if isinstance(prompt_tokens, int) and isinstance(completion_tokens, int):
+        return Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    return None
+
+
+def no_embedding_model(provider: str) -> ProviderError:
+    return ProviderError("no llm.embedding_model configured", provider=provider)
+
+
+@dataclass(frozen=True)
+class ErrorWording:
+    """Builds the typed errors of one failed call: `where` names provider and endpoint."""
+
+    provider: str
+    model: str
+    where: str
+
+    def auth(self, status: Any, hint: str) -> ProviderAuthError:
+        return ProviderAuthError(
+            f"{self.where} rejected the credentials (HTTP {status}): {hint}",
+            provider=self.provider,
+            model=self.model,
+        )
+
+    def context(self, message: str) -> ContextLengthError:
+        return ContextLengthError(
+            f"{self.where}: the prompt is longer than {self.model}'s context window ({message})",
+            provider=self.provider,
+            model=self.model,
+        )
+
+    def timeout(self, timeout_s: float) -> ProviderError:
+        return self._error(f"{self.where} timed out after {timeout_s:g}s (model {self.model})")
+
+    def unreachable(self, message: str) -> ProviderError:
+        return self._error(f"cannot reach {self.where}: {message}")
+
+    def http(self, status: Any, message: str) -> ProviderError:
+        return self._error(f"{self.where} answered HTTP {status} for model {self.model}: {message}")
+
+    def failed(self, exc: Exception, message: str) -> ProviderError:
+        return self._error(
+            f"{self.where} failed for model {self.model}: {type(exc).__name__}: {message}"
+        )
+
+    def _error(self, text: str) -> ProviderError:
+        return ProviderError(text, provider=self.provider, model=self.model)
