@@ -101,7 +101,10 @@ class SearchConfig(_Strict):
     brave_url: str = "https://api.search.brave.com/res/v1/web/search"
     serper_url: str = "https://google.serper.dev/search"
     corpus_dir: str | None = None
-    rate_limit_per_s: float = Field(2.0, gt=0)
+    rate_limit_per_s: float = Field(2.0, gt=0, description="requests per second, per provider")
+    rate_limits: dict[SearchProviderName, float] = Field(
+        default_factory=dict, description="per-provider overrides of rate_limit_per_s"
+    )
     timeout_s: float = Field(15, gt=0)
 
 

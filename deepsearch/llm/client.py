@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Callable, Sequence
 from copy import deepcopy
 from functools import lru_cache
@@ -200,6 +201,8 @@ class LLMClient:
             data = parse_json_lenient(text)
         except ParseFailure as exc:
             return None, str(exc)
+        if _has_non_finite(data):  # NaN/Infinity parse in Python but are never valid JSON
+            return None, "the reply contains NaN or Infinity, which JSON does not allow"
         try:
             return schema.model_validate(data), ""
         except ValidationError as exc:
@@ -281,6 +284,16 @@ class LLMClient:
     def _emit(self, kind: str, payload: dict[str, Any]) -> None:
         if self._trace is not None:
             self._trace(kind, payload)
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(v) for v in value)
+    return False
 
 
 def _is_complete_json(text: str) -> bool:

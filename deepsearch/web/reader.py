@@ -163,6 +163,15 @@ class LocalReader:
         if self._cache is not None:
             cached = self._cache.get(key)
             if cached is not None:
+                # The page may have been cached by a run with --allow-private-urls: this
+                # run's guard must still approve the host before the page is served.
+                if not self._guard.allow_private:
+                    try:
+                        await self._guard.check_url(url)
+                    except BlockedURL as exc:
+                        return ReadFailure(url=url, kind="blocked", detail=str(exc))
+                    except HostResolutionError as exc:
+                        return ReadFailure(url=url, kind="dns", detail=str(exc))
                 return Page.model_validate(cached)
 
         async with self._host_slot(host), self._global_slot():

@@ -137,3 +137,11 @@ async def test_a_truncated_reply_asks_for_a_shorter_one() -> None:
     result = await client.generate_object("agent", Short, "s", ASK)
     assert result.value.count == 1 and result.attempts == 2
     assert "cut off" in provider.calls[1].messages[-1].content
+
+
+async def test_nan_and_infinity_are_not_valid_json() -> None:
+    replies = iter(['{"title": "x", "count": NaN}', '{"title": "x", "count": 2}'])
+    client, provider = scripted_client(lambda req: next(replies))
+    result = await client.generate_object("agent", Short, "s", ASK)
+    assert result.value.count == 2 and result.attempts == 2
+    assert "NaN" in provider.calls[1].messages[-1].content

@@ -234,6 +234,24 @@ async def test_page_cache_hit_expiry_and_no_failure_caching(
         cache.close()
 
 
+async def test_a_page_cached_with_private_urls_allowed_is_not_served_without(
+    site: LoopbackServer, tmp_path: object
+) -> None:
+    cache = WebCache(str(tmp_path))
+    opened = LocalReader(ReaderConfig(allow_private_urls=True), cache=cache, page_ttl_s=600)
+    guarded = LocalReader(ReaderConfig(allow_private_urls=False), cache=cache, page_ttl_s=600)
+    try:
+        page(await opened.read(site.url("/notes.md")))  # an intranet run fills the cache
+        before = len(site.requests)
+        blocked = failure(await guarded.read(site.url("/notes.md")))
+        assert blocked.kind == "blocked"
+        assert len(site.requests) == before
+    finally:
+        await opened.aclose()
+        await guarded.aclose()
+        cache.close()
+
+
 async def test_per_host_concurrency_limit(site: LoopbackServer) -> None:
     import asyncio
     import time

@@ -373,3 +373,20 @@ async def test_probe_asks_every_provider_and_reports() -> None:
     assert "auth" in probes[0].detail and "no results" in probes[1].detail
     assert chain.status()[0].state == "ready"  # a probe does not disable anything
     assert [q.q for q in c.queries] == ["hello"]
+
+
+def test_per_provider_rate_limits_come_from_config() -> None:
+    from deepsearch.llm.testing import offline_settings
+    from deepsearch.web.search import build_search
+
+    settings = offline_settings(
+        **{
+            "search.providers": ["searxng", "brave"],
+            "search.searxng_url": "http://127.0.0.1:9",
+            "keys.brave_api_key": "k",
+            "search.rate_limit_per_s": 3.0,
+            "search.rate_limits": {"brave": 0.5},
+        }
+    )
+    chain = build_search(settings)
+    assert chain.rate_limits == {"searxng": 3.0, "brave": 0.5}

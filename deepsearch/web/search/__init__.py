@@ -148,7 +148,11 @@ def build_search(
         providers,
         cache=cache,
         ttl_s=settings.cache.search_ttl_s,
-        rate_limits={p.name: rate for p in providers if p.name != "local"},
+        rate_limits={
+            p.name: settings.search.rate_limits.get(p.name, rate)
+            for p in providers
+            if p.name != "local"
+        },
         max_failures=max_failures,
         unconfigured=unconfigured,
         on_close=[close_client],

@@ -136,6 +136,7 @@ class SearchChain:
         on_close: Sequence[Callable[[], Awaitable[Any]]] = (),
     ) -> None:
         limits = rate_limits or {}
+        self.rate_limits = {p.name: limits[p.name] for p in providers if limits.get(p.name)}
         self._slots = [
             _Slot(
                 p,
