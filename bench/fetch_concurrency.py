@@ -69,12 +69,19 @@ def run() -> str:
 
     default = ReaderConfig(allow_private_urls=True)
     wide = ReaderConfig(allow_private_urls=True, global_concurrency=32)
+    narrow = ReaderConfig(allow_private_urls=True, global_concurrency=8)
     rows: list[str] = []
     with servers(HOSTS) as bases, servers(["127.0.0.1"]) as single:
         timed(default, urls(bases, "warm")[:4], True)  # first extraction, imports, pools
         sequential = timed(default, urls(bases, "seq"), False)
         cases = [
-            ("15 hosts, default limits (2 per host, 8 global)", default, bases),
+            (
+                f"15 hosts, default limits ({default.per_host_concurrency} per host, "
+                f"{default.global_concurrency} global)",
+                default,
+                bases,
+            ),
+            ("15 hosts, the issue's original global limit of 8", narrow, bases),
             ("15 hosts, global limit raised to 32", wide, bases),
             ("1 host, default limits (per-host politeness: 2 at a time)", default, single),
         ]
@@ -102,8 +109,10 @@ def run() -> str:
         "",
         f"With the default global limit of {default.global_concurrency}, 30 pages need "
         f"{-(-PAGES // default.global_concurrency)} rounds, so the best possible speed-up is "
-        f"{bound:.1f}×: the ≥ 8× target is reachable only with a global limit above 8 (second "
-        "row). One host is capped at 2 requests at a time on purpose (third row).",
+        f"{bound:.1f}×. The issue first proposed a global limit of 8, which caps the speed-up "
+        "at 7.5× (4 rounds) — below the ≥ 8× target — so the default was raised to 16; the "
+        "per-host limit of 2 is unchanged (last row: one host is capped at 2 at a time on "
+        "purpose).",
         "",
         f"Memory: peak Python heap during a concurrent 30-page read {heap_peak / 2**20:.1f} MB "
         f"(tracemalloc); peak RSS of the whole benchmark process {peak_rss:.0f} MB.",

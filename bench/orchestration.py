@@ -23,6 +23,7 @@ from deepsearch.clock import SystemClock
 from deepsearch.llm.base import Completion, CompletionRequest
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.testing import ScriptedProvider, offline_settings
+from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import Page, ReadFailure, SearchQuery, SearchResult
@@ -58,7 +59,7 @@ def cycling_agent(prompt_sizes: list[int]) -> Any:
         if request.tool == "agent_beast":
             return {"think": "", "action": "answer", "answer": {"answer": "done"}}
         counter[0] += 1
-        prompt_sizes.append(len(request.system))
+        prompt_sizes.append(count_tokens(request.system))
         spec = request.json_schema["properties"]["action"]  # type: ignore[index]
         allowed = spec.get("enum") or [spec["const"]]
         n = counter[0]
@@ -212,10 +213,10 @@ Token counting of every prompt (offline tiktoken) is included: it is real overhe
 Growth from 10 to 200 steps: **{growth:.2f}×** per step (target: under 10 ms/step at 200
 steps, near-flat growth).
 
-Prompt size per agent step in the 200-step run (knowledge is capped by the context
+Prompt tokens per agent step in the 200-step run (knowledge is capped by the context
 rule, so the prompt stops growing once the allowance is full):
 
-| agent step | system prompt characters |
+| agent step | system prompt tokens |
 |---:|---:|
 {prompt_rows}
 

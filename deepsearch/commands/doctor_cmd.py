@@ -1,10 +1,12 @@
 """`deepsearch doctor`: check each configured provider and print a table.
 
 For the LLM provider (resolved exactly as a run would): the key is present, the
-endpoint answers, and a tiny structured-output round trip validates. For search
-providers only the configuration is checked here (key or URL present). Exit 0
-when every check passes, 1 otherwise, 2 on a configuration error. No secret is
-ever printed: keys are shown as "set, N chars".
+endpoint answers, and a tiny structured-output round trip validates. For search:
+the chain a run would build is asked one query per provider (short timeout, no
+cache, no failover), one row each; a provider left out for a missing key or URL
+gets a failing row saying what to set. Exit 0 when every check passes, 1
+otherwise, 2 on a configuration error. No secret is ever printed: keys are shown
+masked and passwords inside URLs as ****.
 """
 
 from __future__ import annotations
@@ -12,14 +14,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from deepsearch.cli import EXIT_RUNTIME, EXIT_USAGE, ConfigOption, fail
-from deepsearch.config import ProviderName, Settings, load_config
+from deepsearch.config import ProviderName, Settings, load_config, redact_userinfo
 from deepsearch.errors import ConfigError, DeepsearchError
 
 if TYPE_CHECKING:
     from deepsearch.llm.base import Message
     from deepsearch.llm.client import LLMClient
+    from deepsearch.web.search import SearchChain
 
 DOCTOR_TIMEOUT_S = 30.0
+SEARCH_PROBE_TIMEOUT_S = 10.0
+SEARCH_PROBE_QUERY = "python programming language"
 DOCTOR_BUDGET = 50_000
 SEARCH_KEYS = {"jina": "JINA_API_KEY", "brave": "BRAVE_API_KEY", "serper": "SERPER_API_KEY"}
 
@@ -38,12 +43,16 @@ def doctor(config: ConfigOption = None) -> None:
         from deepsearch.llm.factory import resolve_provider
 
         provider_name = resolve_provider(settings)
-        checks = asyncio.run(llm_checks(settings, provider_name)) + search_checks(settings)
+        checks = asyncio.run(_all_checks(settings, provider_name))
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     _print_table(checks)
     if not all(check.ok for check in checks):
         raise fail(f"{sum(not c.ok for c in checks)} of {len(checks)} checks failed", EXIT_RUNTIME)
+
+
+async def _all_checks(settings: Settings, provider_name: ProviderName) -> list[Check]:
+    return await llm_checks(settings, provider_name) + await search_checks(settings)
 
 
 # ---------------------------------------------------------------- LLM
@@ -56,7 +65,11 @@ def _key_check(settings: Settings, name: ProviderName) -> Check:
     from deepsearch.llm.factory import KEY_ENV
 
     key = getattr(settings.keys, f"{name}_api_key")
-    value = key.get_secret_value() if key else ""
+    value = key.get_secret_value().strip() if key else ""
+    base_url = settings.llm.openai_base_url if name == "openai" else None
+    if not value and base_url:
+        where = redact_userinfo(base_url)
+        return Check(name="llm key", ok=True, detail=f"not set: none sent to {where}")
     if not value:
         return Check(name="llm key", ok=False, detail=f"{KEY_ENV[name]} is not set")
     return Check(name="llm key", ok=True, detail=f"{KEY_ENV[name]}: {mask_secret(value)}")
@@ -64,7 +77,7 @@ def _key_check(settings: Settings, name: ProviderName) -> Check:
 
 async def _endpoint_check(client: LLMClient, name: ProviderName) -> Check:
     provider = client.provider
-    where = getattr(provider, "base_url", "")
+    where = redact_userinfo(getattr(provider, "base_url", ""))
     try:
         if name == "gemini":
             pager = await provider.client.aio.models.list(config={"page_size": 1})  # type: ignore[attr-defined]
@@ -147,15 +160,75 @@ def _provider_reason(settings: Settings, name: ProviderName) -> str:
     if settings.llm.provider is not None:
         return f"{name} (llm.provider)"
     if name == "ollama":
-        return f"ollama (local server at {settings.llm.ollama_url})"
-    return f"{name} (found {'GEMINI_API_KEY' if name == 'gemini' else 'OPENAI_API_KEY'})"
+        return f"ollama (local server at {redact_userinfo(settings.llm.ollama_url)})"
+    if name == "gemini":
+        return "gemini (found GEMINI_API_KEY)"
+    key = settings.keys.openai_api_key
+    if key is not None and key.get_secret_value().strip():
+        return "openai (found OPENAI_API_KEY)"
+    return f"openai (keyless server at {redact_userinfo(settings.llm.openai_base_url or '')})"
 
 
 # ---------------------------------------------------------------- search
 
 
-def search_checks(settings: Settings) -> list[Check]:
-    """Configuration presence only; the web layer may add live checks later."""
+async def search_checks(settings: Settings) -> list[Check]:
+    """Live probe of the configured search chain: one row per listed provider."""
+    from deepsearch.web.search import build_search
+
+    cfg = settings.search
+    timeout_s = min(cfg.timeout_s, SEARCH_PROBE_TIMEOUT_S)
+    short = settings.model_copy(update={"search": cfg.model_copy(update={"timeout_s": timeout_s})})
+    try:
+        chain = build_search(short)
+    except ConfigError:  # nothing usable: say per provider what is missing
+        return config_checks(settings)
+    try:
+        rows = await _probe_rows(chain, settings, timeout_s)
+    finally:
+        await chain.aclose()
+    for status in chain.status():
+        if status.state == "unconfigured":
+            rows.append(Check(f"search {status.name}", False, _clean(status.reason, settings)))
+    order = list(dict.fromkeys(f"search {name}" for name in cfg.providers))
+    return sorted(rows, key=lambda row: order.index(row.name) if row.name in order else len(order))
+
+
+async def _probe_rows(chain: SearchChain, settings: Settings, timeout_s: float) -> list[Check]:
+    import asyncio
+
+    names = [p.name for p in chain.providers]
+    # Each provider has its own timeout; this outer one only guards against one hanging
+    # past it (ddgs runs in a thread its own way).
+    limit = timeout_s * len(names) + 5
+    try:
+        probes = await asyncio.wait_for(chain.probe(SEARCH_PROBE_QUERY), timeout=limit)
+    except TimeoutError:
+        why = f"failed: no answer within {limit:g}s"
+        return [Check(f"search {name}", False, why) for name in names]
+    rows = []
+    for probe in probes:
+        if probe.ok:
+            detail = f"{probe.results} result(s) in {probe.elapsed_s:.2f}s"
+        else:
+            detail = "failed: " + _clean(probe.detail or "no answer", settings)
+        rows.append(Check(f"search {probe.name}", probe.ok, detail))
+    return rows
+
+
+def _clean(text: str, settings: Settings) -> str:
+    """One line, URL passwords and every configured key masked."""
+    from pydantic import SecretStr
+
+    from deepsearch.llm.provider_common import one_line
+
+    values = (getattr(settings.keys, field) for field in type(settings.keys).model_fields)
+    secrets = [v.get_secret_value() for v in values if isinstance(v, SecretStr)]
+    return one_line(redact_userinfo(text), secrets=secrets)
+
+
+def config_checks(settings: Settings) -> list[Check]:
+    """Configuration presence only (used when no provider could even be built)."""
     from pathlib import Path
 
     from deepsearch.config import mask_secret
@@ -167,7 +240,8 @@ def search_checks(settings: Settings) -> list[Check]:
             checks.append(Check(name=label, ok=True, detail="no key needed"))
         elif name == "searxng":
             url = settings.search.searxng_url
-            checks.append(Check(name=label, ok=bool(url), detail=url or "SEARXNG_URL is not set"))
+            shown = redact_userinfo(url) if url else "SEARXNG_URL is not set"
+            checks.append(Check(name=label, ok=bool(url), detail=shown))
         elif name == "local":
             corpus = settings.search.corpus_dir
             ok = bool(corpus) and Path(corpus or "").expanduser().is_dir()

@@ -29,11 +29,14 @@ from deepsearch.llm.base import (
     Usage,
 )
 from deepsearch.llm.parse import ParseFailure, extract_json_text, parse_json_lenient
+from deepsearch.llm.provider_common import Embeddings
 from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
 
 T = TypeVar("T", bound=BaseModel)
 MIN_OUTPUT_TOKENS = 256
+# Texts per embeddings request: under Gemini's 100-per-batch limit and OpenAI's 2048.
+EMBED_BATCH = 96
 TraceFn = Callable[[str, dict[str, Any]], None]
 
 
@@ -182,10 +185,43 @@ class LLMClient:
         return TextResult(text=completion.text, usage=usage)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]] | None:
-        """Embeddings when the provider offers them; None means 'use the lexical backend'."""
+        """Embeddings when the provider offers them; None means 'use the lexical backend'.
+
+        Budgeted like any LLM call: None (no request) when the remaining budget is
+        below the estimated input tokens. Inputs go in requests of at most
+        EMBED_BATCH texts; each request's tokens are recorded under "embedding"
+        (the server's count when reported, else the offline estimate).
+        """
         if self.embedder is None or not texts:
             return None
-        return await self.embedder.embed(list(texts))
+        items = list(texts)
+        model = self.settings.llm.embedding_model or ""
+        estimates = [count_tokens(text, model=model) for text in items]
+        if self.tracker.remaining < sum(estimates):
+            self._emit("llm_embed_skipped", {"count": len(items), "tokens": sum(estimates)})
+            return None
+        vectors: list[list[float]] = []
+        total = Usage()
+        for start in range(0, len(items), EMBED_BATCH):
+            batch = items[start : start + EMBED_BATCH]
+            estimate = sum(estimates[start : start + EMBED_BATCH])
+            async with self._slots:
+                got, reported = await self._embed_batch(batch)
+            usage = Usage(prompt_tokens=reported or estimate, estimated=reported is None)
+            self.tracker.record("embedding", usage)
+            total = total + usage
+            vectors += got
+        self._emit(
+            "llm_embed",
+            {
+                "model": model,
+                "count": len(items),
+                "requests": -(-len(items) // EMBED_BATCH),
+                "tokens": total.prompt_tokens,
+                "estimated": total.estimated,
+            },
+        )
+        return vectors
 
     async def aclose(self) -> None:
         await self.provider.aclose()
@@ -280,6 +316,15 @@ class LLMClient:
             },
         )
         return completion, usage
+
+    async def _embed_batch(self, batch: list[str]) -> tuple[list[list[float]], int | None]:
+        """Vectors and the server-reported token count (None when unreported)."""
+        assert self.embedder is not None
+        with_usage = getattr(self.embedder, "embed_with_usage", None)
+        if with_usage is None:  # a plain EmbeddingProvider reports no usage
+            return await self.embedder.embed(batch), None
+        result: Embeddings = await with_usage(batch)
+        return result.vectors, result.prompt_tokens
 
     def _emit(self, kind: str, payload: dict[str, Any]) -> None:
         if self._trace is not None:

@@ -1,8 +1,9 @@
 """Which LLM provider to use, and building the `LLMClient` for it.
 
 Order: explicit `llm.provider`; else GEMINI_API_KEY; else OPENAI_API_KEY (with
-OPENAI_BASE_URL honoured); else a local OpenAI-compatible server answering at
-`llm.ollama_url`; else one ConfigError saying how to set up each option.
+OPENAI_BASE_URL honoured); else OPENAI_BASE_URL alone (a keyless vLLM / LM Studio
+server); else a local OpenAI-compatible server answering at `llm.ollama_url`; else
+one ConfigError saying how to set up each option.
 SDKs are imported only when a provider is actually built.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from deepsearch.config import ProviderName, Settings
+from deepsearch.config import ProviderName, Settings, redact_userinfo
 from deepsearch.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ NO_PROVIDER_MESSAGE = (
     "no LLM provider is configured. Choose one: "
     "(1) Gemini: export GEMINI_API_KEY=...; "
     "(2) OpenAI or any OpenAI-compatible server (vLLM, LM Studio, OpenRouter, DeepSeek): "
-    "export OPENAI_API_KEY=... and, for a non-OpenAI server, OPENAI_BASE_URL=https://host/v1; "
+    "export OPENAI_API_KEY=... and, for a non-OpenAI server, OPENAI_BASE_URL=https://host/v1 "
+    "(a server that needs no key needs only OPENAI_BASE_URL); "
     "(3) local Ollama: start it (`ollama serve`, then `ollama pull {model}`) so it answers at "
     "{ollama_url}, or set llm.ollama_url. "
     "Force a choice with DEEPSEARCH_LLM_PROVIDER=gemini|openai|ollama."
@@ -57,19 +59,26 @@ def _has_key(settings: Settings, provider: ProviderName) -> bool:
     return key is not None and bool(key.get_secret_value().strip())
 
 
+def _has_base_url(settings: Settings) -> bool:
+    return bool((settings.llm.openai_base_url or "").strip())
+
+
 def resolve_provider(settings: Settings, *, probe: Probe = probe_local_server) -> ProviderName:
     """The provider this run will use, or a ConfigError explaining how to get one."""
     explicit = settings.llm.provider
     if explicit is not None:
-        if explicit in KEY_ENV and not _has_key(settings, explicit):
+        keyless_ok = explicit == "openai" and _has_base_url(settings)
+        if explicit in KEY_ENV and not keyless_ok and not _has_key(settings, explicit):
+            keyless = " (or OPENAI_BASE_URL for a server that needs no key)"
             raise ConfigError(
                 f"llm.provider is {explicit!r} but {KEY_ENV[explicit]} is not set: "
-                f"export {KEY_ENV[explicit]}=... or choose another provider"
+                f"export {KEY_ENV[explicit]}=...{keyless if explicit == 'openai' else ''} "
+                "or choose another provider"
             )
         return explicit
     if _has_key(settings, "gemini"):
         return "gemini"
-    if _has_key(settings, "openai"):
+    if _has_key(settings, "openai") or _has_base_url(settings):
         return "openai"
     if probe(settings.llm.ollama_url):
         return "ollama"
@@ -78,7 +87,8 @@ def resolve_provider(settings: Settings, *, probe: Probe = probe_local_server) -
         if "ollama" in settings.llm.providers
         else "qwen2.5:7b"
     )
-    raise ConfigError(NO_PROVIDER_MESSAGE.format(model=model, ollama_url=settings.llm.ollama_url))
+    ollama_url = redact_userinfo(settings.llm.ollama_url)
+    raise ConfigError(NO_PROVIDER_MESSAGE.format(model=model, ollama_url=ollama_url))
 
 
 def build_provider(settings: Settings, provider_name: ProviderName) -> LLMProvider:

@@ -4,7 +4,8 @@ Structured output sends `response_mime_type="application/json"` plus
 `response_json_schema`; if the API rejects the schema, the call is repeated with
 JSON mode and the schema in the system instruction, and that choice is remembered
 per (base URL, model) for the rest of the process. Retries on 408/429/5xx are the
-SDK's own (`HttpRetryOptions`, exponential backoff with jitter). The SDK is
+SDK's own (`HttpRetryOptions`, exponential backoff with jitter; it ignores any
+Retry-After header, see `client`). The SDK is
 imported lazily, and the client is kept alive on the instance: a garbage-collected
 genai client closes its HTTP connection pool under a pending request.
 """
@@ -17,11 +18,14 @@ from typing import TYPE_CHECKING, Any
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
 from deepsearch.llm.provider_common import (
+    Embeddings,
     ErrorWording,
+    endpoint_label,
     make_usage,
     no_embedding_model,
     one_line,
     schema_instruction,
+    url_password,
 )
 
 if TYPE_CHECKING:
@@ -75,6 +79,10 @@ class GeminiProvider:
             from google import genai
             from google.genai import types
 
+            # The SDK's retry (tenacity) backs off exponentially with jitter but does NOT
+            # honour a 429's Retry-After header (nor RetryInfo.retryDelay in the body):
+            # a long server-requested pause is cut short and the retries can all land
+            # inside it. The OpenAI SDK, by contrast, waits as told (up to 120 s).
             options = types.HttpOptions(
                 timeout=int(self._timeout_s * 1000),  # milliseconds
                 retry_options=types.HttpRetryOptions(
@@ -114,6 +122,11 @@ class GeminiProvider:
         return await self._send(request, "json_object")
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return (await self.embed_with_usage(texts)).vectors
+
+    async def embed_with_usage(self, texts: Sequence[str]) -> Embeddings:
+        """One (batch) embedding request. The Gemini API reports no token count for
+        embeddings, so `prompt_tokens` is always None and the caller estimates."""
         if not self.embedding_model:
             raise no_embedding_model(self.name)
         try:
@@ -122,7 +135,8 @@ class GeminiProvider:
             )
         except Exception as exc:
             raise self._map_error(exc, self.embedding_model) from None
-        return [list(e.values or []) for e in (resp.embeddings or [])]
+        vectors = [list(e.values or []) for e in (resp.embeddings or [])]
+        return Embeddings(vectors=vectors, prompt_tokens=None)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -173,8 +187,9 @@ class GeminiProvider:
     def _map_error(self, exc: Exception, model: str) -> ProviderError:
         from google.genai import errors
 
-        wording = ErrorWording(self.name, model, f"gemini at {self.base_url}")
-        message = one_line(_error_text(exc), secrets=[self._api_key])
+        wording = ErrorWording(self.name, model, endpoint_label(self.name, self.base_url))
+        secrets = [self._api_key, url_password(self.base_url)]
+        message = one_line(_error_text(exc), secrets=secrets)
         if isinstance(exc, errors.APIError):
             code = exc.code
             if code in (401, 403) or (code == 400 and "api_key_invalid" in _blob(exc)):

@@ -6,7 +6,15 @@ DeepSeek: only the base URL and key differ. Structured output tries, in order,
 schema in the system prompt, then plain prompted JSON; the first mode a server+model
 accepts is remembered for the rest of the process. Retries (429/5xx/timeouts, with
 Retry-After and jittered backoff) are the SDK's own; this module only maps errors.
-The SDK is imported inside functions so the CLI starts fast.
+A keyless server (vLLM, LM Studio) needs only OPENAI_BASE_URL: a placeholder key is
+sent, since the SDK insists on one. The SDK is imported inside functions so the CLI
+starts fast.
+
+Ollama's context window is NOT set from here: its OpenAI-compatible endpoint has no
+per-request `options`/`num_ctx` field (unknown fields are dropped), so a prompt
+longer than the server's window (4k by default on small GPUs) is truncated silently.
+The user sets it on the server: `OLLAMA_CONTEXT_LENGTH=32768 ollama serve` (or a
+Modelfile `PARAMETER num_ctx`), matching llm.providers.ollama.context_window.
 """
 
 from __future__ import annotations
@@ -19,11 +27,14 @@ from typing import TYPE_CHECKING, Any
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
 from deepsearch.llm.provider_common import (
+    Embeddings,
     ErrorWording,
+    endpoint_label,
     make_usage,
     no_embedding_model,
     one_line,
     schema_instruction,
+    url_password,
 )
 
 if TYPE_CHECKING:
@@ -38,6 +49,8 @@ _LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object", "prompted")
 _STRICT_DROP = {"default", "examples"}
 _REJECTION_HINTS = ("response_format", "json_schema", "json_object", "structured output", "schema")
 _CONTEXT_HINTS = ("context_length_exceeded", "maximum context length", "context length", "too long")
+# Sent when OPENAI_BASE_URL names a server that needs no key: the SDK refuses an empty one.
+KEYLESS_PLACEHOLDER = "not-needed"
 
 # Shared helpers that were first defined here; importable from here as before.
 __all__ = [
@@ -120,8 +133,11 @@ class OpenAIProvider:
                 embedding_model=llm.embedding_model,
             )
         key = settings.keys.openai_api_key
+        api_key = key.get_secret_value().strip() if key else ""
+        if not api_key and llm.openai_base_url:
+            api_key = KEYLESS_PLACEHOLDER
         return cls(
-            api_key=key.get_secret_value() if key else None,
+            api_key=api_key or None,
             base_url=llm.openai_base_url,
             timeout_s=llm.timeout_s,
             max_retries=llm.max_retries,
@@ -162,6 +178,10 @@ class OpenAIProvider:
         raise last_error
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return (await self.embed_with_usage(texts)).vectors
+
+    async def embed_with_usage(self, texts: Sequence[str]) -> Embeddings:
+        """One embeddings request; the server's token count when it reports one."""
         if not self.embedding_model:
             raise no_embedding_model(self.name)
         try:
@@ -170,7 +190,11 @@ class OpenAIProvider:
             )
         except Exception as exc:
             raise self._map_error(exc, self.embedding_model) from None
-        return [list(item.embedding) for item in sorted(resp.data, key=lambda d: d.index)]
+        data = getattr(resp, "data", None) or []
+        vectors = [list(item.embedding) for item in sorted(data, key=lambda d: d.index)]
+        tokens = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
+        reported = tokens if isinstance(tokens, int) and tokens > 0 else None
+        return Embeddings(vectors=vectors, prompt_tokens=reported)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -230,9 +254,9 @@ class OpenAIProvider:
     def _map_error(self, exc: Exception, model: str) -> ProviderError:
         import openai
 
-        wording = ErrorWording(self.name, model, f"{self.name} at {self.base_url}")
+        wording = ErrorWording(self.name, model, endpoint_label(self.name, self.base_url))
         status = getattr(exc, "status_code", None)
-        message = one_line(_error_text(exc), secrets=[self._api_key])
+        message = one_line(_error_text(exc), secrets=self._secrets())
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             if self.name == "ollama":
                 hint = "Ollama needs no API key: check that llm.ollama_url points at Ollama"
@@ -248,6 +272,12 @@ class OpenAIProvider:
         if status is not None:
             return wording.http(status, message)
         return wording.failed(exc, message)
+
+    def _secrets(self) -> list[str]:
+        # Placeholders ("ollama", "not-needed") are not secrets: masking them would
+        # garble server messages such as "try `ollama pull ...`".
+        placeholder = self.name == "ollama" or self._api_key == KEYLESS_PLACEHOLDER
+        return [url_password(self.base_url)] + ([] if placeholder else [self._api_key])
 
 
 class _ModeRejected(Exception):

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from deepsearch.config import redact_userinfo
 from deepsearch.errors import ContextLengthError, ProviderAuthError, ProviderError
 from deepsearch.llm.base import Usage
 
@@ -40,13 +41,39 @@ def make_usage(prompt_tokens: Any, completion_tokens: Any) -> Usage | None:
     return None
 
 
+class Embeddings(NamedTuple):
+    """Vectors of one embedding request, in input order, and the tokens the server
+    reported for it (None when it reported none: the caller estimates)."""
+
+    vectors: list[list[float]]
+    prompt_tokens: int | None = None
+
+
+def endpoint_label(provider: str, base_url: str) -> str:
+    """`<provider> at <url>` for messages, with any password in the URL masked."""
+    return f"{provider} at {redact_userinfo(base_url)}"
+
+
+def url_password(url: str) -> str:
+    """The password embedded in `url` ("" if none), to scrub from echoed error text."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).password or ""
+    except ValueError:
+        return ""
+
+
 def no_embedding_model(provider: str) -> ProviderError:
     return ProviderError("no llm.embedding_model configured", provider=provider)
 
 
 @dataclass(frozen=True)
 class ErrorWording:
-    """Builds the typed errors of one failed call: `where` names provider and endpoint."""
+    """Builds the typed errors of one failed call: `where` names provider and endpoint.
+
+    Build `where` with `endpoint_label`: a base URL may carry a password.
+    """
 
     provider: str
     model: str

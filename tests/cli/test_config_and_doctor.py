@@ -7,7 +7,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -17,6 +17,7 @@ from deepsearch import __version__
 from deepsearch.config import load_config
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.search_servers import FakeSearchServers
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-cli-secret-value-0123456789"
@@ -58,6 +59,18 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def search_fake() -> Iterator[FakeSearchServers]:
+    with FakeSearchServers() as servers:
+        yield servers
+
+
+def search_env(servers: FakeSearchServers, providers: str = "searxng") -> dict[str, str]:
+    """Doctor probes search live: always point it at the fake (the default duckduckgo
+    goes through ddgs/primp, which the Python loopback guard cannot stop)."""
+    return {"DEEPSEARCH_SEARCH_PROVIDER": providers, "SEARXNG_URL": servers.base_url("searxng")}
 
 
 def write_config(tmp_path: Path, data: object, name: str = "user.json") -> Path:
@@ -132,9 +145,14 @@ def test_user_config_from_environment_variable(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["agent.max_steps"] == {"value": 9, "source": str(path)}
 
 
-def test_doctor_passes_against_the_openai_fake() -> None:
+def test_doctor_passes_against_the_openai_fake(search_fake: FakeSearchServers) -> None:
     with FakeOpenAIServer(handler=lambda body: {"ok": True}, api_key=SECRET) as server:
-        done = run_in_process("doctor", OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=server.base_url)
+        done = run_in_process(
+            "doctor",
+            OPENAI_API_KEY=SECRET,
+            OPENAI_BASE_URL=server.base_url,
+            **search_env(search_fake),
+        )
         paths = [r.path for r in server.requests]
     assert done.returncode == 0, done.stdout + done.stderr
     assert "structured output" in done.stdout and "FAIL" not in done.stdout
@@ -142,32 +160,95 @@ def test_doctor_passes_against_the_openai_fake() -> None:
     assert paths == ["/v1/models", "/v1/chat/completions"]
 
 
-def test_doctor_passes_against_the_gemini_fake() -> None:
+def test_doctor_passes_against_the_gemini_fake(search_fake: FakeSearchServers) -> None:
     with FakeGeminiServer(handler=lambda body: {"ok": True}) as server:
-        done = run_in_process("doctor", GEMINI_API_KEY=SECRET, GEMINI_BASE_URL=server.url)
+        done = run_in_process(
+            "doctor", GEMINI_API_KEY=SECRET, GEMINI_BASE_URL=server.url, **search_env(search_fake)
+        )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "gemini" in done.stdout and SECRET not in done.stdout + done.stderr
 
 
-def test_doctor_401_fails_with_the_variable_to_fix() -> None:
+def test_doctor_401_fails_with_the_variable_to_fix(search_fake: FakeSearchServers) -> None:
     with FakeOpenAIServer(api_key="the-right-key") as server:
-        done = run_in_process("doctor", OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=server.base_url)
+        done = run_in_process(
+            "doctor",
+            OPENAI_API_KEY=SECRET,
+            OPENAI_BASE_URL=server.base_url,
+            **search_env(search_fake),
+        )
     assert done.returncode == 1
     assert "FAIL" in done.stdout and "OPENAI_API_KEY" in done.stdout
     assert SECRET not in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
 
 
-def test_doctor_reports_missing_search_keys(tmp_path: Path) -> None:
+def test_doctor_probes_search_live_and_reports_missing_keys(
+    search_fake: FakeSearchServers,
+) -> None:
     with FakeOpenAIServer(handler=lambda body: {"ok": True}) as server:
         done = run_cli(
             "doctor",
             OPENAI_API_KEY=SECRET,
             OPENAI_BASE_URL=server.base_url,
-            DEEPSEARCH_SEARCH_PROVIDER="duckduckgo,brave",
+            **search_env(search_fake, "searxng,brave"),
+        )
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines() if "│" in line}
+    assert "ok" in rows["search searxng"] and "3 result(s)" in rows["search searxng"]
+    assert "FAIL" in rows["search brave"] and "BRAVE_API_KEY" in rows["search brave"]
+    probe = search_fake.requests_for("searxng")
+    assert len(probe) == 1 and probe[0].param("format") == "json"
+
+
+def test_doctor_search_failure_is_a_failing_row(search_fake: FakeSearchServers) -> None:
+    search_fake.always("searxng", 503)
+    with FakeOpenAIServer(handler=lambda body: {"ok": True}) as server:
+        done = run_in_process(
+            "doctor",
+            OPENAI_API_KEY=SECRET,
+            OPENAI_BASE_URL=server.base_url,
+            **search_env(search_fake),
+        )
+    assert done.returncode == 1, done.stdout + done.stderr
+    row = next(line for line in done.stdout.splitlines() if "search searxng" in line)
+    assert "FAIL" in row and "failed: searxng" in row and "503" in row
+    assert "structured output" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_doctor_keyless_server_and_url_passwords_stay_hidden(
+    search_fake: FakeSearchServers,
+) -> None:
+    password, search_password = "hunter22-llm", "hunter22-search"
+    search_fake.always("searxng", 500)
+    searxng = search_fake.base_url("searxng").replace("http://", f"http://s:{search_password}@")
+    with FakeOpenAIServer(handler=lambda body: {"ok": True}) as server:
+        base_url = server.base_url.replace("http://", f"http://deploy:{password}@")
+        done = run_in_process(
+            "doctor",
+            OPENAI_BASE_URL=base_url,
+            DEEPSEARCH_SEARCH_PROVIDER="searxng",
+            SEARXNG_URL=searxng,
+        )
+        chat = server.chat_requests
+    out = done.stdout + done.stderr
+    assert password not in out and search_password not in out
+    assert "deploy:****@127.0.0.1" in done.stdout and "keyless" in done.stdout
+    assert "structured output" in done.stdout and len(chat) == 1
+    assert done.returncode == 1  # only the failing search row
+    assert sum("FAIL" in line for line in done.stdout.splitlines()) == 1
+
+
+def test_doctor_llm_error_hides_the_url_password(search_fake: FakeSearchServers) -> None:
+    password = "hunter22-llm-error"
+    with FakeOpenAIServer(api_key="the-right-key") as server:
+        base_url = server.base_url.replace("http://", f"http://deploy:{password}@")
+        done = run_in_process(
+            "doctor", OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=base_url, **search_env(search_fake)
         )
     assert done.returncode == 1
-    assert "BRAVE_API_KEY is not set" in done.stdout
+    assert "rejected the credentials" in done.stdout and "deploy:****@" in done.stdout
+    assert password not in done.stdout + done.stderr and SECRET not in done.stdout
 
 
 @pytest.mark.parametrize("runner", [run_cli, run_in_process], ids=["subprocess", "in-process"])
@@ -197,10 +278,10 @@ def test_startup_imports_no_sdk_or_http_stack() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_doctor_finds_a_local_ollama_server(tmp_path: Path) -> None:
+def test_doctor_finds_a_local_ollama_server(tmp_path: Path, search_fake: FakeSearchServers) -> None:
     with FakeOpenAIServer(handler=lambda body: {"ok": True}) as server:
         path = write_config(tmp_path, {"llm": {"ollama_url": server.url}})
-        done = run_in_process("doctor", "--config", str(path))
+        done = run_in_process("doctor", "--config", str(path), **search_env(search_fake))
         chat = server.chat_requests
     assert done.returncode == 0, done.stdout + done.stderr
     assert "ollama" in done.stdout and "not needed" in done.stdout

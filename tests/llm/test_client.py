@@ -9,9 +9,12 @@ from pydantic import BaseModel, Field
 
 from deepsearch.errors import BudgetExceeded, ContextLengthError, StructuredOutputError
 from deepsearch.llm.base import Completion, CompletionRequest, Usage
-from deepsearch.llm.client import distill_schema
+from deepsearch.llm.client import LLMClient, distill_schema
+from deepsearch.llm.provider_common import Embeddings
 from deepsearch.llm.testing import scripted_client
+from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
+from tests.fakes.openai_server import FakeOpenAIServer
 from tests.llm.helpers import ASK
 
 
@@ -145,3 +148,78 @@ async def test_nan_and_infinity_are_not_valid_json() -> None:
     result = await client.generate_object("agent", Short, "s", ASK)
     assert result.value.count == 2 and result.attempts == 2
     assert "NaN" in provider.calls[1].messages[-1].content
+
+
+class CountingEmbedder:
+    """An embedder that records each request; optionally reports usage."""
+
+    def __init__(self, reported: int | None = None) -> None:
+        self.batches: list[list[str]] = []
+        self.reported = reported
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        return (await self.embed_with_usage(texts)).vectors
+
+    async def embed_with_usage(self, texts: list[str]) -> Embeddings:
+        self.batches.append(list(texts))
+        return Embeddings([[float(len(t)), 1.0] for t in texts], self.reported)
+
+
+def _embedding_client(
+    embedder: object, budget: int = 1_000_000
+) -> tuple[LLMClient, list[tuple[str, dict]]]:
+    events: list[tuple[str, dict]] = []
+    client, _ = scripted_client(
+        lambda req: "{}", budget=budget, trace=lambda kind, payload: events.append((kind, payload))
+    )
+    client.embedder = embedder  # type: ignore[assignment]
+    return client, events
+
+
+async def test_embeddings_are_batched_and_counted_with_estimates() -> None:
+    embedder = CountingEmbedder()
+    client, events = _embedding_client(embedder)
+    texts = [f"text number {i}" for i in range(200)]
+    vectors = await client.embed(texts)
+    assert vectors is not None and len(vectors) == 200
+    assert vectors[150] == [float(len(texts[150])), 1.0], "order kept across batches"
+    assert [len(b) for b in embedder.batches] == [96, 96, 8]
+    usage = client.tracker.by_tool()["embedding"]
+    expected = sum(count_tokens(t) for t in texts)
+    assert usage.calls == 3 and usage.prompt_tokens == expected and usage.completion_tokens == 0
+    kinds = [kind for kind, _ in events]
+    assert kinds == ["llm_embed"]
+    payload = events[0][1]
+    assert payload["count"] == 200 and payload["tokens"] == expected and payload["estimated"]
+    assert "vectors" not in payload and "texts" not in payload
+
+
+async def test_reported_embedding_usage_wins() -> None:
+    client, _ = _embedding_client(CountingEmbedder(reported=7))
+    await client.embed(["a"] * 100)
+    assert client.tracker.by_tool()["embedding"].prompt_tokens == 14  # 7 per request, 2 requests
+
+
+async def test_embedding_respects_the_budget() -> None:
+    embedder = CountingEmbedder()
+    client, events = _embedding_client(embedder, budget=1000)
+    client.tracker.record("agent", Usage(prompt_tokens=990, completion_tokens=0))
+    assert await client.embed(["many words here " * 5]) is None
+    assert embedder.batches == [] and "embedding" not in client.tracker.by_tool()
+    assert [kind for kind, _ in events] == ["llm_embed_skipped"]
+
+
+async def test_embedding_through_the_fake_server_records_its_usage(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    from deepsearch.llm.openai_provider import OpenAIProvider
+
+    provider = OpenAIProvider(
+        api_key="k", base_url=openai_server.base_url, embedding_model="emb", max_retries=0
+    )
+    client, _ = _embedding_client(provider)
+    vectors = await client.embed(["ab", "abcd", "x"])
+    assert vectors == [[2.0, 1.0, 0.5], [4.0, 1.0, 0.5], [1.0, 1.0, 0.5]]
+    usage = client.tracker.by_tool()["embedding"]
+    assert usage.prompt_tokens == 3 and usage.calls == 1  # the fake reports 1 per input
+    await provider.aclose()

@@ -108,3 +108,45 @@ def test_build_client_picks_the_provider_lazily() -> None:
     )
     assert local.provider.base_url == "http://127.0.0.1:11434/v1"
     assert local.provider_name == "ollama"
+
+
+def test_base_url_alone_chooses_openai_before_the_local_probe() -> None:
+    probed: list[str] = []
+
+    def probe(url: str) -> bool:
+        probed.append(url)
+        return True
+
+    keyless = offline_settings(**{"llm.openai_base_url": "http://127.0.0.1:9/v1"})
+    assert resolve_provider(keyless, probe=probe) == "openai" and probed == []
+    # keys still come first
+    gem = offline_settings(
+        **{"llm.openai_base_url": "http://127.0.0.1:9/v1", "keys.gemini_api_key": "g"}
+    )
+    assert resolve_provider(gem, probe=probe) == "gemini"
+
+
+def test_explicit_openai_with_a_base_url_needs_no_key() -> None:
+    settings = offline_settings(
+        **{"llm.provider": "openai", "llm.openai_base_url": "http://127.0.0.1:9/v1"}
+    )
+    assert resolve_provider(settings, probe=_never) == "openai"
+    provider = build_llm_client(settings, TokenTracker(1000), probe=_never).provider
+    assert isinstance(provider, OpenAIProvider) and provider._api_key == "not-needed"
+
+
+def test_official_endpoint_without_a_key_is_still_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        resolve_provider(offline_settings(**{"llm.provider": "openai"}), probe=_always)
+    # a real key is sent as is, never replaced by the placeholder
+    keyed = offline_settings(
+        **{"keys.openai_api_key": "sk-real", "llm.openai_base_url": "http://127.0.0.1:9/v1"}
+    )
+    assert OpenAIProvider.from_settings(keyed, "openai")._api_key == "sk-real"
+
+
+def test_no_provider_message_masks_a_password_in_the_ollama_url() -> None:
+    settings = offline_settings(**{"llm.ollama_url": "http://u:hunter22@127.0.0.1:9"})
+    with pytest.raises(ConfigError) as info:
+        resolve_provider(settings, probe=_never)
+    assert "hunter22" not in str(info.value) and "u:****@" in str(info.value)

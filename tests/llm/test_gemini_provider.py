@@ -155,3 +155,27 @@ async def test_conversation_roles_and_embeddings(gemini_server: FakeGeminiServer
     )
     assert await provider.embed(["abc", "z"]) == [[3.0, 1.0], [1.0, 1.0]]
     await provider.aclose()
+
+
+async def test_a_password_in_the_base_url_never_reaches_the_error(
+    gemini_server: FakeGeminiServer,
+) -> None:
+    password = "hunter2-gemini-password"
+    gemini_server.enqueue(GeminiReply.error(500, "INTERNAL", "backend exploded"))
+    url = gemini_server.url.replace("http://", f"http://deploy:{password}@", 1)
+    client, provider = gemini_client(url)
+    with pytest.raises(ProviderError) as info:
+        await client.generate_text("agent", "s", ASK)
+    message = str(info.value)
+    assert "500" in message and "deploy:****@127.0.0.1" in message
+    assert password not in message
+    await provider.aclose()
+
+
+async def test_embeddings_report_no_usage(gemini_server: FakeGeminiServer) -> None:
+    provider = GeminiProvider(
+        api_key=SECRET, base_url=gemini_server.url, embedding_model="emb", max_retries=0
+    )
+    result = await provider.embed_with_usage(["abc", "z"])
+    assert result.vectors == [[3.0, 1.0], [1.0, 1.0]] and result.prompt_tokens is None
+    await provider.aclose()

@@ -264,3 +264,79 @@ async def test_embeddings_endpoint(openai_server: FakeOpenAIServer) -> None:
     assert vectors == [[2.0, 1.0, 0.5], [4.0, 1.0, 0.5]]
     assert openai_server.requests_to("/embeddings")[0].body["model"] == "emb"
     await provider.aclose()
+
+
+def _with_userinfo(url: str, password: str) -> str:
+    return url.replace("http://", f"http://deploy:{password}@", 1)
+
+
+async def test_a_password_in_the_base_url_never_reaches_the_error(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    password = "hunter2-url-password"
+    # The server even echoes the URL (with its password) back in its message.
+    openai_server.enqueue(Reply.error(500, f"upstream {_with_userinfo('http://x', password)} died"))
+    client, _ = openai_client(_with_userinfo(openai_server.base_url, password))
+    with pytest.raises(ProviderError) as info:
+        await client.generate_text("agent", "s", ASK)
+    message = str(info.value)
+    assert "500" in message and "deploy:****@127.0.0.1" in message
+    assert password not in message
+
+
+async def test_keyless_server_from_settings_sends_a_placeholder(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    from deepsearch.llm.factory import build_llm_client
+    from deepsearch.llm.tracker import TokenTracker
+
+    openai_server.enqueue("hello")
+    settings = offline_settings(**{"llm.openai_base_url": openai_server.base_url})
+    client = build_llm_client(settings, TokenTracker(100_000), probe=lambda url: False)
+    assert client.provider_name == "openai"
+    assert (await client.generate_text("agent", "s", ASK)).text == "hello"
+    assert openai_server.chat_requests[0].headers["authorization"] == "Bearer not-needed"
+    await client.aclose()
+
+
+async def test_keyless_server_that_wants_a_key_names_openai_api_key() -> None:
+    from deepsearch.llm.factory import build_llm_client
+    from deepsearch.llm.tracker import TokenTracker
+
+    with FakeOpenAIServer(api_key="the-real-key") as server:
+        settings = offline_settings(
+            **{"llm.openai_base_url": server.base_url, "llm.max_retries": 0}
+        )
+        client = build_llm_client(settings, TokenTracker(100_000), probe=lambda url: False)
+        with pytest.raises(ProviderAuthError, match="OPENAI_API_KEY"):
+            await client.generate_text("agent", "s", ASK)
+        await client.aclose()
+
+
+async def test_ollama_requests_carry_no_num_ctx_option(openai_server: FakeOpenAIServer) -> None:
+    # Ollama's OpenAI-compatible endpoint drops `options`, so none is sent (the window
+    # is set on the server with OLLAMA_CONTEXT_LENGTH); an openai request is plain too.
+    for name in ("ollama", "openai"):
+        openai_server.enqueue("ok")
+        client, _ = openai_client(openai_server.base_url, name=name)
+        await client.generate_text("agent", "s", ASK)
+    for request in openai_server.chat_requests:
+        assert "options" not in request.body and "num_ctx" not in request.body
+
+
+async def test_ollama_errors_keep_the_word_ollama(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(Reply.error(404, "model 'qwen' not found, try `ollama pull qwen`"))
+    client, _ = openai_client(openai_server.base_url, name="ollama")
+    with pytest.raises(ProviderError, match="ollama pull qwen"):
+        await client.generate_text("agent", "s", ASK)
+
+
+async def test_embeddings_report_the_servers_token_count(openai_server: FakeOpenAIServer) -> None:
+    from deepsearch.llm.openai_provider import OpenAIProvider
+
+    provider = OpenAIProvider(
+        api_key=SECRET, base_url=openai_server.base_url, embedding_model="emb", max_retries=0
+    )
+    result = await provider.embed_with_usage(["a", "b", "c"])
+    assert result.prompt_tokens == 3 and len(result.vectors) == 3  # the fake counts 1 per text
+    await provider.aclose()
