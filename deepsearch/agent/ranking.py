@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from deepsearch.agent.similarity import Similarity
@@ -36,12 +37,15 @@ PATH_FACTOR = 0.4
 DECAY = 0.8
 BOOST = 2.0
 RERANK_FACTOR = 0.8
+RERANK_SNIPPET_CHARS = 400
 MIN_SCORE = 0.0
 MAX_SCORE = 5.0
 
 
+@lru_cache(maxsize=65_536)
 def hostname(url: str) -> str:
-    """Lower-cased hostname without a leading ``www.``; '' when unparsable."""
+    """Lower-cased hostname without a leading ``www.``; '' when unparsable (cached: the
+    pool is re-ranked every step)."""
     try:
         host = urlsplit(url.strip()).hostname or ""
     except ValueError:
@@ -123,8 +127,12 @@ def _minmax(values: list[float]) -> list[float]:
 
 
 async def relevance(records: list[UrlRecord], question: str, sim: Similarity) -> list[float]:
-    """Min-max normalised similarity of title + snippet to the question."""
-    texts = [f"{r.title} {r.snippet}".strip() for r in records]
+    """Min-max normalised similarity of title + snippet to the question.
+
+    Snippets merged from many hits can grow long; the first ~400 characters carry the
+    signal and keep the per-step rerank cheap (its cost grows with text length).
+    """
+    texts = [f"{r.title} {r.snippet[:RERANK_SNIPPET_CHARS]}".strip() for r in records]
     if not question.strip() or not records:
         return [0.0] * len(records)
     raw = await sim.scores(question, texts)
@@ -164,7 +172,7 @@ async def rank_urls(
     visited: set[str] | None = None,
     max_per_host: int | None = 2,
     top_k: int = 20,
-    rerank_limit: int | None = 150,
+    rerank_limit: int | None = 60,
 ) -> list[ScoredUrl]:
     """Filter, score (priors + same-step rerank), cap per host, number 1..top_k.
 
