@@ -317,3 +317,41 @@ def _closed_ollama(tmp: Path) -> Path:
     path = tmp / "config.json"
     path.write_text(json.dumps({"llm": {"ollama_url": f"http://127.0.0.1:{port}"}}), "utf-8")
     return path
+
+
+@pytest.mark.timeout(120)
+def test_research_over_a_local_corpus_with_no_web(tmp_path: Path) -> None:
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    for title, text in FIXTURE["paragraphs"].items():
+        (corpus / f"{slug(title)}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    steps = [
+        {"think": "", "action": "search", "search": {"queries": ["Leland North Carolina films"]}},
+        VISIT,
+        ANSWER_STEP,
+    ]
+    with FakeOpenAIServer(router(steps)) as llm:
+        done = subprocess.run(
+            [
+                str(DEEPSEARCH),
+                QUESTION,
+                "--json",
+                "--llm-provider",
+                "openai",
+                "--corpus",
+                str(corpus),
+                "--no-cache",
+            ],
+            env=cli_env(llm, tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["read_urls"] and all(u.startswith("file://") for u in out["read_urls"])
+    files = {f"file://{p}": normalized(p.read_text("utf-8")) for p in corpus.iterdir()}
+    assert out["references"]
+    for ref in out["references"]:
+        assert normalized(ref["quote"]) in files[ref["url"]]
