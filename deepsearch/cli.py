@@ -8,23 +8,12 @@ Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from deepsearch import __version__
-
-SUBCOMMANDS = {"research", "config", "doctor"}
-EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_FORCED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        help="User config file (else $DEEPSEARCH_CONFIG, else ~/.config/deepsearch/config.json).",
-    ),
-]
+from deepsearch.commands.common import COMMAND_HELP, SUBCOMMANDS
 
 
 def _version_callback(value: bool) -> None:
@@ -45,22 +34,6 @@ def _root(
     ] = False,
 ) -> None:
     """Hunt down one correct, cited answer."""
-
-
-def fail(message: str, code: int) -> typer.Exit:
-    """Print one line to stderr and return the Exit to raise."""
-    from rich.console import Console
-
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {message}")
-    return typer.Exit(code)
-
-
-# One-line help per subcommand, so the root --help lists them without importing them.
-COMMAND_HELP = {
-    "research": "Research a question and print one cited answer.",
-    "config": "Print the effective configuration and where each value came from.",
-    "doctor": "Check each configured provider and print a table.",
-}
 
 
 def _listing_only() -> None:

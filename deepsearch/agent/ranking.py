@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from deepsearch.agent.similarity import Similarity
 from deepsearch.agent.types import ScoredUrl, UrlRecord
+from deepsearch.web import urls
 
 FREQ_FACTOR = 0.5
 HOST_FACTOR = 0.5
@@ -44,23 +45,15 @@ MAX_SCORE = 5.0
 
 @lru_cache(maxsize=65_536)
 def hostname(url: str) -> str:
-    """Lower-cased hostname without a leading ``www.``; '' when unparsable (cached: the
-    pool is re-ranked every step)."""
-    try:
-        host = urlsplit(url.strip()).hostname or ""
-    except ValueError:
-        return ""
-    return host.removeprefix("www.")
+    """The web layer's normalized hostname (lowercase, punycode, no `www.`, no trailing
+    dot); '' for URLs without one, such as the local corpus's file:// URLs. Cached: the
+    pool is re-ranked every step."""
+    return urls.normalize_hostname(url) or ""
 
 
 def host_matches(host: str, patterns: Iterable[str]) -> bool:
-    """True when `host` is one of `patterns` or a subdomain of one."""
-    for pattern in patterns:
-        p = hostname(pattern) if "//" in pattern else pattern.strip().lower()
-        p = p.removeprefix("www.")
-        if p and (host == p or host.endswith("." + p)):
-            return True
-    return False
+    """True when `host` is one of `patterns` (hosts or URLs) or a subdomain of one."""
+    return bool(host) and any(urls.host_matches(host, p) for p in patterns if p.strip())
 
 
 def path_prefixes(url: str) -> list[str]:

@@ -6,8 +6,8 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from deepsearch.cli import COMMAND_HELP
     from deepsearch.commands import config_cmd, doctor_cmd, research_cmd
+    from deepsearch.commands.common import COMMAND_HELP
 
     app.command("research", help=research_cmd.HELP)(research_cmd.research)
     app.command("config", help=COMMAND_HELP["config"])(config_cmd.show_config)

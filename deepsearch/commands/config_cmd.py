@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from deepsearch.cli import EXIT_USAGE, ConfigOption, fail
+from deepsearch.commands.common import EXIT_USAGE, ConfigOption, fail
 from deepsearch.config import effective_items, effective_values, load_config
 from deepsearch.errors import ConfigError
 

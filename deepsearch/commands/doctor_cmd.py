@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from deepsearch.cli import EXIT_RUNTIME, EXIT_USAGE, ConfigOption, fail
+from deepsearch.commands.common import EXIT_RUNTIME, EXIT_USAGE, ConfigOption, fail
 from deepsearch.config import ProviderName, Settings, load_config, redact_userinfo
 from deepsearch.errors import ConfigError, DeepsearchError
 

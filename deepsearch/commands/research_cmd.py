@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from deepsearch.cli import (
+from deepsearch.commands.common import (
     EXIT_FORCED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -165,6 +165,8 @@ def research(
 def _run(
     question: str, settings: Any, *, as_json: bool, quiet: bool, trace_path: Path | None
 ) -> int:
+    from rich.markup import escape
+
     from deepsearch.agent.loop import ResearchRun
     from deepsearch.commands.render import LiveView, print_answer, summary_line
     from deepsearch.errors import ConfigError, DeepsearchError
@@ -205,7 +207,7 @@ def _run(
     view.stop()
     print_answer(result, as_json=as_json)
     if not quiet:
-        view.console.print(f"[dim]{summary_line(result)}[/]")
+        view.console.print(f"[dim]{escape(summary_line(result))}[/]")
     if result.error and not as_json:
-        view.console.print(f"[bold red]error:[/] {result.error}")
+        view.console.print(f"[bold red]error:[/] {escape(result.error)}")
     return STATUS_EXIT[result.status]

@@ -14,7 +14,6 @@ import threading
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
-from unittest import mock
 
 if TYPE_CHECKING:
     import tiktoken
@@ -52,9 +51,14 @@ def get_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
 
     ranks = _load_ranks(name)
     # Borrow tiktoken's own pattern and special tokens, swapping only the loader
-    # that would otherwise download the vocabulary.
-    with _LOCK, mock.patch.object(openai_public, "load_tiktoken_bpe", lambda *_a, **_k: ranks):
-        spec = getattr(openai_public, name)()
+    # that would otherwise download the vocabulary (restored right after).
+    with _LOCK:
+        original = openai_public.load_tiktoken_bpe
+        openai_public.load_tiktoken_bpe = lambda *_a, **_k: ranks
+        try:
+            spec = getattr(openai_public, name)()
+        finally:
+            openai_public.load_tiktoken_bpe = original
     return tiktoken.Encoding(
         name=spec["name"],
         pat_str=spec["pat_str"],

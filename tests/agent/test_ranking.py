@@ -207,3 +207,15 @@ async def test_rank_urls_invariants(
     if len(counts) > 1:  # a single-host pool is not capped (reference behaviour)
         assert all(c <= per_host for c in counts.values())
     assert [s.score for s in out] == sorted((s.score for s in out), reverse=True)
+
+
+async def test_host_flags_match_internationalized_and_www_hosts() -> None:
+    from deepsearch.web.urls import normalize_url
+
+    url = normalize_url("https://www.bücher.example/x")
+    assert url is not None
+    record = UrlRecord(url=url, title="t", snippet="s")
+    sim = LexicalSimilarity()
+    assert await rank_urls([record], question="q", sim=sim, bad_hostnames=["bücher.example"]) == []
+    kept = await rank_urls([record], question="q", sim=sim, only_hostnames=["BÜCHER.example."])
+    assert [s.url for s in kept] == [url]

@@ -478,7 +478,9 @@ def test_cancelled_run_leaves_nothing_behind(
 
     async def cancel_midway() -> None:
         task = asyncio.ensure_future(sandbox.run("import time\ntime.sleep(60)", {}))
-        await asyncio.sleep(0.5)
+        deadline = time.monotonic() + 10  # a loaded machine may take a while to start it
+        while not (created and leftovers(created[0])) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
         assert created and leftovers(created[0]) != []  # it is running now
         task.cancel()
         cancelled_at = time.monotonic()

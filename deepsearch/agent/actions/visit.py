@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import urlsplit
 
 from deepsearch.agent.actions.search import add_to_pool
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.passages_bridge import page_passages
+from deepsearch.agent.ranking import hostname
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
@@ -19,11 +19,6 @@ LINK_WEIGHT = 0.1
 # page would otherwise block the event loop, and with it --timeout, for many seconds.
 MAX_PAGE_CHARS = 400_000
 MAX_LINKS_PER_PAGE = 50
-
-
-def host_of(url: str) -> str:
-    host = (urlsplit(url).hostname or "").lower()
-    return host[4:] if host.startswith("www.") else host
 
 
 def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
@@ -59,7 +54,7 @@ def _add_links(state: AgentState, page: Page) -> None:
             continue
         if link in state.url_pool:
             state.url_pool[link].weight += LINK_WEIGHT
-        elif link not in state.visited and host_of(link) not in state.dead_hosts:
+        elif link not in state.visited and hostname(link) not in state.dead_hosts:
             add_to_pool(
                 state,
                 SearchResult(title=anchor, url=link, snippet=anchor, provider="link"),
@@ -68,9 +63,9 @@ def _add_links(state: AgentState, page: Page) -> None:
 
 
 def _drop_dead_host(state: AgentState, url: str) -> None:
-    host = host_of(url)
+    host = hostname(url)
     state.dead_hosts.add(host)
-    for pooled in [u for u in state.url_pool if host_of(u) == host]:
+    for pooled in [u for u in state.url_pool if hostname(u) == host]:
         del state.url_pool[pooled]
 
 

@@ -57,34 +57,19 @@ def _title_from_markdown(text: str) -> str:
 
 
 def _extract_html(raw: str) -> tuple[str, str]:
+    """The web reader's extraction (same caps and fallbacks), with the <title> text."""
+    from deepsearch.web.extract import html_to_markdown
+
     match = re.search(r"<title[^>]*>(.*?)</title>", raw, re.IGNORECASE | re.DOTALL)
     title = clean_text(match.group(1)) if match else ""
-    text = ""
-    try:
-        import trafilatura
-
-        text = trafilatura.extract(raw, output_format="markdown", include_tables=True) or ""
-    except Exception:  # trafilatura can choke on odd markup; the fallback below copes
-        text = ""
-    if not text.strip():
-        import lxml.html
-
-        try:
-            text = lxml.html.fromstring(raw).text_content()
-        except Exception:
-            text = clean_text(raw)
-    return title, text
+    return title, html_to_markdown(raw).text
 
 
 def _extract_pdf(path: Path) -> tuple[str, str]:
-    from pypdf import PdfReader
+    from deepsearch.web.extract import pdf_to_text
 
-    reader = PdfReader(str(path))
-    pages = [(page.extract_text() or "").strip() for page in reader.pages]
-    title = ""
-    if reader.metadata is not None and reader.metadata.title:
-        title = str(reader.metadata.title).strip()
-    return title, "\n\n".join(p for p in pages if p)
+    got = pdf_to_text(path.read_bytes())
+    return got.title, got.text
 
 
 def extract_document(path: Path) -> tuple[str, str]:
