@@ -479,7 +479,8 @@ def test_cancelled_run_leaves_nothing_behind(
     async def cancel_midway() -> None:
         task = asyncio.ensure_future(sandbox.run("import time\ntime.sleep(60)", {}))
         deadline = time.monotonic() + 10  # a loaded machine may take a while to start it
-        while not (created and leftovers(created[0])) and time.monotonic() < deadline:
+        # Polling the process table: there is no event to wait on.
+        while not (created and leftovers(created[0])) and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
         assert created and leftovers(created[0]) != []  # it is running now
         task.cancel()
