@@ -53,6 +53,7 @@ def make_app(*, full: bool = True) -> typer.Typer:
         add_completion=False,
         rich_markup_mode="rich" if full else None,
         pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
     if full:
@@ -70,7 +71,8 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     first_positional = next((a for a in args if not a.startswith("-")), None)
     wants_root = any(a in ("--help", "-h", "--version") for a in args[:1])
-    if first_positional is not None and first_positional not in SUBCOMMANDS and not wants_root:
+    has_command = any(a in SUBCOMMANDS for a in args)  # also after root options' values
+    if first_positional is not None and not has_command and not wants_root:
         args.insert(0, "research")
     full = any(a in SUBCOMMANDS for a in args)
     make_app(full=full)(args=args, prog_name="deepsearch")

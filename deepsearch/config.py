@@ -305,8 +305,10 @@ def load_config(
     config_file: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    override_labels: Mapping[str, str] | None = None,
 ) -> LoadedConfig:
-    """Build the effective settings. `overrides` are CLI flags as dotted keys."""
+    """Build the effective settings. `overrides` are CLI flags as dotted keys;
+    `override_labels` names the flag behind each key, for error messages."""
     environ = os.environ if environ is None else environ
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -327,7 +329,7 @@ def load_config(
         if value is None:
             continue
         _set_dotted(merged, dotted, value)
-        sources[dotted] = "flag"
+        sources[dotted] = (override_labels or {}).get(dotted, "flag")
 
     try:
         settings = Settings.model_validate(merged)

@@ -32,7 +32,9 @@ from deepsearch.agent.schema import AllowFlags, StepBase, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.errors import (
     BudgetExceeded,
+    ContextLengthError,
     ProviderAuthError,
+    ProviderError,
     RunError,
     StructuredOutputError,
 )
@@ -121,9 +123,12 @@ class ResearchRun:
     def snapshot(self, status: Status, *, error: str | None = None) -> ResearchResult:
         """The result as of now (also used for interrupted and failed runs)."""
         tracker = self.deps.llm.tracker
+        raw = self.state.final_answer or self.state.candidate_answer or ""
         return ResearchResult(
             question=self.state.question,
-            answer=self.state.final_answer or self.state.candidate_answer or "",
+            # A cut-short run's answer was never finalized: no unanchored markers or
+            # links to unseen pages may leave with it (run() replaces it when finalized).
+            answer=clean_unanchored(raw, seen_urls(self.state)) if raw else "",
             status=status,
             steps=list(self.state.steps),
             visited_urls=list(self.state.visited),
@@ -159,6 +164,8 @@ class ResearchRun:
             raise  # no later call can succeed either
         except RunError as exc:  # a provider failure mid-run still gets a Beast Mode answer
             self.stop_reason = f"error: {exc}"
+            if self._provider_unreachable(exc):
+                raise  # not one step worked: asking the same dead endpoint again only waits
         self._emit(Notice(text=f"stopping research: {self.stop_reason}"))
         return False
 
@@ -341,6 +348,13 @@ class ResearchRun:
             return
         async with asyncio.timeout(remaining):
             yield
+
+    def _provider_unreachable(self, exc: RunError) -> bool:
+        """A transport failure before any step succeeded (dead or refusing endpoint)."""
+        transport = isinstance(exc, ProviderError) and not isinstance(
+            exc, StructuredOutputError | ContextLengthError
+        )
+        return transport and not any(s.action != "error" for s in self.state.steps)
 
     def _probe_sandbox(self) -> tuple[bool, str]:
         if self.deps.sandbox is None:

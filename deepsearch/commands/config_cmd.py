@@ -29,10 +29,15 @@ def show_config(
         typer.echo(json.dumps(payload, indent=2))
         return
     rows = effective_items(loaded)
+    console = Console(soft_wrap=False)
+    if not console.is_terminal:  # piped: whole lines a script can grep, not a wrapped table
+        for key, value, source in rows:
+            typer.echo(f"{key} = {value}  ({source})")
+        return
     table = Table(title="deepsearch configuration", title_justify="left")
     table.add_column("key", style="cyan", no_wrap=True)
     table.add_column("value", overflow="fold")
     table.add_column("source", style="dim")
     for key, value, source in rows:
         table.add_row(key, value, source)
-    Console(soft_wrap=False).print(table)
+    console.print(table)

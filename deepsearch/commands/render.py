@@ -45,8 +45,16 @@ class LiveView:
 
     def __init__(self, *, quiet: bool = False, console: Console | None = None) -> None:
         self.quiet = quiet
-        self.console = console or Console(stderr=True, highlight=False, soft_wrap=False)
+        # Piped stderr (a log) keeps whole lines; a terminal gets one line per step.
+        self.console = console or Console(
+            stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty()
+        )
         self._status: Status | None = None
+
+    def start(self, message: str) -> None:
+        """Show the spinner before the first event (classification takes a while)."""
+        if not self.quiet:
+            self._spin(message)
 
     def __call__(self, event: AgentEvent) -> None:
         if self.quiet:
@@ -109,6 +117,8 @@ def print_answer(result: ResearchResult, *, as_json: bool) -> None:
         sys.stdout.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False) + "\n")
         sys.stdout.flush()
         return
+    if not result.answer:
+        return  # stdout carries answers only; the stderr summary says what happened
     text = answer_markdown(result)
     out = Console(highlight=False)
     if out.is_terminal:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from deepsearch.agent.result import ResearchResult, Status
+    from deepsearch.config import Settings
 
 from deepsearch.commands.common import (
     EXIT_FORCED,
@@ -29,6 +33,25 @@ STATUS_EXIT = {
     "forced": EXIT_FORCED,
     "failed": EXIT_RUNTIME,
     "interrupted": EXIT_INTERRUPTED,
+}
+
+
+# The flag behind each configuration key, so a bad value is reported as the user typed it.
+FLAG_OF = {
+    "agent.budget": "--budget",
+    "agent.effort": "--effort",
+    "agent.max_steps": "--max-steps",
+    "agent.timeout_s": "--timeout",
+    "agent.max_bad_attempts": "--max-bad-attempts",
+    "agent.boost_hostnames": "--boost-hostnames",
+    "agent.bad_hostnames": "--bad-hostnames",
+    "agent.only_hostnames": "--only-hostnames",
+    "agent.max_references": "--max-references",
+    "agent.language": "--language",
+    "search.providers": "--search-provider",
+    "search.searxng_url": "--searxng-url",
+    "llm.provider": "--llm-provider",
+    "llm.model": "--model",
 }
 
 
@@ -130,6 +153,9 @@ def research(
 
     if not question.strip():
         raise fail("the question is empty", EXIT_USAGE)
+    for flag, value in (("--search-provider", search_provider), ("--model", model)):
+        if value is not None and not value.strip(" ,"):
+            raise fail(f"{flag} needs a value", EXIT_USAGE)
     if corpus is not None and not corpus.is_dir():
         raise fail(f"{corpus}: --corpus must be a directory", EXIT_USAGE)
     overrides: dict[str, Any] = {
@@ -153,17 +179,21 @@ def research(
         "cache.enabled": False if no_cache else None,
     }
     try:
-        settings = load_config(config_file=config, overrides=overrides).settings
+        settings = load_config(
+            config_file=config, overrides=overrides, override_labels=FLAG_OF
+        ).settings
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
-    if trace is not None and not trace.parent.is_dir():
-        raise fail(f"{trace}: cannot write the trace (no such directory)", EXIT_USAGE)
+    if trace is not None and (trace.is_dir() or not trace.parent.is_dir()):
+        raise fail(
+            f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
+        )
     code = _run(question.strip(), settings, as_json=as_json, quiet=quiet, trace_path=trace)
     raise typer.Exit(code)
 
 
 def _run(
-    question: str, settings: Any, *, as_json: bool, quiet: bool, trace_path: Path | None
+    question: str, settings: Settings, *, as_json: bool, quiet: bool, trace_path: Path | None
 ) -> int:
     from rich.markup import escape
 
@@ -175,7 +205,7 @@ def _run(
     view = LiveView(quiet=quiet)
     holder: dict[str, ResearchRun] = {}
 
-    async def go() -> Any:
+    async def go() -> ResearchResult:
         trace = build_trace(trace_path, settings)
         async with AsyncExitStack() as stack:
             if trace is not None:
@@ -184,26 +214,27 @@ def _run(
             run = holder["run"] = ResearchRun(question, deps, run_options(settings))
             return await run.run()
 
+    def cut_short(status: Status, error: str | None) -> ResearchResult:
+        """What was found so far; an empty result if the run had not started."""
+        run = holder.get("run")
+        if run is not None:
+            return run.snapshot(status, error=error)
+        return _empty_result(question, settings, status, error)
+
+    view.start("starting: reading the question…")
     try:
         result = asyncio.run(go())
-    except OSError as exc:  # e.g. the trace file cannot be created
-        view.stop()
-        raise fail(f"{exc.filename or 'file'}: {exc.strerror or exc}", EXIT_RUNTIME) from None
     except KeyboardInterrupt:
-        view.stop()
-        run = holder.get("run")
-        if run is None:
-            raise fail("interrupted", EXIT_INTERRUPTED) from None
-        result = run.snapshot("interrupted")
+        result = cut_short("interrupted", None)
     except ConfigError as exc:
         view.stop()
         raise fail(str(exc), EXIT_USAGE) from None
+    except OSError as exc:  # e.g. the trace file cannot be created
+        result = cut_short("failed", f"{exc.filename or 'file'}: {exc.strerror or exc}")
     except DeepsearchError as exc:
-        view.stop()
-        run = holder.get("run")
-        if run is None:
-            raise fail(str(exc), EXIT_RUNTIME) from None
-        result = run.snapshot("failed", error=str(exc))
+        result = cut_short("failed", str(exc))
+    except Exception as exc:  # a bug must still print what was found, not a traceback
+        result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
     view.stop()
     print_answer(result, as_json=as_json)
     if not quiet:
@@ -211,3 +242,16 @@ def _run(
     if result.error and not as_json:
         view.console.print(f"[bold red]error:[/] {escape(result.error)}")
     return STATUS_EXIT[result.status]
+
+
+def _empty_result(
+    question: str, settings: Settings, status: Status, error: str | None
+) -> ResearchResult:
+    from deepsearch.agent.result import ResearchResult, UsageReport
+
+    usage = UsageReport(
+        prompt_tokens=0, completion_tokens=0, total_tokens=0, budget=settings.agent.token_budget
+    )
+    return ResearchResult(
+        question=question, answer="", status=status, usage=usage, elapsed_s=0.0, error=error
+    )

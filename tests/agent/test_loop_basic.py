@@ -30,3 +30,14 @@ async def test_direct_answer_at_step_one_skips_evaluation() -> None:
     assert [s.action for s in result.steps] == ["answer"]
     evaluator_calls = [c for c in provider.calls if c.tool == "evaluator"]
     assert len(evaluator_calls) == 1  # only the question classification
+
+
+async def test_a_cut_short_answer_leaves_without_unanchored_markers_or_links() -> None:
+    deps, _ = make_deps(router([ANSWER]))
+    run = ResearchRun("When was the Eiffel Tower completed?", deps, options())
+    run.state.candidate_answer = (
+        "Completed in 1889.[^1][^2] See [a source](https://unseen.example/x)."
+    )
+    snap = run.snapshot("interrupted")
+    assert "[^" not in snap.answer and "unseen.example" not in snap.answer
+    assert "Completed in 1889." in snap.answer and "a source" in snap.answer

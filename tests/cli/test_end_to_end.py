@@ -368,3 +368,51 @@ def test_rejected_key_is_a_runtime_failure_exit_1(
     assert out["status"] == "failed" and out["answer"] == ""
     assert "OPENAI_API_KEY" in out["error"] and SECRET not in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_dead_llm_endpoint_fails_fast_without_beast_mode(
+    search: FakeSearchServers, tmp_path: Path
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": SECRET,
+        "HOME": str(tmp_path),
+        "NO_COLOR": "1",
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "DEEPSEARCH_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    done = subprocess.run(
+        [str(DEEPSEARCH), QUESTION, *[a for a in cli_args(search) if a != "--json"]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Beast Mode" not in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""  # no answer: nothing on stdout, the reason on stderr
+
+
+def test_short_help_flag_and_root_options_do_not_become_questions(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path)}
+    short = subprocess.run(
+        [str(DEEPSEARCH), "-h"], capture_output=True, text=True, env=env, timeout=30
+    )
+    assert short.returncode == 0 and "research" in short.stdout
+    odd = subprocess.run(
+        [str(DEEPSEARCH), "--config", str(tmp_path / "x.json"), "config"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert (
+        odd.returncode == 2 and "Traceback" not in odd.stderr
+    )  # a usage error, not a research run

@@ -390,3 +390,20 @@ def test_per_provider_rate_limits_come_from_config() -> None:
     )
     chain = build_search(settings)
     assert chain.rate_limits == {"searxng": 3.0, "brave": 0.5}
+
+
+async def test_cache_is_keyed_by_instance_and_never_used_for_the_local_corpus(
+    cache_and_time: tuple[WebCache, FakeTime],
+) -> None:
+    cache, _ = cache_and_time
+    one = Scripted("searxng", ["https://a.org/1"])
+    one.base_url = "http://one.example"  # type: ignore[attr-defined]
+    await SearchChain([one], cache=cache).search(Q)
+    two = Scripted("searxng", ["https://b.org/2"])
+    two.base_url = "http://two.example"  # type: ignore[attr-defined]
+    results = await SearchChain([two], cache=cache).search(Q)
+    assert [r.url for r in results] == ["https://b.org/2"]  # not the other server's answer
+    local = Scripted("local", ["file:///a.md"])
+    await SearchChain([local], cache=cache).search(Q)
+    await SearchChain([local], cache=cache).search(Q)
+    assert len(local.queries) == 2  # the corpus answers itself, every time

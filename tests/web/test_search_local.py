@@ -186,10 +186,13 @@ async def test_symlink_escaping_the_corpus_is_refused(
     outside = tmp_path / "private.md"
     outside.write_text("# Private\n\nsecret plans", encoding="utf-8")
     os.symlink(outside, corpus_dir / "link.md")
-    failure = await read_local(
-        (corpus_dir / "link.md").as_uri(), LocalCorpus(corpus_dir, index_root=index_root)
-    )
+    corpus = LocalCorpus(corpus_dir, index_root=index_root)
+    failure = await read_local((corpus_dir / "link.md").as_uri(), corpus)
     assert isinstance(failure, ReadFailure) and failure.kind == "blocked"
+    # ...and its text never reaches search snippets either
+    hits = await LocalSearch(corpus).search(SearchQuery(q="secret plans"))
+    assert all("secret" not in h.snippet for h in hits)
+    assert all(not h.url.endswith("link.md") for h in hits)
 
 
 async def test_empty_corpus_and_empty_query(tmp_path: Path, index_root: Path) -> None:

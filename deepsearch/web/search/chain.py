@@ -116,6 +116,15 @@ class _Slot:
         self.status.consecutive_failures = 0
 
 
+def _identity(provider: SearchProvider) -> str:
+    """Which instance answered (two SearXNG servers must not share cached results)."""
+    for attr in ("base_url", "url", "_url"):
+        value = getattr(provider, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 class SearchChain:
     """Failover over providers, with a cache, rate limits and per-provider status."""
 
@@ -204,8 +213,13 @@ class SearchChain:
                 reasons.append(f"{name}: skipped ({slot.status.reason})")
                 continue
             provider_query = self._provider_query(slot.provider, query)
-            key = cache_key("search", name, provider_query.model_dump(mode="json"))
-            cached = self._cached(key)
+            # The local corpus has its own persistent index and changes with its files:
+            # caching it would serve one folder's (or a stale) result to another run.
+            cacheable = name != "local"
+            key = cache_key(
+                "search", name, _identity(slot.provider), provider_query.model_dump(mode="json")
+            )
+            cached = self._cached(key) if cacheable else None
             if cached is not None:
                 slot.status.cache_hits += 1
                 return cached
@@ -221,7 +235,8 @@ class SearchChain:
             if not results:
                 reasons.append(f"{name}: no results")
                 continue
-            self._store(key, results)
+            if cacheable:
+                self._store(key, results)
             return results
         if answered:
             return []

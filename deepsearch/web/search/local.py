@@ -167,6 +167,9 @@ class LocalCorpus:
                 path = Path(dirpath) / name
                 if name.startswith(".") or path.suffix.lower() not in CONTENT_TYPES:
                     continue
+                # A symlink pointing outside the folder must not leak into snippets.
+                if not path.resolve().is_relative_to(self.root):
+                    continue
                 found.append(path)
         return found
 
