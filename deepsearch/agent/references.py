@@ -43,6 +43,7 @@ from pydantic import BaseModel
 
 from deepsearch.agent.ranking import host_matches, hostname
 from deepsearch.agent.similarity import Similarity, content_words
+from deepsearch.agent.similarity_lexical import _same_word as same_word
 from deepsearch.agent.types import Reference
 
 MIN_QUOTE = 60
@@ -133,6 +134,22 @@ def numbers_supported(sentence: str, quote: str) -> bool:
     return numbers_in(sentence) <= numbers_in(quote)
 
 
+# With the lexical backend a quote must also carry at least this share of the sentence's
+# content words (inflections allowed): similarity alone let a quote that only shares the
+# place names ("Leland ... North Carolina") "support" a claim about a film shot there.
+MIN_WORD_COVERAGE = 0.5
+
+
+def word_coverage(sentence: str, quote: str) -> float:
+    """Share of the sentence's distinct content words found in the quote."""
+    wanted = set(content_words(sentence))
+    if not wanted:
+        return 1.0
+    have = set(content_words(quote))
+    found = sum(1 for w in wanted if w in have or any(same_word(w, h) for h in have))
+    return found / len(wanted)
+
+
 # --------------------------------------------------------------------- answer side
 
 
@@ -219,7 +236,7 @@ def candidate_quotes(
     segment and are never part of a quote: they would read as our own markers.
     """
     quotes: list[str] = []
-    for raw in plain_text(text).splitlines():
+    for raw in _logical_lines(plain_text(text)):
         line = normalize_ws(raw)
         if line.startswith("|") or "[^" in line:
             continue
@@ -228,6 +245,33 @@ def candidate_quotes(
         for segment in _SOURCE_MARK.split(line):
             quotes.extend(_segment_quotes(segment, min_chars, max_chars))
     return quotes
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Lines with hard wraps undone: a paragraph's wrapped lines are one line (a
+    sentence must not be cut at a line break), while headings, table rows, bullet
+    items and blank lines still separate. Whitespace-normalised verbatim is kept."""
+    out: list[str] = []
+    buffer: list[str] = []
+
+    def flush() -> None:
+        if buffer:
+            out.append(" ".join(buffer))
+            buffer.clear()
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("|", "#")):
+            flush()
+            if line:
+                out.append(line)
+        elif _BULLET.match(line):
+            flush()
+            buffer.append(line)  # an item may wrap too
+        else:
+            buffer.append(line)
+    flush()
+    return out
 
 
 def _segment_quotes(line: str, min_chars: int, max_chars: int) -> list[str]:
@@ -349,7 +393,12 @@ async def build_references(
         (score, si, pool[pj])
         for si, row in enumerate(grid)
         for pj, score in enumerate(row)
-        if score >= limit and numbers_supported(sentences[si].text, quotes[pool[pj]].text)
+        if score >= limit
+        and numbers_supported(sentences[si].text, quotes[pool[pj]].text)
+        and (
+            sim.name == "embedding"  # cross-lingual support shares no words by design
+            or word_coverage(sentences[si].text, quotes[pool[pj]].text) >= MIN_WORD_COVERAGE
+        )
     ]
     pairs.sort(key=lambda p: (-p[0], p[1], p[2]))
     used_s: set[int] = set()

@@ -334,3 +334,22 @@ def test_definition_urls_with_parentheses_stay_links() -> None:
     assert render_reference_definitions(refs).endswith(
         "[M](https://en.wikipedia.org/wiki/Mercury_%28planet%29)"
     )
+
+
+async def test_a_quote_sharing_only_place_names_does_not_support_a_claim() -> None:
+    town = SourceText(
+        url="https://en.wikipedia.org/wiki/Leland",
+        title="Leland",
+        text="Leland is a town in Brunswick County, North Carolina, United States.",
+    )
+    claim = "The film was Maximum Overdrive, which was shot in and around Leland, North Carolina."
+    text, refs = await build_references(claim, [town], LEX)
+    assert refs == [] and "[^" not in text
+
+
+async def test_hard_wrapped_sentences_are_quoted_whole() -> None:
+    text, refs = await build_references(
+        "The Eiffel Tower was completed in 1889 for the World's Fair.", [EIFFEL], LEX
+    )
+    assert refs and refs[0].quote.endswith("(World's Fair).")
+    assert refs[0].quote.startswith("Construction of the tower finished in March 1889")
