@@ -210,6 +210,8 @@ async def _probe_rows(chain: SearchChain, settings: Settings, timeout_s: float) 
     for probe in probes:
         if probe.ok:
             detail = f"{probe.results} result(s) in {probe.elapsed_s:.2f}s"
+            if probe.detail:
+                detail += f" ({probe.detail})"
         else:
             detail = "failed: " + _clean(probe.detail or "no answer", settings)
         rows.append(Check(f"search {probe.name}", probe.ok, detail))
@@ -245,7 +247,13 @@ def config_checks(settings: Settings) -> list[Check]:
         elif name == "local":
             corpus = settings.search.corpus_dir
             ok = bool(corpus) and Path(corpus or "").expanduser().is_dir()
-            detail = corpus if ok else f"search.corpus_dir is not a directory: {corpus or '-'}"
+            detail = (
+                corpus
+                if ok
+                else f"not a directory: {corpus}"
+                if corpus
+                else "no corpus folder: pass --corpus DIR or set search.corpus_dir"
+            )
             checks.append(Check(name=label, ok=ok, detail=str(detail)))
         else:
             env = SEARCH_KEYS[name]
