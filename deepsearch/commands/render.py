@@ -128,7 +128,8 @@ def print_answer(result: ResearchResult, *, as_json: bool) -> None:
             out.print()
             out.print(Text("Sources", style="bold"))
             for index, ref in enumerate(result.references, start=1):
-                line = Text(f"[{index}] ", style="bold cyan")
+                line = Text()
+                line.append(f"[{index}] ", style="bold cyan")
                 line.append(f'"{_short(ref.quote, 200)}"', style="italic")
                 line.append(f" — {ref.title or ref.url}\n    ")
                 line.append(ref.url, style=f"link {ref.url}")
@@ -158,7 +159,8 @@ def answer_markdown(result: ResearchResult) -> str:
 
 def summary_line(result: ResearchResult) -> str:
     usage: dict[str, Any] = result.usage.model_dump()
+    steps = len(result.steps)
     return (
-        f"{result.status} in {len(result.steps)} steps, {result.elapsed_s:.1f}s, "
+        f"{result.status} in {steps} step{'' if steps == 1 else 's'}, {result.elapsed_s:.1f}s, "
         f"{_tokens(usage['total_tokens'])}/{_tokens(usage['budget'])} tokens"
     )

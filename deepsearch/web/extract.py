@@ -191,6 +191,9 @@ def html_to_markdown(html: str, url: str | None = None) -> Extracted:
             include_links=True,
             include_tables=True,
             include_comments=False,
+            # Dates from the page's metadata only: scanning the body turned "the 2000
+            # census" into a publication date, which the freshness check then trusts.
+            date_extraction_params={"extensive_search": False, "original_date": True},
         )
     except Exception:  # trafilatura/lxml on hostile markup: fall back below
         document = None

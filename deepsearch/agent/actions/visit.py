@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 from deepsearch.agent.actions.search import add_to_pool
 from deepsearch.agent.deps import AgentDeps, RunOptions
@@ -109,4 +110,16 @@ async def handle_visit(
         + (f"; failed to read {', '.join(failed)}" if failed else "")
         + "."
     )
-    return f"read {len(read)}, failed {len(failed)}: " + ", ".join(targets)
+    return f"read {len(read)}{_failure_summary(state, targets)}: " + ", ".join(targets)
+
+
+def _failure_summary(state: AgentState, targets: list[str]) -> str:
+    """ ", failed 2 (blocked ×2 — private addresses need --allow-private-urls)" or ""."""
+    kinds = Counter(
+        state.failed_urls[u].split(":", 1)[0] for u in targets if u in state.failed_urls
+    )
+    if not kinds:
+        return ""
+    parts = ", ".join(f"{kind} ×{count}" for kind, count in kinds.most_common())
+    hint = " — private addresses need --allow-private-urls" if "blocked" in kinds else ""
+    return f", failed {sum(kinds.values())} ({parts}{hint})"
