@@ -114,10 +114,10 @@ def _local_searcher(
 def embedding_similarity() -> tuple[object | None, str]:
     """(c)'s backend: the configured provider's embeddings, or why there is none."""
     try:
-        from deepsearch.agent.similarity_factory import build_similarity
         from deepsearch.config import load_config
         from deepsearch.llm.factory import build_llm_client
         from deepsearch.llm.tracker import TokenTracker
+        from deepsearch.runtime import build_similarity
 
         settings = load_config().settings
         if not settings.llm.embedding_model:

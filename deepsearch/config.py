@@ -30,7 +30,6 @@ ToolName = Literal[
     "finalizer",
     "fallback",
 ]
-TOOL_NAMES: tuple[ToolName, ...] = ToolName.__args__  # type: ignore[attr-defined]
 ProviderName = Literal["gemini", "openai", "ollama"]
 SearchProviderName = Literal["duckduckgo", "searxng", "jina", "brave", "serper", "local"]
 Effort = Literal["low", "medium", "high"]
@@ -150,11 +149,27 @@ class AgentConfig(_Strict):
 
 
 class KeysConfig(_Strict):
+    """Every secret the program holds: one `<name>_api_key` field per provider."""
+
     openai_api_key: SecretStr | None = None
     gemini_api_key: SecretStr | None = None
     jina_api_key: SecretStr | None = None
     brave_api_key: SecretStr | None = None
     serper_api_key: SecretStr | None = None
+
+    def secret_values(self) -> list[str]:
+        """The value of every key that is set, to mask in any output."""
+        values = (getattr(self, field) for field in type(self).model_fields)
+        return [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
+
+    @staticmethod
+    def env_vars() -> dict[str, str]:
+        """Provider name -> the environment variable that sets its key (from ENV_KEYS)."""
+        return {
+            dotted.removeprefix("keys.").removesuffix("_api_key"): var
+            for var, dotted in ENV_KEYS.items()
+            if dotted.startswith("keys.")
+        }
 
 
 class Settings(_Strict):

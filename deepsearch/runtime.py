@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.events import AgentEvent
+from deepsearch.agent.similarity import Similarity, make_similarity
 from deepsearch.config import Settings
+from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.tracing import TracedReader, TracedSearch, TraceWriter
-from deepsearch.web.types import Page, Reader, ReadFailure
+from deepsearch.web.types import Page, Reader, ReadFailure, SearchProvider
+
+if TYPE_CHECKING:  # the local corpus module is only needed when a run builds one
+    from deepsearch.web.search.local import LocalCorpus
 
 
 def run_options(settings: Settings) -> RunOptions:
@@ -31,18 +37,12 @@ def run_options(settings: Settings) -> RunOptions:
 
 
 def secret_values(settings: Settings) -> list[str]:
-    keys = settings.keys
-    return [
-        s.get_secret_value()
-        for s in (
-            keys.openai_api_key,
-            keys.gemini_api_key,
-            keys.jina_api_key,
-            keys.brave_api_key,
-            keys.serper_api_key,
-        )
-        if s is not None
-    ]
+    return settings.keys.secret_values()
+
+
+def build_similarity(llm: LLMClient) -> Similarity:
+    """Provider embeddings when the client has an embedder, else the lexical backend."""
+    return make_similarity(llm.embed if llm.embedder is not None else None)
 
 
 def build_trace(path: Path | None, settings: Settings) -> TraceWriter | None:
@@ -53,13 +53,12 @@ async def build_deps(
     settings: Settings,
     *,
     stack: AsyncExitStack,
-    emit: Callable[[Any], None],
+    emit: Callable[[AgentEvent], None],
     trace: TraceWriter | None,
 ) -> AgentDeps:
     """Construct the LLM client, search chain, reader and sandbox; closers go on `stack`."""
     from deepsearch.agent.rewrite import make_query_rewriter
     from deepsearch.agent.sandbox import Sandbox, SandboxLimits
-    from deepsearch.agent.similarity_factory import build_similarity
     from deepsearch.llm.factory import build_llm_client
     from deepsearch.web.cache import WebCache
     from deepsearch.web.reader import build_reader
@@ -72,11 +71,11 @@ async def build_deps(
     cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled)
     stack.callback(cache.close)
     corpus = local_corpus(settings)
-    search: Any = build_search(settings, cache=cache, corpus=corpus)
+    search: SearchProvider = build_search(settings, cache=cache, corpus=corpus)
     web_reader = build_reader(settings, cache=cache)
     _push_close(stack, search)
     _push_close(stack, web_reader)
-    reader: Any = RoutingReader(web_reader, corpus)
+    reader: Reader = RoutingReader(web_reader, corpus)
     if trace is not None:
         search = TracedSearch(search, trace)
         reader = TracedReader(reader, trace)
@@ -95,7 +94,7 @@ async def build_deps(
         ),
         emit=emit,
         similarity=similarity,
-        rewrite_queries=make_query_rewriter(llm, settings, similarity),
+        rewrite_queries=make_query_rewriter(llm, similarity),
     )
 
 
@@ -103,7 +102,7 @@ class RoutingReader:
     """file:// URLs of the local corpus go to the corpus; everything else to the web reader
     (whose SSRF guard would rightly refuse file://)."""
 
-    def __init__(self, web: Reader, corpus: Any) -> None:
+    def __init__(self, web: Reader, corpus: LocalCorpus | None) -> None:
         self.web = web
         self.corpus = corpus
 

@@ -29,6 +29,46 @@ def _answer_subquestion(state: AgentState, question: str, answer: str) -> Answer
     return AnswerOutcome(detail=f"sub-question answered: {question}")
 
 
+async def _judge(evaluator: Evaluator, state: AgentState, answer: str, now: datetime) -> Verdict:
+    """The evaluator's verdict on an answer to the original question."""
+    try:
+        return await evaluator.evaluate(
+            state.question, answer, state.metrics, state.knowledge, now=now
+        )
+    except StructuredOutputError as exc:
+        # As in the reference, a check that cannot be run counts as a failure of it:
+        # an unevaluated answer is never accepted.
+        pending = next((m for m in state.metrics if m.attempts_left > 0), None)
+        return Verdict(
+            passed=False,
+            type=pending.type if pending else "strict",
+            think=f"the evaluator gave no usable verdict ({str(exc)[:120]})",
+        )
+
+
+async def _learn_from_rejection(
+    evaluator: Evaluator, state: AgentState, answer: str, verdict: Verdict
+) -> None:
+    """Turn the rejection into knowledge and restart the diary from that lesson."""
+    state.diary.append(
+        f"Step {state.step}: my answer was rejected ({verdict.type}): {verdict.think[:300]}"
+    )
+    lesson = verdict.think
+    try:
+        analysis = await evaluator.analyze_errors(state.diary, verdict)
+        lesson += f"\nRecap: {analysis.recap}\nBlame: {analysis.blame}\nImprovement: {analysis.improvement}"
+    except StructuredOutputError:
+        pass  # the verdict alone is still a useful lesson
+    state.add_knowledge(
+        KnowledgeItem(
+            question=f'Why was this answer to "{state.question}" rejected? Answer: {answer[:500]}',
+            answer=lesson.strip(),
+            type="qa",
+        )
+    )
+    state.diary = []  # a fresh attempt starts from the lesson, not the old diary
+
+
 async def handle_answer(
     payload: AnswerPayload,
     state: AgentState,
@@ -38,12 +78,11 @@ async def handle_answer(
     options: RunOptions,
 ) -> AnswerOutcome:
     answer = payload.answer.strip()
-    question = state.current_question
     if not answer:
         state.diary.append(f"Step {state.step}: I gave an empty answer.")
         return AnswerOutcome(detail="empty answer", rejected=True)
-    if question != state.question:
-        return _answer_subquestion(state, question, answer)
+    if state.current_question != state.question:
+        return _answer_subquestion(state, state.current_question, answer)
 
     state.candidate_answer = answer
     if state.step == 1 and options.direct_answer:
@@ -51,19 +90,7 @@ async def handle_answer(
         state.trivial = True
         return AnswerOutcome(detail="answered directly at step 1", accepted=True)
 
-    try:
-        verdict = await evaluator.evaluate(
-            question, answer, state.metrics, state.knowledge, now=now
-        )
-    except StructuredOutputError as exc:
-        # As in the reference, a check that cannot be run counts as a failure of it:
-        # an unevaluated answer is never accepted.
-        pending = next((m for m in state.metrics if m.attempts_left > 0), None)
-        verdict = Verdict(
-            passed=False,
-            type=pending.type if pending else "strict",
-            think=f"the evaluator gave no usable verdict ({str(exc)[:120]})",
-        )
+    verdict = await _judge(evaluator, state, answer, now)
     if verdict.passed:
         state.final_answer = answer
         state.diary.append(f"Step {state.step}: my answer passed every check.")
@@ -81,22 +108,5 @@ async def handle_answer(
             rejected=True,
             out_of_attempts=True,
         )
-
-    state.diary.append(
-        f"Step {state.step}: my answer was rejected ({verdict.type}): {verdict.think[:300]}"
-    )
-    lesson = verdict.think
-    try:
-        analysis = await evaluator.analyze_errors(state.diary, verdict)
-        lesson += f"\nRecap: {analysis.recap}\nBlame: {analysis.blame}\nImprovement: {analysis.improvement}"
-    except StructuredOutputError:
-        pass  # the verdict alone is still a useful lesson
-    state.add_knowledge(
-        KnowledgeItem(
-            question=f'Why was this answer to "{question}" rejected? Answer: {answer[:500]}',
-            answer=lesson.strip(),
-            type="qa",
-        )
-    )
-    state.diary = []  # a fresh attempt starts from the lesson, not the old diary
+    await _learn_from_rejection(evaluator, state, answer, verdict)
     return AnswerOutcome(detail=detail, rejected=True)

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from deepsearch.agent.events import AgentEvent
+from deepsearch.agent.similarity import LexicalSimilarity, Similarity
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.llm.client import LLMClient
 from deepsearch.web.types import Reader, SearchProvider, SearchQuery, SearchResult
 
+if TYPE_CHECKING:  # the sandbox module loads only when a run builds one
+    from deepsearch.agent.sandbox import SandboxResult
+
 
 class SandboxLike(Protocol):
     def availability(self) -> tuple[bool, str]: ...
-    async def run(self, code: str, data: dict[str, Any]) -> Any: ...
+    async def run(self, code: str, data: dict[str, Any]) -> SandboxResult: ...
 
 
 # (question, queries just run, their results) -> follow-up queries; the seam the
@@ -50,5 +54,6 @@ class AgentDeps:
     clock: Clock = field(default_factory=SystemClock)
     sandbox: SandboxLike | None = None
     emit: Callable[[AgentEvent], None] = _ignore
-    similarity: Any = None  # deepsearch.agent.similarity.Similarity; lexical when None
+    # Lexical unless the runtime injects provider embeddings.
+    similarity: Similarity = field(default_factory=LexicalSimilarity)
     rewrite_queries: QueryRewriter | None = None

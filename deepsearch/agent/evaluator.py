@@ -36,26 +36,55 @@ class QuestionEval(BaseModel):
     needs_completeness: bool = False
 
 
-class DefinitiveEval(BaseModel):
+class Verdict(BaseModel):
+    passed: bool
+    type: EvalType | None = None  # the failed check
+    think: str = ""
+    improvement_plan: str = ""
+
+
+class _CheckReply(BaseModel):
+    """One check's reply; it knows how to read itself as a verdict."""
+
+    def to_verdict(self) -> Verdict:
+        raise NotImplementedError
+
+
+class DefinitiveEval(_CheckReply):
     model_config = ConfigDict(populate_by_name=True)
 
     think: str = Field("", max_length=500)
     passed: bool = Field(alias="pass")
 
+    def to_verdict(self) -> Verdict:
+        return Verdict(passed=self.passed, type="definitive", think=self.think)
 
-class FreshnessEval(BaseModel):
+
+class FreshnessEval(_CheckReply):
     think: str = Field("", max_length=500)
     days_ago: float = Field(ge=0, description="age in days of the newest information used")
     max_age_days: float | None = Field(None, ge=0, description="allowed age; omit if timeless")
 
+    def to_verdict(self) -> Verdict:
+        # The model gives the numbers; the code compares them.
+        ok = self.max_age_days is None or self.days_ago <= self.max_age_days
+        allowed = self.max_age_days if self.max_age_days is not None else "any"
+        why = f"{self.think} (information ~{self.days_ago:g} days old; allowed {allowed})"
+        return Verdict(passed=ok, type="freshness", think=why.strip())
 
-class PluralityEval(BaseModel):
+
+class PluralityEval(_CheckReply):
     think: str = Field("", max_length=500)
     minimum_count_required: int = Field(ge=0)
     actual_count_provided: int = Field(ge=0)
 
+    def to_verdict(self) -> Verdict:
+        ok = self.actual_count_provided >= self.minimum_count_required
+        why = f"{self.think} (needs {self.minimum_count_required}, gives {self.actual_count_provided})"
+        return Verdict(passed=ok, type="plurality", think=why.strip())
 
-class CompletenessEval(BaseModel):
+
+class CompletenessEval(_CheckReply):
     model_config = ConfigDict(populate_by_name=True)
 
     think: str = Field("", max_length=500)
@@ -63,26 +92,40 @@ class CompletenessEval(BaseModel):
     aspects_provided: list[str] = Field(default_factory=list)
     passed: bool = Field(alias="pass")
 
+    def to_verdict(self) -> Verdict:
+        return Verdict(passed=self.passed, type="completeness", think=self.think)
 
-class StrictEval(BaseModel):
+
+class StrictEval(_CheckReply):
     model_config = ConfigDict(populate_by_name=True)
 
     think: str = Field("", max_length=800)
     passed: bool = Field(alias="pass")
     improvement_plan: str = Field("", max_length=1200)
 
+    def to_verdict(self) -> Verdict:
+        return Verdict(
+            passed=self.passed,
+            type="strict",
+            think=self.think,
+            improvement_plan=self.improvement_plan,
+        )
+
+
+# Each check: the reply schema and the prompt template asking for it.
+CHECKS: dict[EvalType, tuple[type[_CheckReply], str]] = {
+    "definitive": (DefinitiveEval, "eval_definitive"),
+    "freshness": (FreshnessEval, "eval_freshness"),
+    "plurality": (PluralityEval, "eval_plurality"),
+    "completeness": (CompletenessEval, "eval_completeness"),
+    "strict": (StrictEval, "eval_strict"),
+}
+
 
 class ErrorAnalysis(BaseModel):
     recap: str = Field(max_length=800)
     blame: str = Field(max_length=800)
     improvement: str = Field(max_length=800)
-
-
-class Verdict(BaseModel):
-    passed: bool
-    type: EvalType | None = None  # the failed check
-    think: str = ""
-    improvement_plan: str = ""
 
 
 def metrics_for(question_eval: QuestionEval, max_bad_attempts: int) -> list[EvalMetric]:
@@ -157,44 +200,23 @@ class Evaluator:
         knowledge: Sequence[KnowledgeItem],
         now: datetime,
     ) -> Verdict:
-        msgs = _qa(question, answer)
-        if kind == "definitive":
-            d = (
-                await self.llm.generate_object(
-                    "evaluator", DefinitiveEval, render("eval_definitive"), msgs
-                )
-            ).value
-            return Verdict(passed=d.passed, type=kind, think=d.think)
+        schema, prompt = CHECKS[kind]
+        system = render(prompt, **self._prompt_vars(kind, knowledge, now))
+        if kind == "freshness" and (dated := _source_dates(knowledge)):
+            # The model judges the age from the sources' dates, not a guess.
+            answer += "\n\n<source-dates>\n" + dated + "\n</source-dates>"
+        reply = await self.llm.generate_object("evaluator", schema, system, _qa(question, answer))
+        return reply.value.to_verdict()
+
+    def _prompt_vars(
+        self, kind: EvalType, knowledge: Sequence[KnowledgeItem], now: datetime
+    ) -> dict[str, str]:
+        """What a check's prompt template needs besides the question and answer."""
         if kind == "freshness":
-            system = render("eval_freshness", now=now.isoformat(timespec="minutes"))
-            dated = _source_dates(knowledge)
-            if dated:  # the model judges the age from the sources' dates, not a guess
-                msgs = _qa(question, answer + "\n\n<source-dates>\n" + dated + "\n</source-dates>")
-            f = (await self.llm.generate_object("evaluator", FreshnessEval, system, msgs)).value
-            ok = f.max_age_days is None or f.days_ago <= f.max_age_days
-            why = f"{f.think} (information ~{f.days_ago:g} days old; allowed {f.max_age_days if f.max_age_days is not None else 'any'})"
-            return Verdict(passed=ok, type=kind, think=why.strip())
-        if kind == "plurality":
-            p = (
-                await self.llm.generate_object(
-                    "evaluator", PluralityEval, render("eval_plurality"), msgs
-                )
-            ).value
-            ok = p.actual_count_provided >= p.minimum_count_required
-            why = f"{p.think} (needs {p.minimum_count_required}, gives {p.actual_count_provided})"
-            return Verdict(passed=ok, type=kind, think=why.strip())
-        if kind == "completeness":
-            c = (
-                await self.llm.generate_object(
-                    "evaluator", CompletenessEval, render("eval_completeness"), msgs
-                )
-            ).value
-            return Verdict(passed=c.passed, type=kind, think=c.think)
-        system = render("eval_strict", knowledge=self._knowledge_text(knowledge))
-        s = (await self.llm.generate_object("evaluator", StrictEval, system, msgs)).value
-        return Verdict(
-            passed=s.passed, type=kind, think=s.think, improvement_plan=s.improvement_plan
-        )
+            return {"now": now.isoformat(timespec="minutes")}
+        if kind == "strict":
+            return {"knowledge": self._knowledge_text(knowledge)}
+        return {}
 
     def _knowledge_text(self, knowledge: Sequence[KnowledgeItem]) -> str:
         blocks: list[str] = []

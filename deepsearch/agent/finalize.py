@@ -18,7 +18,6 @@ from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.markdown import length_guard, outside_code, repair_markdown
 from deepsearch.agent.prompts import render
 from deepsearch.agent.references import SourceText, build_references, strip_markers
-from deepsearch.agent.similarity_factory import similarity_of
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Reference
 from deepsearch.errors import BudgetExceeded, ProviderError
@@ -148,7 +147,7 @@ async def finalize_answer(
     return await build_references(
         text,
         citation_sources(state),
-        similarity_of(deps),
+        deps.similarity,
         max_refs=options.max_references,
         only_hostnames=options.only_hostnames,
     )

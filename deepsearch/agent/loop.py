@@ -11,25 +11,37 @@ limit is reached, then Beast Mode, then finalizing. Every run ends:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from deepsearch.agent.actions.coding import handle_coding
 from deepsearch.agent.actions.reflect import handle_reflect
 from deepsearch.agent.actions.search import handle_search
 from deepsearch.agent.actions.visit import handle_visit
-from deepsearch.agent.answering import AnswerOutcome, handle_answer
+from deepsearch.agent.answering import handle_answer
 from deepsearch.agent.context import build_system_prompt
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.evaluator import Evaluator, metrics_for
-from deepsearch.agent.events import Notice, PhaseChanged, StepFinished, StepStarted
+from deepsearch.agent.evaluator import Evaluator, QuestionEval, metrics_for
+from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
 from deepsearch.agent.language import detect_language, language_name
-from deepsearch.agent.ranking_step import refresh_url_list
+from deepsearch.agent.ranking import refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, ToolUsageReport, UsageReport
-from deepsearch.agent.schema import AllowFlags, StepBase, step_schema
+from deepsearch.agent.schema import (
+    AllowFlags,
+    AnswerPayload,
+    CodingPayload,
+    ReflectPayload,
+    SearchPayload,
+    StepBase,
+    VisitPayload,
+    step_schema,
+)
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.types import Reference
+from deepsearch.config import ToolName
 from deepsearch.errors import (
     BudgetExceeded,
     ContextLengthError,
@@ -96,7 +108,7 @@ class ResearchRun:
         answer = self.state.final_answer or self.state.candidate_answer
         if answer is None:
             return self.snapshot("failed", error=error or self.stop_reason or "no answer was found")
-        references = []
+        references: list[Reference] = []
         if not self.state.trivial:
             self._emit(PhaseChanged(phase="finalizing"))
             try:
@@ -210,7 +222,7 @@ class ResearchRun:
         accepted = await self._dispatch(decision)
         return accepted
 
-    async def _decide(self, flags: AllowFlags, *, tool: str, beast: bool) -> StepBase | None:
+    async def _decide(self, flags: AllowFlags, *, tool: ToolName, beast: bool) -> StepBase | None:
         st = self.state
         system = build_system_prompt(
             st,
@@ -230,7 +242,7 @@ class ResearchRun:
         try:
             result = await self.deps.llm.generate_object(
                 tool, step_schema(flags.allowed()), system, messages
-            )  # type: ignore[arg-type]
+            )
         except StructuredOutputError as exc:
             st.consecutive_failures += 1
             st.flags = AllowFlags()
@@ -241,35 +253,25 @@ class ResearchRun:
         return result.value
 
     async def _dispatch(self, decision: StepBase) -> bool:
-        st, deps, opts = self.state, self.deps, self.options
-        action, payload = decision.action, decision.payload()
-        rejected = False
-        accepted = False
-        if action == "search":
-            detail = await handle_search(
-                payload, st, deps, opts, needs_freshness=self.needs_freshness
-            )
-        elif action == "visit":
-            detail = await handle_visit(payload, st, deps, opts)
-        elif action == "reflect":
-            detail = await handle_reflect(payload, st, deps, opts)
-        elif action == "coding":
-            detail = await handle_coding(payload, st, deps, opts)
-            if detail.startswith("refused"):
-                self.coding_available, self.coding_reason = False, detail
-        else:
-            self.evaluator.knowledge_tokens = self._knowledge_allowance("evaluator")
-            outcome: AnswerOutcome = await handle_answer(
-                payload, st, self.evaluator, now=deps.clock.now(), options=opts
-            )
-            detail, accepted, rejected = outcome.detail, outcome.accepted, outcome.rejected
-            if outcome.out_of_attempts:
-                st.flags = after_action(action, answer_rejected=True)
-                self._finish_step(action, decision.think, detail)
-                raise LoopStopped(outcome.detail)
-        st.flags = after_action(action, answer_rejected=rejected)
-        self._finish_step(action, decision.think, detail)
-        return accepted
+        """Run the chosen action; True when it was an accepted answer."""
+        payload = decision.payload()
+        if isinstance(payload, AnswerPayload):  # the one action that can end the run
+            return await self._answer(payload, decision.think)
+        detail = await HANDLERS[decision.action](self, payload)
+        self.state.flags = after_action(decision.action, answer_rejected=False)
+        self._finish_step(decision.action, decision.think, detail)
+        return False
+
+    async def _answer(self, payload: AnswerPayload, think: str) -> bool:
+        self.evaluator.knowledge_tokens = self._knowledge_allowance("evaluator")
+        outcome = await handle_answer(
+            payload, self.state, self.evaluator, now=self.deps.clock.now(), options=self.options
+        )
+        self.state.flags = after_action("answer", answer_rejected=outcome.rejected)
+        self._finish_step("answer", think, outcome.detail)
+        if outcome.out_of_attempts:
+            raise LoopStopped(outcome.detail)
+        return outcome.accepted
 
     async def _classify_question(self) -> None:
         st = self.state
@@ -277,11 +279,7 @@ class ResearchRun:
         try:
             verdict = await self.evaluator.classify(st.question)
         except StructuredOutputError:
-            verdict = None
-        if verdict is None:
-            from deepsearch.agent.evaluator import QuestionEval
-
-            verdict = QuestionEval()
+            verdict = QuestionEval()  # unclassified: the default checks apply
         self.needs_freshness = verdict.needs_freshness
         st.metrics = metrics_for(verdict, self.options.max_bad_attempts)
 
@@ -300,8 +298,9 @@ class ResearchRun:
         except (TimeoutError, BudgetExceeded) as exc:
             self.stop_reason = self.stop_reason or str(exc)
             decision = None
-        if decision is not None and decision.action == "answer":
-            st.final_answer = decision.payload().answer.strip() or st.candidate_answer
+        payload = decision.payload() if decision is not None else None
+        if decision is not None and isinstance(payload, AnswerPayload):
+            st.final_answer = payload.answer.strip() or st.candidate_answer
             self._finish_step("answer", decision.think, "Beast Mode answer")
 
     # ------------------------------------------------------------- helpers
@@ -322,11 +321,11 @@ class ResearchRun:
             )
         )
 
-    def _knowledge_allowance(self, tool: str) -> int:
+    def _knowledge_allowance(self, tool: ToolName) -> int:
         """Tokens of knowledge the prompt may carry: bounded by the context window, by a
         share of the budget, and in Beast Mode by what is left (it must fit to answer)."""
         llm = self.deps.llm
-        max_out = llm.settings.tool_settings(llm.provider_name, tool).max_tokens  # type: ignore[arg-type]
+        max_out = llm.settings.tool_settings(llm.provider_name, tool).max_tokens
         by_window = llm.context_window - max_out - PROMPT_OVERHEAD_TOKENS
         by_budget = max(4000, llm.tracker.budget // 12)
         allowance = min(by_window, by_budget, KNOWLEDGE_CAP_TOKENS)
@@ -342,6 +341,9 @@ class ResearchRun:
 
     @asynccontextmanager
     async def _time_limit(self, share: float) -> AsyncIterator[None]:
+        """Cancel the block when `share` of --timeout is used up. `_remaining` reads the
+        injected clock but asyncio.timeout counts real (event-loop) time, so a FakeClock's
+        advance() inside the block does not move this deadline; `_check_limits` does."""
         remaining = self._remaining(share)
         if remaining is None:
             yield
@@ -364,8 +366,42 @@ class ResearchRun:
         except Exception as exc:  # a broken probe must not stop research
             return False, str(exc)
 
-    def _emit(self, event: object) -> None:
+    def _emit(self, event: AgentEvent) -> None:
         try:
-            self.deps.emit(event)  # type: ignore[arg-type]
+            self.deps.emit(event)
         except Exception:  # the view must never break the run
             pass
+
+
+# The non-answer actions. The step schema guarantees the payload's type matches the
+# action (its validator requires the chosen action's field), hence `Any` here.
+ActionHandler = Callable[[ResearchRun, Any], Awaitable[str]]
+
+
+async def _search(run: ResearchRun, payload: SearchPayload) -> str:
+    return await handle_search(
+        payload, run.state, run.deps, run.options, needs_freshness=run.needs_freshness
+    )
+
+
+async def _visit(run: ResearchRun, payload: VisitPayload) -> str:
+    return await handle_visit(payload, run.state, run.deps, run.options)
+
+
+async def _reflect(run: ResearchRun, payload: ReflectPayload) -> str:
+    return await handle_reflect(payload, run.state, run.deps, run.options)
+
+
+async def _coding(run: ResearchRun, payload: CodingPayload) -> str:
+    detail = await handle_coding(payload, run.state, run.deps, run.options)
+    if detail.startswith("refused"):  # stop offering an action that cannot run
+        run.coding_available, run.coding_reason = False, detail
+    return detail
+
+
+HANDLERS: dict[str, ActionHandler] = {
+    "search": _search,
+    "visit": _visit,
+    "reflect": _reflect,
+    "coding": _coding,
+}

@@ -8,6 +8,14 @@ non-overlapping windows are kept -- max(2, min(max_windows, len // window_chars)
 of them, as in the reference -- and returned in page order joined by SEPARATOR.
 Every window is an exact slice of the page, so quotes taken from the selection
 are still verbatim in the page.
+
+`page_passages` is what the visit action calls: a long page is cut into windows of
+about `WINDOW_CHARS` (6,000) characters; the best-scoring ones are kept in page
+order, at most `MAX_WINDOWS` (5) of them and never more than fit the per-page
+budget `limit_chars` -- so with the default budget of 12,000 characters that is 2
+windows (windows shrink slightly so the separators between them fit too). Below
+12,000 the page still gets two windows (`select_passages` always takes at least
+two), each half the budget.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from deepsearch.agent.similarity import Similarity
 SEPARATOR = "\n\n[...]\n\n"
 CHUNK_MIN = 300
 CHUNK_MAX = 600
+WINDOW_CHARS = 6000
+MAX_WINDOWS = 5
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n")
@@ -142,3 +152,29 @@ def trim_to_budget(text: str, max_chars: int, marker: str = " […]") -> str:
             keep = cut + (1 if pattern == ". " else 0)
             return head[:keep].rstrip() + marker
     return head + marker
+
+
+def window_plan(limit_chars: int) -> tuple[int, int]:
+    """(window size, number of windows) for a per-page budget of `limit_chars`."""
+    count = max(2, min(MAX_WINDOWS, limit_chars // WINDOW_CHARS))
+    room = limit_chars - (count - 1) * len(SEPARATOR)
+    return max(1, min(WINDOW_CHARS, room // count)), count
+
+
+async def page_passages(text: str, question: str, sim: Similarity, limit_chars: int) -> str:
+    """The parts of a page most relevant to `question`, in page order, within `limit_chars`.
+
+    Short pages are kept whole; long ones are cut by relevance, not by position.
+    """
+    if len(text) <= limit_chars:
+        return text
+    window, count = window_plan(limit_chars)
+    selected = await select_passages(
+        text,
+        question,
+        sim,
+        window_chars=window,
+        max_windows=count,
+        keep_whole_below=limit_chars,
+    )
+    return trim_to_budget(selected, limit_chars)

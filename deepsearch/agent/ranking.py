@@ -28,7 +28,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.similarity import Similarity
+from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import ScoredUrl, UrlRecord
 from deepsearch.web import urls
 
@@ -41,6 +43,9 @@ RERANK_FACTOR = 0.8
 RERANK_SNIPPET_CHARS = 400
 MIN_SCORE = 0.0
 MAX_SCORE = 5.0
+# The numbered list the agent sees each step.
+TOP_K = 20
+MAX_PER_HOST = 2
 
 
 @lru_cache(maxsize=65_536)
@@ -200,3 +205,20 @@ async def rank_urls(
         ScoredUrl(index=i, url=rec.url, title=rec.title, snippet=rec.snippet, score=round(s, 4))
         for i, (s, rec) in enumerate(capped, start=1)
     ]
+
+
+async def refresh_url_list(state: AgentState, deps: AgentDeps, options: RunOptions) -> None:
+    """Recompute the numbered URL list shown to the LLM for the current question, in the
+    same step (the reference's rerank landed one step late)."""
+    candidates = [r for u, r in state.url_pool.items() if u not in state.failed_urls]
+    state.shown_urls = await rank_urls(
+        candidates,
+        question=state.current_question,
+        sim=deps.similarity,
+        boost_hostnames=options.boost_hostnames,
+        bad_hostnames=options.bad_hostnames,
+        only_hostnames=options.only_hostnames,
+        visited=set(state.visited),
+        max_per_host=MAX_PER_HOST,
+        top_k=TOP_K,
+    )

@@ -1,18 +1,18 @@
 """Second-pass search: an LLM query rewriter expands what the raw queries found.
 
 This fills the search action's `rewrite_queries` seam. New queries are deduped
-against everything searched so far by similarity, not just exact text.
+against everything searched so far by similarity, not just exact text. The
+search action, not the rewriter, applies the run's host restriction and
+results-per-query to the follow-ups, as it does to the raw queries.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from deepsearch.agent.deps import QueryRewriter
 from deepsearch.agent.prompts import render
-from deepsearch.config import Settings
+from deepsearch.agent.similarity import Similarity
 from deepsearch.errors import BudgetExceeded, StructuredOutputError
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
@@ -35,10 +35,7 @@ def _results_digest(results: list[SearchResult], limit: int = 20) -> str:
     return "\n".join(f"- {r.title}: {r.snippet[:200]}" for r in results[:limit])
 
 
-def make_query_rewriter(llm: LLMClient, settings: Settings, similarity: Any) -> QueryRewriter:
-    only_hosts = list(settings.agent.only_hostnames)
-    limit = settings.search.results_per_query
-
+def make_query_rewriter(llm: LLMClient, similarity: Similarity) -> QueryRewriter:
     async def rewrite(
         question: str, queries: list[str], results: list[SearchResult], needs_freshness: bool
     ) -> list[SearchQuery]:
@@ -62,13 +59,11 @@ def make_query_rewriter(llm: LLMClient, settings: Settings, similarity: Any) -> 
             if text and text not in languages:
                 languages[text] = (item.language or "").strip().lower() or None
         candidates = list(languages)
-        if similarity is not None and candidates:
+        if candidates:
             candidates = await similarity.dedup(candidates, queries)
         time_filter = "m" if needs_freshness else None
         return [
-            SearchQuery(
-                q=q, sites=only_hosts, time_filter=time_filter, language=languages[q], limit=limit
-            )
+            SearchQuery(q=q, time_filter=time_filter, language=languages[q])
             for q in candidates[:MAX_REWRITES]
         ]
 

@@ -83,8 +83,10 @@ class StepBase(BaseModel):
             raise ValueError(f'action is "{self.action}" but the "{self.action}" field is missing')
         return self
 
-    def payload(self) -> Any:
-        return getattr(self, self.action)
+    def payload(self) -> BaseModel:
+        """The chosen action's payload (the validator guarantees it is present)."""
+        payload: BaseModel = getattr(self, self.action)
+        return payload
 
 
 @cache
@@ -97,7 +99,7 @@ def step_schema(allowed: tuple[ActionName, ...]) -> type[StepBase]:
         name: (PAYLOADS[name] | None, Field(None, description=f"payload when action is {name}"))
         for name in allowed
     }
-    return create_model(  # type: ignore[call-overload, no-any-return]
+    return create_model(
         "AgentStep",
         __base__=StepBase,
         action=(action_type, Field(description="one of: " + ", ".join(allowed))),

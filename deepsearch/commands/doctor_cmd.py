@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from deepsearch.commands.common import EXIT_RUNTIME, EXIT_USAGE, ConfigOption, fail
-from deepsearch.config import ProviderName, Settings, load_config, redact_userinfo
-from deepsearch.errors import ConfigError, DeepsearchError
+from deepsearch.config import KeysConfig, ProviderName, Settings, load_config, redact_userinfo
+from deepsearch.errors import ConfigError, DeepsearchError, ProviderError
 
 if TYPE_CHECKING:
     from deepsearch.llm.base import Message
@@ -26,7 +26,10 @@ DOCTOR_TIMEOUT_S = 30.0
 SEARCH_PROBE_TIMEOUT_S = 10.0
 SEARCH_PROBE_QUERY = "python programming language"
 DOCTOR_BUDGET = 50_000
-SEARCH_KEYS = {"jina": "JINA_API_KEY", "brave": "BRAVE_API_KEY", "serper": "SERPER_API_KEY"}
+# search provider -> the variable that sets its key
+SEARCH_KEYS = {
+    name: var for name, var in KeysConfig.env_vars().items() if name not in ("gemini", "openai")
+}
 
 
 class Check(NamedTuple):
@@ -75,18 +78,12 @@ def _key_check(settings: Settings, name: ProviderName) -> Check:
     return Check(name="llm key", ok=True, detail=f"{KEY_ENV[name]}: {mask_secret(value)}")
 
 
-async def _endpoint_check(client: LLMClient, name: ProviderName) -> Check:
-    provider = client.provider
-    where = redact_userinfo(getattr(provider, "base_url", ""))
+async def _endpoint_check(client: LLMClient) -> Check:
+    where = redact_userinfo(getattr(client.provider, "base_url", ""))
     try:
-        if name == "gemini":
-            pager = await provider.client.aio.models.list(config={"page_size": 1})  # type: ignore[attr-defined]
-            del pager
-        else:
-            await provider.client.models.list()  # type: ignore[attr-defined]
-    except Exception as exc:
-        error = provider._map_error(exc, client.model_for("agent"))  # type: ignore[attr-defined]
-        return Check(name="llm endpoint", ok=False, detail=str(error))
+        await client.ping()
+    except ProviderError as exc:
+        return Check(name="llm endpoint", ok=False, detail=str(exc))
     return Check(name="llm endpoint", ok=True, detail=f"{where} answers")
 
 
@@ -143,7 +140,7 @@ async def llm_checks(settings: Settings, name: ProviderName) -> list[Check]:
         return checks
     client = build_llm_client(settings, TokenTracker(DOCTOR_BUDGET), provider_name=name)
     try:
-        endpoint = await _endpoint_check(client, name)
+        endpoint = await _endpoint_check(client)
         checks.append(endpoint)
         if endpoint.ok:
             checks.append(await _round_trip_check(client))
@@ -220,13 +217,9 @@ async def _probe_rows(chain: SearchChain, settings: Settings, timeout_s: float) 
 
 def _clean(text: str, settings: Settings) -> str:
     """One line, URL passwords and every configured key masked."""
-    from pydantic import SecretStr
-
     from deepsearch.llm.provider_common import one_line
 
-    values = (getattr(settings.keys, field) for field in type(settings.keys).model_fields)
-    secrets = [v.get_secret_value() for v in values if isinstance(v, SecretStr)]
-    return one_line(redact_userinfo(text), secrets=secrets)
+    return one_line(redact_userinfo(text), secrets=settings.keys.secret_values())
 
 
 def config_checks(settings: Settings) -> list[Check]:

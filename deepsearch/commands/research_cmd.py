@@ -151,6 +151,45 @@ def research(
     from deepsearch.config import load_config
     from deepsearch.errors import ConfigError
 
+    _check_usage(question, search_provider=search_provider, model=model, corpus=corpus)
+    overrides = _overrides(
+        budget=budget,
+        effort=effort,
+        max_steps=max_steps,
+        timeout=timeout,
+        max_bad_attempts=max_bad_attempts,
+        no_direct_answer=no_direct_answer,
+        boost_hostnames=boost_hostnames,
+        bad_hostnames=bad_hostnames,
+        only_hostnames=only_hostnames,
+        max_references=max_references,
+        language=language,
+        search_provider=search_provider,
+        corpus=corpus,
+        searxng_url=searxng_url,
+        llm_provider=llm_provider,
+        model=model,
+        allow_private_urls=allow_private_urls,
+        no_cache=no_cache,
+    )
+    try:
+        settings = load_config(
+            config_file=config, overrides=overrides, override_labels=FLAG_OF
+        ).settings
+    except ConfigError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    if trace is not None and (trace.is_dir() or not trace.parent.is_dir()):
+        raise fail(
+            f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
+        )
+    code = _run(question.strip(), settings, as_json=as_json, quiet=quiet, trace_path=trace)
+    raise typer.Exit(code)
+
+
+def _check_usage(
+    question: str, *, search_provider: str | None, model: str | None, corpus: Path | None
+) -> None:
+    """Usage errors the option parser cannot see."""
     if not question.strip():
         raise fail("the question is empty", EXIT_USAGE)
     for flag, value in (("--search-provider", search_provider), ("--model", model)):
@@ -158,7 +197,31 @@ def research(
             raise fail(f"{flag} needs a value", EXIT_USAGE)
     if corpus is not None and not corpus.is_dir():
         raise fail(f"{corpus}: --corpus must be a directory", EXIT_USAGE)
-    overrides: dict[str, Any] = {
+
+
+def _overrides(
+    *,
+    budget: int | None,
+    effort: str | None,
+    max_steps: int | None,
+    timeout: float | None,
+    max_bad_attempts: int | None,
+    no_direct_answer: bool,
+    boost_hostnames: str | None,
+    bad_hostnames: str | None,
+    only_hostnames: str | None,
+    max_references: int | None,
+    language: str | None,
+    search_provider: str | None,
+    corpus: Path | None,
+    searxng_url: str | None,
+    llm_provider: str | None,
+    model: str | None,
+    allow_private_urls: bool,
+    no_cache: bool,
+) -> dict[str, Any]:
+    """The command-line flags as configuration keys; None leaves the key to the config."""
+    return {
         "agent.budget": budget,
         "agent.effort": effort,
         "agent.max_steps": max_steps,
@@ -178,18 +241,6 @@ def research(
         "reader.allow_private_urls": True if allow_private_urls else None,
         "cache.enabled": False if no_cache else None,
     }
-    try:
-        settings = load_config(
-            config_file=config, overrides=overrides, override_labels=FLAG_OF
-        ).settings
-    except ConfigError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
-    if trace is not None and (trace.is_dir() or not trace.parent.is_dir()):
-        raise fail(
-            f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
-        )
-    code = _run(question.strip(), settings, as_json=as_json, quiet=quiet, trace_path=trace)
-    raise typer.Exit(code)
 
 
 def _run(

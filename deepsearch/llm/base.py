@@ -66,6 +66,13 @@ class LLMProvider(Protocol):
 
     async def complete(self, request: CompletionRequest) -> Completion: ...
 
+    async def ping(self) -> None:
+        """The cheapest call proving endpoint and key work (e.g. list models).
+
+        Raises the provider's typed ProviderError (ProviderAuthError for a bad key).
+        """
+        ...
+
     async def aclose(self) -> None: ...
 
 

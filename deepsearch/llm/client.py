@@ -223,6 +223,13 @@ class LLMClient:
         )
         return vectors
 
+    async def ping(self) -> None:
+        """Prove the endpoint answers and accepts the key; raises ProviderError if not.
+
+        Costs no tokens and records nothing: a model listing, not a completion.
+        """
+        await self.provider.ping()
+
     async def aclose(self) -> None:
         await self.provider.aclose()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from deepsearch.config import ProviderName, Settings, redact_userinfo
+from deepsearch.config import KeysConfig, ProviderName, Settings, redact_userinfo
 from deepsearch.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 
 Probe = Callable[[str], bool]
 PROBE_TIMEOUT_S = 0.5
-KEY_ENV: dict[str, str] = {"gemini": "GEMINI_API_KEY", "openai": "OPENAI_API_KEY"}
+# The LLM providers that need a key, and the variable that sets it (Ollama needs none).
+KEY_ENV: dict[str, str] = {
+    name: var for name, var in KeysConfig.env_vars().items() if name in ("gemini", "openai")
+}
 
 NO_PROVIDER_MESSAGE = (
     "no LLM provider is configured. Choose one: "

@@ -3,9 +3,9 @@
 Structured output sends `response_mime_type="application/json"` plus
 `response_json_schema`; if the API rejects the schema, the call is repeated with
 JSON mode and the schema in the system instruction, and that choice is remembered
-per (base URL, model) for the rest of the process. Retries on 408/429/5xx are the
-SDK's own (`HttpRetryOptions`, exponential backoff with jitter; it ignores any
-Retry-After header, see `client`). The SDK is
+per model on the provider instance, which is built once per run (so: for the rest of
+the run). Retries on 408/429/5xx are the SDK's own (`HttpRetryOptions`, exponential
+backoff with jitter; it ignores any Retry-After header, see `client`). The SDK is
 imported lazily, and the client is kept alive on the instance: a garbage-collected
 genai client closes its HTTP connection pool under a pending request.
 """
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from deepsearch.config import Settings
 
 RETRY_STATUS_CODES = (408, 429, 500, 502, 503, 504)
-_MODE_MEMORY: dict[tuple[str, str], OutputMode] = {}
 _FINISH_MAP = {"MAX_TOKENS": "length", "STOP": "stop", "SAFETY": "content_filter"}
 _CONTEXT_HINTS = ("exceeds the maximum number of tokens", "input token count", "context length")
 _SCHEMA_HINTS = ("response_json_schema", "response_schema", "responsejsonschema", "schema")
@@ -61,6 +60,8 @@ class GeminiProvider:
         self._max_retries = max_retries
         self._retry_initial_delay_s = retry_initial_delay_s
         self._client: genai.Client | None = None
+        # model -> the structured-output mode the API accepted for it.
+        self._modes: dict[str, OutputMode] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GeminiProvider:
@@ -103,8 +104,8 @@ class GeminiProvider:
     async def complete(self, request: CompletionRequest) -> Completion:
         if request.json_schema is None:
             return await self._send(request, "text")
-        key = (self.base_url, request.settings.model)
-        known = _MODE_MEMORY.get(key)
+        model = request.settings.model
+        known = self._modes.get(model)
         if known is None or known == "json_schema":
             try:
                 completion = await self._send(request, "json_schema")
@@ -113,13 +114,20 @@ class GeminiProvider:
                     raise ProviderError(
                         "gemini rejected a response schema it accepted before",
                         provider=self.name,
-                        model=request.settings.model,
+                        model=model,
                     ) from None
             else:
-                _MODE_MEMORY[key] = "json_schema"
+                self._modes[model] = "json_schema"
                 return completion
-        _MODE_MEMORY[key] = "json_object"
+        self._modes[model] = "json_object"
         return await self._send(request, "json_object")
+
+    async def ping(self) -> None:
+        """List one page of models: proves the endpoint answers and accepts the key."""
+        try:
+            await self.client.aio.models.list(config={"page_size": 1})
+        except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
+            raise self._map_error(exc, "") from None
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return (await self.embed_with_usage(texts)).vectors
@@ -133,7 +141,7 @@ class GeminiProvider:
             resp = await self.client.aio.models.embed_content(
                 model=self.embedding_model, contents=list(texts)
             )
-        except Exception as exc:
+        except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
             raise self._map_error(exc, self.embedding_model) from None
         vectors = [list(e.values or []) for e in (resp.embeddings or [])]
         return Embeddings(vectors=vectors, prompt_tokens=None)
@@ -178,7 +186,7 @@ class GeminiProvider:
                 contents=contents,
                 config=self._config(request, mode),
             )
-        except Exception as exc:
+        except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
             if mode == "json_schema" and _is_schema_rejection(exc):
                 raise _SchemaRejected from None
             raise self._map_error(exc, request.settings.model) from None
@@ -246,7 +254,3 @@ def _to_completion(resp: Any, mode: OutputMode) -> Completion:
         completion = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
         usage = make_usage(meta.prompt_token_count, completion)
     return Completion(text=text, usage=usage, finish_reason=finish, mode=mode)
-
-
-def reset_mode_memory() -> None:
-    _MODE_MEMORY.clear()

@@ -3,9 +3,10 @@
 One class serves OpenAI, Ollama (`<ollama_url>/v1`), vLLM, LM Studio, OpenRouter and
 DeepSeek: only the base URL and key differ. Structured output tries, in order,
 `response_format` json_schema (strict when the schema allows it), JSON mode with the
-schema in the system prompt, then plain prompted JSON; the first mode a server+model
-accepts is remembered for the rest of the process. Retries (429/5xx/timeouts, with
-Retry-After and jittered backoff) are the SDK's own; this module only maps errors.
+schema in the system prompt, then plain prompted JSON; the first mode a model accepts
+is remembered on the provider instance, which is built once per run (so: for the rest
+of the run). Retries (429/5xx/timeouts, with Retry-After and jittered backoff) are the
+SDK's own; this module only maps errors.
 A keyless server (vLLM, LM Studio) needs only OPENAI_BASE_URL: a placeholder key is
 sent, since the SDK insists on one. The SDK is imported inside functions so the CLI
 starts fast.
@@ -42,25 +43,12 @@ if TYPE_CHECKING:
 
     from deepsearch.config import ProviderName, Settings
 
-# (base_url, model) -> the structured-output mode that server accepted. Process-wide
-# on purpose: one rejection per server+model per run, not one per call.
-_MODE_MEMORY: dict[tuple[str, str], OutputMode] = {}
 _LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object", "prompted")
 _STRICT_DROP = {"default", "examples"}
 _REJECTION_HINTS = ("response_format", "json_schema", "json_object", "structured output", "schema")
 _CONTEXT_HINTS = ("context_length_exceeded", "maximum context length", "context length", "too long")
 # Sent when OPENAI_BASE_URL names a server that needs no key: the SDK refuses an empty one.
 KEYLESS_PLACEHOLDER = "not-needed"
-
-# Shared helpers that were first defined here; importable from here as before.
-__all__ = [
-    "OpenAIProvider",
-    "one_line",
-    "remembered_mode",
-    "reset_mode_memory",
-    "schema_instruction",
-    "strict_schema",
-]
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -117,6 +105,9 @@ class OpenAIProvider:
         self._timeout_s = timeout_s
         self._max_retries = max_retries
         self._client = client
+        # model -> the structured-output mode this endpoint accepted: one rejection
+        # per model per run, not one per call.
+        self._modes: dict[str, OutputMode] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings, name: ProviderName) -> OpenAIProvider:
@@ -162,8 +153,8 @@ class OpenAIProvider:
     async def complete(self, request: CompletionRequest) -> Completion:
         if request.json_schema is None:
             return await self._send(request, "text")
-        memory_key = (self.base_url, request.settings.model)
-        known = _MODE_MEMORY.get(memory_key)
+        model = request.settings.model
+        known = self._modes.get(model)
         modes = (known,) if known else _LADDER
         last_error: ProviderError | None = None
         for mode in modes:
@@ -172,10 +163,17 @@ class OpenAIProvider:
             except _ModeRejected as exc:
                 last_error = exc.error
                 continue
-            _MODE_MEMORY[memory_key] = mode
+            self._modes[model] = mode
             return completion
         assert last_error is not None  # the prompted mode never raises _ModeRejected
         raise last_error
+
+    async def ping(self) -> None:
+        """List the models: proves the endpoint answers and accepts the key."""
+        try:
+            await self.client.models.list()
+        except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
+            raise self._map_error(exc, "") from None
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return (await self.embed_with_usage(texts)).vectors
@@ -188,7 +186,7 @@ class OpenAIProvider:
             resp = await self.client.embeddings.create(
                 model=self.embedding_model, input=list(texts)
             )
-        except Exception as exc:
+        except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
             raise self._map_error(exc, self.embedding_model) from None
         data = getattr(resp, "data", None) or []
         vectors = [list(item.embedding) for item in sorted(data, key=lambda d: d.index)]
@@ -244,7 +242,7 @@ class OpenAIProvider:
         kwargs = self._build_kwargs(request, mode)
         try:
             resp = await self.client.chat.completions.create(**kwargs)
-        except Exception as exc:
+        except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
             error = self._map_error(exc, request.settings.model)
             if mode in ("json_schema", "json_object") and _is_mode_rejection(exc):
                 raise _ModeRejected(error) from None
@@ -341,12 +339,3 @@ def _to_completion(resp: Any, mode: OutputMode) -> Completion:
         getattr(raw_usage, "prompt_tokens", None), getattr(raw_usage, "completion_tokens", None)
     )
     return Completion(text=text, usage=usage, finish_reason=finish, mode=mode)
-
-
-def reset_mode_memory() -> None:
-    """Forget what every server accepted (tests)."""
-    _MODE_MEMORY.clear()
-
-
-def remembered_mode(base_url: str, model: str) -> OutputMode | None:
-    return _MODE_MEMORY.get((base_url, model))

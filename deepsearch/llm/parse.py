@@ -193,7 +193,7 @@ def parse_json_lenient(text: str, *, require_object: bool = True) -> Any:
     if not require_object or candidate.lstrip().startswith("{"):
         try:
             value = hjson.loads(candidate)
-        except Exception:
+        except Exception:  # hjson raises assorted types on bad input; next rung instead
             value = _NOTHING
         if acceptable(value):
             if not _suspicious_hjson(value):

@@ -72,7 +72,8 @@ def no_embedding_model(provider: str) -> ProviderError:
 class ErrorWording:
     """Builds the typed errors of one failed call: `where` names provider and endpoint.
 
-    Build `where` with `endpoint_label`: a base URL may carry a password.
+    Build `where` with `endpoint_label`: a base URL may carry a password. `model` is
+    "" for a call that names no model (a ping).
     """
 
     provider: str
@@ -94,18 +95,22 @@ class ErrorWording:
         )
 
     def timeout(self, timeout_s: float) -> ProviderError:
-        return self._error(f"{self.where} timed out after {timeout_s:g}s (model {self.model})")
+        model = f" (model {self.model})" if self.model else ""
+        return self._error(f"{self.where} timed out after {timeout_s:g}s{model}")
 
     def unreachable(self, message: str) -> ProviderError:
         return self._error(f"cannot reach {self.where}: {message}")
 
     def http(self, status: Any, message: str) -> ProviderError:
-        return self._error(f"{self.where} answered HTTP {status} for model {self.model}: {message}")
+        return self._error(f"{self.where} answered HTTP {status}{self._for_model}: {message}")
 
     def failed(self, exc: Exception, message: str) -> ProviderError:
-        return self._error(
-            f"{self.where} failed for model {self.model}: {type(exc).__name__}: {message}"
-        )
+        return self._error(f"{self.where} failed{self._for_model}: {type(exc).__name__}: {message}")
+
+    @property
+    def _for_model(self) -> str:
+        # Empty for calls that name no model (a ping lists models).
+        return f" for model {self.model}" if self.model else ""
 
     def _error(self, text: str) -> ProviderError:
         return ProviderError(text, provider=self.provider, model=self.model)

@@ -44,6 +44,10 @@ class ScriptedProvider:
             text = reply
         return Completion(text=text, usage=self._usage, mode="json_schema")
 
+    async def ping(self) -> None:
+        """Always answers: a scripted provider has no endpoint to prove."""
+        return None
+
     async def aclose(self) -> None:
         return None
 

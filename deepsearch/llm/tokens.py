@@ -97,14 +97,3 @@ def count_tokens(text: str, *, model: str = "") -> int:
         return sum(_count_block(block, encoding) for block in blocks if block) + len(blocks)
     except Exception:  # a corrupt install must not stop a run; estimate instead
         return max(1, len(text) // 4)
-
-
-def truncate_tokens(text: str, max_tokens: int, *, model: str = "") -> str:
-    """Cut `text` to at most `max_tokens` tokens (on a token boundary)."""
-    if max_tokens <= 0:
-        return ""
-    enc = get_encoding(encoding_for_model(model))
-    ids = enc.encode(text, disallowed_special=())
-    if len(ids) <= max_tokens:
-        return text
-    return enc.decode(ids[:max_tokens])

@@ -7,7 +7,7 @@ import re
 
 from deepsearch.agent.deps import RunOptions
 from deepsearch.agent.finalize import clean_unanchored, finalize_answer, unlink_unseen
-from deepsearch.agent.passages_bridge import WINDOW_CHARS, window_plan
+from deepsearch.agent.passages import WINDOW_CHARS, window_plan
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.llm.base import CompletionRequest
 from tests.agent.helpers import make_deps

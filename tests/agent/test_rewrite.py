@@ -8,7 +8,6 @@ from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.rewrite import make_query_rewriter
 from deepsearch.agent.similarity import LexicalSimilarity
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.llm.testing import offline_settings
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult
 from tests.agent.helpers import CLASSIFY_SIMPLE, evaluator_reply, make_deps, options
@@ -65,12 +64,10 @@ async def run(
 
     search = FakeSearch(results_for)
     deps, _ = make_deps(reply, search=search, reader=FakeReader({}))
-    overrides: dict[str, Any] = {"search.results_per_query": results_per_query}
-    if only:
-        overrides["agent.only_hostnames"] = only
     sim = LexicalSimilarity()
     deps.similarity = sim
-    deps.rewrite_queries = make_query_rewriter(deps.llm, offline_settings(**overrides), sim)
+    # Sites and limit come from the run options alone: the search action applies them.
+    deps.rewrite_queries = make_query_rewriter(deps.llm, sim)
     opts = options(
         max_steps=len(steps), only_hostnames=only or [], results_per_query=results_per_query
     )

@@ -326,3 +326,51 @@ def test_url_passwords_are_masked() -> None:
         json.loads(done.stdout)["llm.openai_base_url"]["value"]
         == "http://user:****@llm.internal/v1"
     )
+
+
+def test_every_key_field_is_a_secret_with_an_env_var() -> None:
+    from deepsearch.commands.doctor_cmd import SEARCH_KEYS, _clean
+    from deepsearch.config import KeysConfig
+    from deepsearch.llm.factory import KEY_ENV
+
+    fields = list(KeysConfig.model_fields)
+    values = {field: f"secret-{i}-value" for i, field in enumerate(fields)}
+    env = {var: values[f"{name}_api_key"] for name, var in KeysConfig.env_vars().items()}
+    keys = load_config(environ=env, config_file=None).settings.keys
+    assert sorted(keys.secret_values()) == sorted(values.values()), "a key field has no env var"
+    assert KeysConfig(openai_api_key="", gemini_api_key="g-key").secret_values() == ["g-key"]
+
+    settings = load_config(environ=env, config_file=None).settings
+    cleaned = _clean(" and ".join(values.values()), settings)
+    assert not any(value in cleaned for value in values.values())
+
+    assert KEY_ENV == {"gemini": "GEMINI_API_KEY", "openai": "OPENAI_API_KEY"}
+    assert SEARCH_KEYS == {
+        "jina": "JINA_API_KEY",
+        "brave": "BRAVE_API_KEY",
+        "serper": "SERPER_API_KEY",
+    }
+
+
+def test_doctor_gemini_refused_key_fails_the_endpoint_row(
+    search_fake: FakeSearchServers,
+) -> None:
+    from tests.fakes.loopback import HTTPReply, RecordedRequest
+
+    class Refusing(FakeGeminiServer):
+        def respond(self, request: RecordedRequest) -> HTTPReply:
+            if request.method == "GET" and "/models" in request.path:
+                error = {"code": 403, "message": f"key {SECRET} refused", "status": "DENIED"}
+                return HTTPReply(403, {"error": error})
+            return super().respond(request)
+
+    with Refusing(handler=lambda body: {"ok": True}) as server:
+        done = run_in_process(
+            "doctor", GEMINI_API_KEY=SECRET, GEMINI_BASE_URL=server.url, **search_env(search_fake)
+        )
+        generated = server.generate_requests
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    row = next(line for line in done.stdout.splitlines() if "llm endpoint" in line)
+    assert "FAIL" in row and "GEMINI_API_KEY" in row
+    assert SECRET not in done.stdout + done.stderr
+    assert generated == [], "no round trip after a failed endpoint check"

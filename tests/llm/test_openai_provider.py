@@ -16,7 +16,7 @@ from deepsearch.errors import (
     StructuredOutputError,
 )
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.llm.openai_provider import remembered_mode, strict_schema
+from deepsearch.llm.openai_provider import strict_schema
 from deepsearch.llm.testing import offline_settings
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.llm.helpers import ASK, SECRET, Answer, openai_client
@@ -162,7 +162,7 @@ async def test_json_schema_rejected_falls_back_and_remembers(
     assert kinds == ["json_schema", "json_object"]
     # JSON mode carries the schema in the system prompt
     assert '"confidence"' in openai_server.chat_requests[1].body["messages"][0]["content"]
-    assert remembered_mode(provider.base_url, "gpt-4o-mini") == "json_object"
+    assert provider._modes == {"gpt-4o-mini": "json_object"}
 
     await client.generate_object("agent", Answer, "s", ASK)
     kinds = [r.body["response_format"]["type"] for r in openai_server.chat_requests]
@@ -181,7 +181,7 @@ async def test_both_json_modes_rejected_uses_prompted_json(
     assert len(bodies) == 4
     assert "response_format" not in bodies[2] and "response_format" not in bodies[3]
     assert "JSON schema" in bodies[3]["messages"][0]["content"]
-    assert remembered_mode(provider.base_url, "gpt-4o-mini") == "prompted"
+    assert provider._modes == {"gpt-4o-mini": "prompted"}
 
 
 async def test_401_names_the_env_var_and_hides_the_key(openai_server: FakeOpenAIServer) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -14,6 +14,9 @@ from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.errors import SandboxUnavailable, StructuredOutputError
 from deepsearch.llm.base import Message
+
+if TYPE_CHECKING:  # the sandbox module loads only when a run builds one
+    from deepsearch.agent.sandbox import SandboxResult
 
 MAX_ATTEMPTS = 3
 
@@ -56,6 +59,42 @@ def describe_shape(data: dict[str, Any]) -> str:
     )
 
 
+def _previous(attempts: list[tuple[str, str]]) -> str:
+    return "".join(
+        f"\nAttempt {i + 1} failed:\n```python\n{code}\n```\nError: {err}\n"
+        for i, (code, err) in enumerate(attempts)
+    )
+
+
+async def _write_code(
+    deps: AgentDeps, problem: str, shape: str, attempts: list[tuple[str, str]]
+) -> str | None:
+    """The coder's next program, shown the earlier failures; None (and a noted
+    failure) when the model gave no usable reply."""
+    system = render("coder", problem=problem, data_shape=shape, previous=_previous(attempts))
+    try:
+        reply = await deps.llm.generate_object(
+            "coder", CodeReply, system, [Message(role="user", content=problem)]
+        )
+    except StructuredOutputError as exc:
+        attempts.append(("", f"no usable code was written: {str(exc)[:200]}"))
+        return None
+    return reply.value.code
+
+
+def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> str:
+    output = result.result if result.result is not None else result.stdout
+    state.add_knowledge(
+        KnowledgeItem(
+            question=f"What is the result of the computation: {problem}?",
+            answer=(output or "(no output)")[:4000],
+            type="coding",
+        )
+    )
+    state.diary.append(f"Step {state.step}: computed '{problem}' → {str(output)[:200]}")
+    return f"ok: {str(output)[:120]}"
+
+
 async def handle_coding(
     payload: CodingPayload, state: AgentState, deps: AgentDeps, options: RunOptions
 ) -> str:
@@ -70,39 +109,18 @@ async def handle_coding(
     data = sandbox_data(state)
     shape = describe_shape(data)
     attempts: list[tuple[str, str]] = []
-    result: Any = None
     for _ in range(MAX_ATTEMPTS):
-        previous = "".join(
-            f"\nAttempt {i + 1} failed:\n```python\n{code}\n```\nError: {err}\n"
-            for i, (code, err) in enumerate(attempts)
-        )
-        system = render("coder", problem=payload.problem, data_shape=shape, previous=previous)
-        try:
-            reply = await deps.llm.generate_object(
-                "coder", CodeReply, system, [Message(role="user", content=payload.problem)]
-            )
-        except StructuredOutputError as exc:
-            attempts.append(("", f"no usable code was written: {str(exc)[:200]}"))
+        code = await _write_code(deps, payload.problem, shape, attempts)
+        if code is None:
             continue
         try:
-            result = await sandbox.run(reply.value.code, data)
+            result = await sandbox.run(code, data)
         except SandboxUnavailable as exc:
             state.diary.append(f"Step {state.step}: coding refused: {exc}")
             return f"refused: {exc}"
         if result.ok:
-            output = result.result if result.result is not None else result.stdout
-            state.add_knowledge(
-                KnowledgeItem(
-                    question=f"What is the result of the computation: {payload.problem}?",
-                    answer=(output or "(no output)")[:4000],
-                    type="coding",
-                )
-            )
-            state.diary.append(
-                f"Step {state.step}: computed '{payload.problem}' → {str(output)[:200]}"
-            )
-            return f"ok: {str(output)[:120]}"
-        attempts.append((reply.value.code, (result.error or result.stderr or "failed")[:500]))
+            return _keep_result(state, payload.problem, result)
+        attempts.append((code, (result.error or result.stderr or "failed")[:500]))
     state.diary.append(
         f"Step {state.step}: the computation '{payload.problem}' failed {MAX_ATTEMPTS} times "
         f"(last error: {attempts[-1][1][:200]})."

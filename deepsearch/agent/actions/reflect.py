@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.schema import MAX_SUBQUESTIONS, ReflectPayload
-from deepsearch.agent.similarity_factory import similarity_of
 from deepsearch.agent.state import AgentState
 
 
@@ -23,7 +22,7 @@ async def handle_reflect(
             asked.add(_key(question))
             fresh.append(question)
     # Near-duplicates of anything already asked are dropped too, not just exact repeats.
-    fresh = await similarity_of(deps).dedup(fresh, state.all_questions)
+    fresh = await deps.similarity.dedup(fresh, state.all_questions)
     fresh = fresh[:MAX_SUBQUESTIONS]
     if not fresh:
         state.diary.append(

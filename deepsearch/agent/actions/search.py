@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import dataclass
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.similarity import Similarity
-from deepsearch.agent.similarity_factory import similarity_of
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
 from deepsearch.web.types import SearchQuery, SearchResult
@@ -107,16 +107,69 @@ async def _new_followups(
     state: AgentState, followups: list[SearchQuery], options: RunOptions, sim: Similarity
 ) -> list[SearchQuery]:
     """Rewritten queries not already searched, exactly or nearly (this step's raw
-    queries included), held to the run's host restriction."""
+    queries included), held to the run's host restriction and result count."""
     by_text: dict[str, SearchQuery] = {}
     for query in followups:
         fresh = new_queries(state, [query.q])
         if fresh and fresh[0] not in by_text:
             by_text[fresh[0]] = query.model_copy(update={"q": fresh[0]})
     kept = await sim.dedup(list(by_text), state.searched_queries) if by_text else []
-    sites = list(options.only_hostnames)
-    chosen = [by_text[q] for q in kept[:5]]
-    return [q.model_copy(update={"sites": sites}) for q in chosen] if sites else chosen
+    update = {"sites": list(options.only_hostnames), "limit": options.results_per_query}
+    return [by_text[q].model_copy(update=update) for q in kept[:5]]
+
+
+@dataclass
+class _Batch:
+    """What one search step ran and found, both passes together."""
+
+    queries: list[str]
+    results: list[SearchResult]
+    errors: list[str]
+
+
+async def _run_batch(state: AgentState, deps: AgentDeps, queries: list[SearchQuery]) -> _Batch:
+    results, errors = await run_queries(deps, queries)
+    texts = [q.q for q in queries]
+    state.searched_queries.extend(texts)
+    _pool_results(state, results, "; ".join(texts))
+    return _Batch(queries=texts, results=results, errors=errors)
+
+
+async def _second_pass(
+    batch: _Batch, state: AgentState, deps: AgentDeps, options: RunOptions, fresh: bool
+) -> _Batch:
+    """The rewriter's follow-ups to what the raw queries found, run in the same step."""
+    if deps.rewrite_queries is None or not batch.results:
+        return batch
+    proposed = await deps.rewrite_queries(
+        state.current_question, batch.queries, batch.results, fresh
+    )
+    followups = await _new_followups(state, proposed, options, deps.similarity)
+    if not followups:
+        return batch
+    more = await _run_batch(state, deps, followups)
+    return _Batch(
+        queries=batch.queries + more.queries,
+        results=batch.results + more.results,
+        errors=batch.errors + more.errors,
+    )
+
+
+def _record(state: AgentState, batch: _Batch) -> str:
+    """Write the step to the diary; the short detail for the step log."""
+    summary = f"{len(batch.results)} results, {len(state.url_pool)} URLs in the pool"
+    if batch.errors:
+        summary += f"; {len(batch.errors)} queries failed"
+    state.diary.append(
+        f"Step {state.step}: searched {', '.join(repr(q) for q in batch.queries)}: {summary}."
+        + (f" Failures: {' | '.join(batch.errors[:3])}" if batch.errors else "")
+        + (
+            " I should read the most promising pages next."
+            if batch.results
+            else " Nothing found; try other wording."
+        )
+    )
+    return f"{' | '.join(batch.queries)} → {summary}"
 
 
 async def handle_search(
@@ -127,11 +180,10 @@ async def handle_search(
     *,
     needs_freshness: bool = False,
 ) -> str:
-    sim = similarity_of(deps)
     # Exact repeats first (cheap), then near-duplicates of anything searched before.
     queries = new_queries(state, payload.queries)
     if queries:
-        queries = await sim.dedup(queries, state.searched_queries)
+        queries = await deps.similarity.dedup(queries, state.searched_queries)
     if not queries:
         state.diary.append(
             f"Step {state.step}: every proposed query had been searched already; "
@@ -140,33 +192,6 @@ async def handle_search(
         return "no new queries"
     sites = list(options.only_hostnames)
     first = [SearchQuery(q=q, sites=sites, limit=options.results_per_query) for q in queries]
-    results, errors = await run_queries(deps, first)
-    state.searched_queries.extend(queries)
-    _pool_results(state, results, "; ".join(queries))
-
-    if deps.rewrite_queries is not None and results:
-        followups = await deps.rewrite_queries(
-            state.current_question, queries, results, needs_freshness
-        )
-        followups = await _new_followups(state, followups, options, sim)
-        if followups:
-            more, more_errors = await run_queries(deps, followups)
-            state.searched_queries.extend(f.q for f in followups)
-            _pool_results(state, more, "; ".join(f.q for f in followups))
-            results += more
-            errors += more_errors
-            queries += [f.q for f in followups]
-
-    summary = f"{len(results)} results, {len(state.url_pool)} URLs in the pool"
-    if errors:
-        summary += f"; {len(errors)} queries failed"
-    state.diary.append(
-        f"Step {state.step}: searched {', '.join(repr(q) for q in queries)}: {summary}."
-        + (f" Failures: {' | '.join(errors[:3])}" if errors else "")
-        + (
-            " I should read the most promising pages next."
-            if results
-            else " Nothing found; try other wording."
-        )
-    )
-    return f"{' | '.join(queries)} → {summary}"
+    batch = await _run_batch(state, deps, first)
+    batch = await _second_pass(batch, state, deps, options, needs_freshness)
+    return _record(state, batch)

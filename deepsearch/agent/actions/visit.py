@@ -7,7 +7,7 @@ from collections import Counter
 
 from deepsearch.agent.actions.search import add_to_pool
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.passages_bridge import page_passages
+from deepsearch.agent.passages import page_passages
 from deepsearch.agent.ranking import hostname
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
@@ -92,7 +92,9 @@ async def handle_visit(
         text = outcome.text[:MAX_PAGE_CHARS]
         state.pages[url] = PageText(url=url, title=title, text=text, date=outcome.published)
         state.read_urls.append(url)
-        excerpt = await page_passages(text, state.current_question, deps, options.page_chars)
+        excerpt = await page_passages(
+            text, state.current_question, deps.similarity, options.page_chars
+        )
         state.add_knowledge(
             KnowledgeItem(
                 question=f'What does "{title or url}" say about: {state.current_question}',

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from deepsearch.config import KeysConfig
 from deepsearch.errors import ConfigError
 from deepsearch.web.search.base import SearchProviderError
 from deepsearch.web.search.chain import ProbeResult, ProviderStatus, SearchChain
@@ -33,7 +34,7 @@ __all__ = [
     "local_corpus",
 ]
 
-_KEY_ENV = {"jina": "JINA_API_KEY", "brave": "BRAVE_API_KEY", "serper": "SERPER_API_KEY"}
+_KEY_ENV = KeysConfig.env_vars()  # provider -> the environment variable of its key
 
 
 def _secret(settings: Settings, provider: str) -> str | None:
