@@ -147,3 +147,12 @@ def detect_language(text: str) -> DetectedLanguage:
     found = _script_language(sample) or _latin_language(sample)
     code, confidence = found if found else ("en", 0.1)
     return DetectedLanguage(code=code, name=language_name(code), confidence=round(confidence, 2))
+
+
+def answer_language(question: str, override: str | None = None) -> str:
+    """The language name prompts ask the answer in: `--language` (a code like "de" or a
+    name), else detected from the question without an LLM call."""
+    if override:
+        return language_name(override)
+    detected = detect_language(question)
+    return detected.name if detected.confidence >= 0.5 else "the same language as the question"

@@ -26,7 +26,7 @@ from deepsearch.agent.evaluator import Evaluator, QuestionEval, metrics_for
 from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
-from deepsearch.agent.language import detect_language, language_name
+from deepsearch.agent.language import answer_language
 from deepsearch.agent.ranking import refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, ToolUsageReport, UsageReport
 from deepsearch.agent.schema import (
@@ -60,12 +60,6 @@ KNOWLEDGE_CAP_TOKENS = 24_000
 BEAST_PROMPT_TOKENS = 800  # the template, question and diary around the knowledge
 
 
-def question_language(question: str) -> str:
-    """The answer language, detected from the question without an LLM call."""
-    detected = detect_language(question)
-    return detected.name if detected.confidence >= 0.5 else "the same language as the question"
-
-
 class LoopStopped(Exception):
     """Internal signal: the research phase is over for the given reason."""
 
@@ -80,9 +74,7 @@ class ResearchRun:
         self.state.today = deps.clock.now().date().isoformat()
         self.evaluator = Evaluator(deps.llm)
         # --language accepts a code ("de") or a name ("German"); prompts want the name.
-        self.language = (
-            language_name(options.language) if options.language else question_language(question)
-        )
+        self.language = answer_language(question, options.language)
         self.needs_freshness = False
         self.coding_available, self.coding_reason = self._probe_sandbox()
         self.started = deps.clock.monotonic()

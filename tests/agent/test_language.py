@@ -56,3 +56,11 @@ def test_language_name() -> None:
 def test_always_returns_a_known_code(text: str) -> None:
     found = detect_language(text)
     assert found.code in NAMES and 0.0 <= found.confidence <= 1.0
+
+
+def test_answer_language_prefers_the_flag_then_detection() -> None:
+    from deepsearch.agent.language import answer_language
+
+    assert answer_language("Wann wurde der Eiffelturm fertiggestellt?") == "German"
+    assert answer_language("Wann wurde der Eiffelturm fertiggestellt?", "fr") == "French"
+    assert answer_language("x", "German") == "German"
