@@ -79,6 +79,7 @@ class ResearchRun:
         self.coding_available, self.coding_reason = self._probe_sandbox()
         self.started = deps.clock.monotonic()
         self.stop_reason = ""
+        self.fatal: RunError | None = None  # the error that ended the run, if any
         self._last_step_cost = 0
 
     # ------------------------------------------------------------- driving
@@ -94,6 +95,7 @@ class ResearchRun:
         except BudgetExceeded as exc:
             self.stop_reason = str(exc)
         except RunError as exc:
+            self.fatal = exc
             error = str(exc)
         except Exception as exc:  # a bug must not lose what the run found
             error = f"internal error: {type(exc).__name__}: {exc}"

@@ -26,7 +26,8 @@ from deepsearch.commands.common import (
 HELP = """Research a question and print one cited answer.
 
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
-2 usage or configuration error; 1 runtime failure; 130 interrupted."""
+2 usage or configuration error (a rejected key included); 1 runtime failure;
+130 interrupted."""
 
 STATUS_EXIT = {
     "answered": EXIT_OK,
@@ -250,7 +251,7 @@ def _run(
 
     from deepsearch.agent.loop import ResearchRun
     from deepsearch.commands.render import LiveView, print_answer, summary_line
-    from deepsearch.errors import ConfigError, DeepsearchError
+    from deepsearch.errors import ConfigError, DeepsearchError, ProviderAuthError
     from deepsearch.runtime import build_deps, build_trace, run_options
 
     view = LiveView(quiet=quiet)
@@ -292,6 +293,9 @@ def _run(
         view.console.print(f"[dim]{escape(summary_line(result))}[/]")
     if result.error and not as_json:
         view.console.print(f"[bold red]error:[/] {escape(result.error)}")
+    run = holder.get("run")
+    if run is not None and isinstance(run.fatal, ProviderAuthError):
+        return EXIT_USAGE  # a rejected key is a configuration problem, fixed by the user
     return STATUS_EXIT[result.status]
 
 

@@ -358,12 +358,12 @@ def test_research_over_a_local_corpus_with_no_web(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_rejected_key_is_a_runtime_failure_exit_1(
+def test_rejected_key_is_a_configuration_error_exit_2(
     web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(router([SEARCH]), api_key="the-right-key") as llm:
         done = run_cli(llm, search, tmp=tmp_path)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr
     out = json.loads(done.stdout)
     assert out["status"] == "failed" and out["answer"] == ""
     assert "OPENAI_API_KEY" in out["error"] and SECRET not in done.stdout + done.stderr
