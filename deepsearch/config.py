@@ -89,6 +89,8 @@ class LLMConfig(_Strict):
     max_retries: int = Field(3, ge=0, le=10)
     concurrency: int = Field(4, ge=1, le=64)
     embedding_model: str | None = None
+    jina_embedding_model: str | None = None
+    jina_embedding_url: str = "https://api.jina.ai"
     providers: dict[ProviderName, ProviderModels]
 
 

@@ -104,6 +104,24 @@ def build_provider(settings: Settings, provider_name: ProviderName) -> LLMProvid
     return OpenAIProvider.from_settings(settings, provider_name)
 
 
+def _embedder(settings: Settings, provider: LLMProvider) -> object | None:
+    """The LLM provider's own embeddings (llm.embedding_model), else Jina's
+    (llm.jina_embedding_model + JINA_API_KEY), else none: lexical similarity."""
+    if settings.llm.embedding_model:
+        return provider
+    jina_key = settings.keys.jina_api_key
+    if settings.llm.jina_embedding_model and jina_key is not None:
+        from deepsearch.llm.jina_embeddings import JinaEmbeddings
+
+        return JinaEmbeddings(
+            api_key=jina_key.get_secret_value(),
+            model=settings.llm.jina_embedding_model,
+            base_url=settings.llm.jina_embedding_url,
+            timeout_s=settings.llm.timeout_s,
+        )
+    return None
+
+
 def build_llm_client(
     settings: Settings,
     tracker: TokenTracker,
@@ -117,7 +135,7 @@ def build_llm_client(
 
     name = provider_name or resolve_provider(settings, probe=probe)
     provider = build_provider(settings, name)
-    embedder = provider if settings.llm.embedding_model else None
+    embedder = _embedder(settings, provider)
     return LLMClient(
         provider=provider,
         provider_name=name,
