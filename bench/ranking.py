@@ -120,10 +120,16 @@ def embedding_similarity() -> tuple[object | None, str]:
         from deepsearch.runtime import build_similarity
 
         settings = load_config().settings
-        if not settings.llm.embedding_model:
-            return None, "not run: no embedding model configured (`llm.embedding_model` + a key)"
+        model = settings.llm.embedding_model or settings.llm.jina_embedding_model
+        if not model:
+            return None, (
+                "not run: no embedding model configured "
+                "(`llm.embedding_model` or `llm.jina_embedding_model` + a key)"
+            )
         llm = build_llm_client(settings, TokenTracker(50_000_000))
-        return build_similarity(llm), f"{llm.provider_name} `{settings.llm.embedding_model}`"
+        if llm.embedder is None:
+            return None, "not run: the embedding model's key is missing"
+        return build_similarity(llm), f"`{model}`"
     except Exception as exc:  # no provider, no key, no network: say so in the table
         return None, f"not run: {type(exc).__name__}: {str(exc)[:120]}"
 
