@@ -362,7 +362,7 @@ SECRET_MASK = "****"
 
 def mask_secret(value: str) -> str:
     """Show that a secret is set without revealing any of it."""
-    return f"{SECRET_MASK} (set, {len(value)} chars)" if value else "-"
+    return f"{SECRET_MASK} (set)" if value else "-"  # not even its length
 
 
 def effective_values(loaded: LoadedConfig) -> dict[str, tuple[Any, str]]:
