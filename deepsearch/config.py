@@ -285,13 +285,15 @@ def _user_config_path(
     if explicit:
         path = Path(explicit).expanduser()
         if not path.is_file():
-            raise ConfigError(f"{path}: config file not found")
+            what = "is a directory, not a config file" if path.is_dir() else "config file not found"
+            raise ConfigError(f"{path}: {what}")
         return path
     env_path = environ.get("DEEPSEARCH_CONFIG")
     if env_path:
         path = Path(env_path).expanduser()
         if not path.is_file():
-            raise ConfigError(f"{path}: config file not found (from DEEPSEARCH_CONFIG)")
+            what = "is a directory, not a config file" if path.is_dir() else "config file not found"
+            raise ConfigError(f"{path}: {what} (from DEEPSEARCH_CONFIG)")
         return path
     default = DEFAULT_USER_CONFIG.expanduser()
     return default if default.is_file() else None

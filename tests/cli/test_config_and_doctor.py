@@ -374,3 +374,8 @@ def test_doctor_gemini_refused_key_fails_the_endpoint_row(
     assert "FAIL" in row and "GEMINI_API_KEY" in row
     assert SECRET not in done.stdout + done.stderr
     assert generated == [], "no round trip after a failed endpoint check"
+
+
+def test_a_directory_given_as_config_is_named_as_such(tmp_path: Path) -> None:
+    done = run_cli("config", "--config", str(tmp_path))
+    assert done.returncode == 2 and "is a directory" in done.stderr
