@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.evaluator import QuestionEval
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.references import is_verbatim, strip_markers
+from deepsearch.agent.quote_text import is_verbatim, strip_markers
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.testing import scripted_client
@@ -73,13 +74,7 @@ def script(answer: str) -> Any:
     def reply(request: CompletionRequest) -> Any:
         props = (request.json_schema or {}).get("properties", {})
         if "needs_definitive" in props:
-            return {
-                "think": "",
-                "needs_definitive": True,
-                "needs_freshness": False,
-                "needs_plurality": False,
-                "needs_completeness": False,
-            }
+            return QuestionEval().model_dump()  # a plain fact question
         if request.tool in ("agent", "agent_beast"):
             return steps.pop(0) if len(steps) > 1 else steps[0]
         if request.tool == "finalizer":

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.evaluator import QuestionEval
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.clock import SystemClock
 from deepsearch.llm.base import Completion, CompletionRequest
@@ -40,13 +41,7 @@ def cycling_agent(prompt_sizes: list[int]) -> Any:
     def reply(request: CompletionRequest) -> Any:
         props = (request.json_schema or {}).get("properties", {})
         if "needs_definitive" in props:
-            return {
-                "think": "",
-                "needs_definitive": True,
-                "needs_freshness": False,
-                "needs_plurality": False,
-                "needs_completeness": False,
-            }
+            return QuestionEval().model_dump()  # a plain fact question
         if "action" not in props:  # an evaluator or analyzer: reject, keep researching
             return {
                 "think": "",

@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.markdown import length_guard, outside_code, repair_markdown
 from deepsearch.agent.prompts import render
-from deepsearch.agent.references import SourceText, build_references, strip_markers
+from deepsearch.agent.quote_text import strip_markers
+from deepsearch.agent.references import SourceText, build_references
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Reference
 from deepsearch.errors import BudgetExceeded, ProviderError

@@ -28,7 +28,7 @@ from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_ur
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
 from deepsearch.agent.language import answer_language
 from deepsearch.agent.ranking import refresh_url_list
-from deepsearch.agent.result import ResearchResult, Status, ToolUsageReport, UsageReport
+from deepsearch.agent.result import ResearchResult, Status, UsageReport
 from deepsearch.agent.schema import (
     AllowFlags,
     AnswerPayload,
@@ -128,7 +128,6 @@ class ResearchRun:
 
     def snapshot(self, status: Status, *, error: str | None = None) -> ResearchResult:
         """The result as of now (also used for interrupted and failed runs)."""
-        tracker = self.deps.llm.tracker
         raw = self.state.final_answer or self.state.candidate_answer or ""
         return ResearchResult(
             question=self.state.question,
@@ -139,15 +138,7 @@ class ResearchRun:
             steps=list(self.state.steps),
             visited_urls=list(self.state.visited),
             read_urls=list(self.state.read_urls),
-            usage=UsageReport(
-                prompt_tokens=tracker.prompt_tokens,
-                completion_tokens=tracker.completion_tokens,
-                total_tokens=tracker.used,
-                budget=tracker.budget,
-                by_tool={
-                    k: ToolUsageReport(**v.model_dump()) for k, v in tracker.by_tool().items()
-                },
-            ),
+            usage=UsageReport.from_tracker(self.deps.llm.tracker),
             elapsed_s=round(self.deps.clock.monotonic() - self.started, 3),
             error=error,
         )

@@ -5,21 +5,13 @@ run read, snippets it saw) into candidate quotes, scores the pairs with the
 similarity backend, and keeps the best pairs above the threshold one-to-one
 (each sentence and each quote at most once), at most `max_refs`.
 
-"Verbatim" means verbatim in the source's *plain-text view* (`plain_text`): link
-syntax reduced to its anchor text, emphasis and inline-code markers removed,
-whitespace normalised. Quotes are cut from that view and checked against it --
-never assumed -- so a definition line never nests a page's own markdown link.
+Quotes are cut from each source's plain-text view and checked against it -- never
+assumed -- so a definition line never nests a page's own markdown link; a pair is
+dropped unless the quote carries the sentence's numbers (and, lexically, half its
+words). What "the same text" means lives in `quote_text`.
 
-A pair is also dropped when the answer sentence states a number (years
-included, thousands separators ignored) that its quote does not contain: a
-quote saying "330 metres" never supports "500 metres".
-
-Markers the LLM wrote itself are removed first: caret forms (`[^1]`, `[^ 1]`,
-`[1^]`, `[^1, ^2]`) wherever they stand, including glued to a word, in runs
-(`[^1][^2]`) and in CJK text; plain `[1]`/`[1, 2]` runs unless glued to an ASCII
-word character (`arr[1]`) or followed by `(`/`:` (links, definitions); and any
-definition lines it wrote. A marker the run cannot anchor is never left
-dangling. Our markers `[^n]` go right after the supported sentence's closing
+Markers the LLM wrote itself are removed first (`quote_text.strip_markers`); a marker
+the run cannot anchor is never left dangling. Our markers `[^n]` go right after the supported sentence's closing
 punctuation and are numbered 1..n in order of appearance.
 
 With the lexical backend a cheap word-overlap prefilter picks the candidates;
@@ -41,9 +33,17 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
 
+from deepsearch.agent.quote_text import (
+    MIN_WORD_COVERAGE,
+    is_verbatim,
+    normalize_ws,
+    numbers_supported,
+    plain_text,
+    strip_markers,
+    word_coverage,
+)
 from deepsearch.agent.ranking import host_matches, hostname
 from deepsearch.agent.similarity import Similarity, content_words
-from deepsearch.agent.similarity_lexical import _same_word as same_word
 from deepsearch.agent.types import Reference
 
 MIN_QUOTE = 60
@@ -52,28 +52,6 @@ MIN_SENTENCE = 20
 CANDIDATES_PER_SENTENCE = 20
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_DEFINITION = re.compile(r"^\s*\[\^?\s*\d{1,3}\s*\^?\]:")
-# One number list inside brackets: "1", "1, 2", "^1, ^2", "1^".
-_NUMS = r"\s*\d{1,3}\s*\^?(?:\s*,\s*\^?\s*\d{1,3}\s*\^?)*\s*"
-_CARET_GROUP = rf"\[\^{_NUMS}\]|\[\s*\d{{1,3}}\s*\^\s*\]"
-_PLAIN_GROUP = r"\[\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*\]"
-# A run of marker groups ("[^1][2]", "[1] [^2]") is judged as a whole: with a caret
-# form in it, it is a citation wherever it stands (glued, CJK); plain-only, it is
-# code-ish text when glued to an ASCII word character ("arr[1][2]"), a link or a
-# definition when followed by "(" or ":"; four digits ("[2020]") are a year.
-_RUN = re.compile(
-    rf"(?P<lead>[ \t]*)(?P<run>(?:{_CARET_GROUP}|{_PLAIN_GROUP})"
-    rf"(?:[ \t]*(?:{_CARET_GROUP}|{_PLAIN_GROUP}))*)(?P<next>[(:\[]?)"
-)
-_HAS_CARET = re.compile(r"\^")
-# Number tokens: "13,527" and "13527" are one number; "3.5" keeps its decimals.
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_EMPH = re.compile(
-    r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])|(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)"
-)
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 # After . ! ? a blank is needed ("3.5" is no sentence end); CJK stops end one anyway.
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -97,59 +75,6 @@ class Sentence(NamedTuple):
     text: str
 
 
-def normalize_ws(text: str) -> str:
-    return " ".join(text.split())
-
-
-def plain_text(text: str) -> str:
-    """The plain-text view of a source quotes are cut from and checked against:
-    `[text](url)` -> text, `![alt](url)` -> alt, `**b**`/`*i*`/`_i_`/`` `c` `` -> their
-    content. Line structure is kept (quotes are cut per line)."""
-    text = _LINK.sub(r"\1", text)
-    text = _CODE_SPAN.sub(r"\1", text)
-    text = _STRONG.sub(r"\2", text)
-    return _EMPH.sub(lambda m: m.group(1) or m.group(2), text)
-
-
-def is_verbatim(quote: str, source: str) -> bool:
-    """`quote` stands in the plain-text view of `source` (whitespace-normalised)."""
-    q = normalize_ws(quote)
-    return bool(q) and q in normalize_ws(plain_text(source))
-
-
-def numbers_in(text: str) -> set[str]:
-    """Number tokens with thousands separators removed ("13,527" == "13527")."""
-    out = set()
-    for token in _NUMBER.findall(text):
-        if "," in token and "." not in token and all(len(g) == 3 for g in token.split(",")[1:]):
-            token = token.replace(",", "")
-        elif "," in token and "." in token:
-            token = token.replace(",", "")  # "1,083.5"
-        out.add(token)
-    return out
-
-
-def numbers_supported(sentence: str, quote: str) -> bool:
-    """Every number the sentence states also stands in the quote."""
-    return numbers_in(sentence) <= numbers_in(quote)
-
-
-# With the lexical backend a quote must also carry at least this share of the sentence's
-# content words (inflections allowed): similarity alone let a quote that only shares the
-# place names ("Leland ... North Carolina") "support" a claim about a film shot there.
-MIN_WORD_COVERAGE = 0.5
-
-
-def word_coverage(sentence: str, quote: str) -> float:
-    """Share of the sentence's distinct content words found in the quote."""
-    wanted = set(content_words(sentence))
-    if not wanted:
-        return 1.0
-    have = set(content_words(quote))
-    found = sum(1 for w in wanted if w in have or any(same_word(w, h) for h in have))
-    return found / len(wanted)
-
-
 # --------------------------------------------------------------------- answer side
 
 
@@ -163,34 +88,6 @@ def _outside_fences(text: str) -> list[tuple[int, str]]:
             out.append((offset, line))
         offset += len(line)
     return out
-
-
-def _drop_run(match: re.Match[str]) -> str:
-    if _HAS_CARET.search(match.group("run")):
-        return match.group("next")
-    before = match.string[match.start() - 1] if match.start() and not match.group("lead") else ""
-    glued = bool(before) and before.isascii() and (before.isalnum() or before in "_]")
-    if glued or match.group("next"):
-        return match.group(0)
-    return ""
-
-
-def strip_markers(answer: str) -> str:
-    """Remove citation markers and definition lines the LLM wrote (outside code)."""
-    out, fenced = [], False
-    for line in answer.splitlines(keepends=True):
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced:
-            if _DEFINITION.match(line):
-                continue
-            stripped = _RUN.sub(_drop_run, line)
-            opening = _RUN.match(line)
-            if opening and not _drop_run(opening):
-                stripped = stripped.lstrip(" \t")  # a marker that opened the line
-            line = stripped
-        out.append(line)
-    return "".join(out).rstrip() + ("\n" if answer.endswith("\n") else "")
 
 
 def answer_sentences(answer: str) -> list[Sentence]:
@@ -235,8 +132,14 @@ def candidate_quotes(
     Citation marks of the source itself ("[12]", "[citation needed]") end a
     segment and are never part of a quote: they would read as our own markers.
     """
+    return _quotes_of_plain(plain_text(text), min_chars, max_chars)
+
+
+def _quotes_of_plain(
+    plain: str, min_chars: int = MIN_QUOTE, max_chars: int = MAX_QUOTE
+) -> list[str]:
     quotes: list[str] = []
-    for raw in _logical_lines(plain_text(text)):
+    for raw in _logical_lines(plain):
         line = normalize_ws(raw)
         if line.startswith("|") or "[^" in line:
             continue
@@ -306,8 +209,9 @@ def _collect_quotes(sources: Sequence[SourceText], only_hostnames: Iterable[str]
     for index, source in enumerate(sources):
         if only and not host_matches(hostname(source.url), only):
             continue
-        haystack = normalize_ws(plain_text(source.text))
-        for quote in candidate_quotes(source.text):
+        plain = plain_text(source.text)  # once per source: pages can be long
+        haystack = normalize_ws(plain)
+        for quote in _quotes_of_plain(plain):
             key = quote.casefold()
             # The invariant: a quote that is not verbatim in its source never leaves here.
             if key in seen or normalize_ws(quote) not in haystack:

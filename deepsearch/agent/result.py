@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from deepsearch.agent.state import StepRecord
 from deepsearch.agent.types import Reference
+from deepsearch.llm.tracker import TokenTracker
 
 SCHEMA_VERSION = "1"
 Status = Literal["answered", "forced", "interrupted", "failed"]
@@ -25,6 +26,16 @@ class UsageReport(BaseModel):
     total_tokens: int
     budget: int
     by_tool: dict[str, ToolUsageReport] = Field(default_factory=dict)
+
+    @classmethod
+    def from_tracker(cls, tracker: TokenTracker) -> UsageReport:
+        return cls(
+            prompt_tokens=tracker.prompt_tokens,
+            completion_tokens=tracker.completion_tokens,
+            total_tokens=tracker.used,
+            budget=tracker.budget,
+            by_tool={k: ToolUsageReport(**v.model_dump()) for k, v in tracker.by_tool().items()},
+        )
 
 
 class ResearchResult(BaseModel):

@@ -167,7 +167,8 @@ def content_words(text: str) -> list[str]:
     ]
 
 
-def _same_word(a: str, b: str) -> bool:
+def same_word(a: str, b: str) -> bool:
+    """The same word up to inflection (founded/founders, reef/reefs); numbers exactly."""
     if a == b:
         return True
     if a.isdigit() or b.isdigit():
@@ -193,8 +194,8 @@ def same_content_words(a: str, b: str) -> bool:
     left, right = content_words(a), content_words(b)
     if not left or not right:
         return False
-    return all(any(_same_word(x, y) for y in right) for x in left) and all(
-        any(_same_word(y, x) for x in left) for y in right
+    return all(any(same_word(x, y) for y in right) for x in left) and all(
+        any(same_word(y, x) for x in left) for y in right
     )
 
 

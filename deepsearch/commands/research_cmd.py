@@ -303,10 +303,9 @@ def _empty_result(
     question: str, settings: Settings, status: Status, error: str | None
 ) -> ResearchResult:
     from deepsearch.agent.result import ResearchResult, UsageReport
+    from deepsearch.llm.tracker import TokenTracker
 
-    usage = UsageReport(
-        prompt_tokens=0, completion_tokens=0, total_tokens=0, budget=settings.agent.token_budget
-    )
+    usage = UsageReport.from_tracker(TokenTracker(settings.agent.token_budget))  # nothing spent
     return ResearchResult(
         question=question, answer="", status=status, usage=usage, elapsed_s=0.0, error=error
     )

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.evaluator import QuestionEval
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest, Usage
 from deepsearch.llm.testing import ScriptedProvider, scripted_client
@@ -13,13 +14,7 @@ from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchResult
 
 PASS = {"think": "fine", "pass": True}
-CLASSIFY_SIMPLE = {
-    "think": "simple fact",
-    "needs_definitive": True,
-    "needs_freshness": False,
-    "needs_plurality": False,
-    "needs_completeness": False,
-}
+CLASSIFY_SIMPLE = QuestionEval().model_dump()  # definitive only: a plain fact
 
 
 def evaluator_reply(request: CompletionRequest, *, strict_pass: bool = True) -> dict[str, Any]:

@@ -7,17 +7,19 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from deepsearch.agent.quote_text import (
+    is_verbatim,
+    normalize_ws,
+    numbers_in,
+    plain_text,
+    strip_markers,
+)
 from deepsearch.agent.references import (
     SourceText,
     answer_sentences,
     build_references,
     candidate_quotes,
-    is_verbatim,
-    normalize_ws,
-    numbers_in,
-    plain_text,
     render_reference_definitions,
-    strip_markers,
 )
 from deepsearch.agent.similarity import EmbeddingSimilarity, LexicalSimilarity
 from deepsearch.agent.types import Reference

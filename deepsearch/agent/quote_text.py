@@ -1,0 +1,128 @@
+"""What counts as the same text when citing: plain-text views, numbers, markers.
+
+"Verbatim" means verbatim in a source's *plain-text view* (`plain_text`): link
+syntax reduced to its anchor text, emphasis and inline-code markers removed,
+whitespace normalised.
+
+A quote supports a sentence only if it carries every number the sentence states
+(years included, thousands separators ignored: "330 metres" never supports
+"500 metres") and, with the lexical backend, half its content words.
+
+Markers the LLM wrote itself are removed by `strip_markers`: caret forms (`[^1]`,
+`[^ 1]`, `[1^]`, `[^1, ^2]`) wherever they stand, including glued to a word, in runs
+(`[^1][^2]`) and in CJK text; plain `[1]`/`[1, 2]` runs unless glued to an ASCII word
+character (`arr[1]`) or followed by `(`/`:` (links, definitions); and any definition
+lines it wrote.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepsearch.agent.similarity import content_words
+from deepsearch.agent.similarity_lexical import same_word
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_DEFINITION = re.compile(r"^\s*\[\^?\s*\d{1,3}\s*\^?\]:")
+# One number list inside brackets: "1", "1, 2", "^1, ^2", "1^".
+_NUMS = r"\s*\d{1,3}\s*\^?(?:\s*,\s*\^?\s*\d{1,3}\s*\^?)*\s*"
+_CARET_GROUP = rf"\[\^{_NUMS}\]|\[\s*\d{{1,3}}\s*\^\s*\]"
+_PLAIN_GROUP = r"\[\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*\]"
+# A run of marker groups ("[^1][2]", "[1] [^2]") is judged as a whole: with a caret
+# form in it, it is a citation wherever it stands (glued, CJK); plain-only, it is
+# code-ish text when glued to an ASCII word character ("arr[1][2]"), a link or a
+# definition when followed by "(" or ":"; four digits ("[2020]") are a year.
+_RUN = re.compile(
+    rf"(?P<lead>[ \t]*)(?P<run>(?:{_CARET_GROUP}|{_PLAIN_GROUP})"
+    rf"(?:[ \t]*(?:{_CARET_GROUP}|{_PLAIN_GROUP}))*)(?P<next>[(:\[]?)"
+)
+_HAS_CARET = re.compile(r"\^")
+# Number tokens: "13,527" and "13527" are one number; "3.5" keeps its decimals.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EMPH = re.compile(
+    r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])|(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)"
+)
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def normalize_ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+def plain_text(text: str) -> str:
+    """The plain-text view of a source quotes are cut from and checked against:
+    `[text](url)` -> text, `![alt](url)` -> alt, `**b**`/`*i*`/`_i_`/`` `c` `` -> their
+    content. Line structure is kept (quotes are cut per line)."""
+    text = _LINK.sub(r"\1", text)
+    text = _CODE_SPAN.sub(r"\1", text)
+    text = _STRONG.sub(r"\2", text)
+    return _EMPH.sub(lambda m: m.group(1) or m.group(2), text)
+
+
+def is_verbatim(quote: str, source: str) -> bool:
+    """`quote` stands in the plain-text view of `source` (whitespace-normalised)."""
+    q = normalize_ws(quote)
+    return bool(q) and q in normalize_ws(plain_text(source))
+
+
+def numbers_in(text: str) -> set[str]:
+    """Number tokens with thousands separators removed ("13,527" == "13527")."""
+    out = set()
+    for token in _NUMBER.findall(text):
+        if "," in token and "." not in token and all(len(g) == 3 for g in token.split(",")[1:]):
+            token = token.replace(",", "")
+        elif "," in token and "." in token:
+            token = token.replace(",", "")  # "1,083.5"
+        out.add(token)
+    return out
+
+
+def numbers_supported(sentence: str, quote: str) -> bool:
+    """Every number the sentence states also stands in the quote."""
+    return numbers_in(sentence) <= numbers_in(quote)
+
+
+# With the lexical backend a quote must also carry at least this share of the sentence's
+# content words (inflections allowed): similarity alone let a quote that only shares the
+# place names ("Leland ... North Carolina") "support" a claim about a film shot there.
+MIN_WORD_COVERAGE = 0.5
+
+
+def word_coverage(sentence: str, quote: str) -> float:
+    """Share of the sentence's distinct content words found in the quote."""
+    wanted = set(content_words(sentence))
+    if not wanted:
+        return 1.0
+    have = set(content_words(quote))
+    found = sum(1 for w in wanted if w in have or any(same_word(w, h) for h in have))
+    return found / len(wanted)
+
+
+def _drop_run(match: re.Match[str]) -> str:
+    if _HAS_CARET.search(match.group("run")):
+        return match.group("next")
+    before = match.string[match.start() - 1] if match.start() and not match.group("lead") else ""
+    glued = bool(before) and before.isascii() and (before.isalnum() or before in "_]")
+    if glued or match.group("next"):
+        return match.group(0)
+    return ""
+
+
+def strip_markers(answer: str) -> str:
+    """Remove citation markers and definition lines the LLM wrote (outside code)."""
+    out, fenced = [], False
+    for line in answer.splitlines(keepends=True):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            if _DEFINITION.match(line):
+                continue
+            stripped = _RUN.sub(_drop_run, line)
+            opening = _RUN.match(line)
+            if opening and not _drop_run(opening):
+                stripped = stripped.lstrip(" \t")  # a marker that opened the line
+            line = stripped
+        out.append(line)
+    return "".join(out).rstrip() + ("\n" if answer.endswith("\n") else "")
