@@ -116,7 +116,7 @@ class ReaderConfig(_Strict):
     connect_timeout_s: float = Field(10, gt=0)
     max_bytes: int = Field(10 * 1024 * 1024, ge=1024)
     max_redirects: int = Field(5, ge=0, le=20)
-    per_host_concurrency: int = Field(2, ge=1)
+    per_host_concurrency: int = Field(6, ge=1)
     global_concurrency: int = Field(16, ge=1)
     allow_private_urls: bool = False
 

@@ -1,17 +1,26 @@
-"""Body -> text: content-type dispatch, charset detection, HTML/PDF extraction.
+"""Body -> plain text: content-type dispatch, charset detection, HTML/PDF extraction.
 
-Everything here is synchronous and CPU-bound; the reader runs it in a thread.
+Every kind of body comes out as the plain text the LLM reads: one block (heading,
+paragraph, list item, table row) a line, table cells separated by " | ", no link
+targets and no markdown syntax or escapes. Links are harvested separately with their
+anchor text, those inside the main content first. Everything here is synchronous and
+CPU-bound; the reader runs it in a thread.
 """
 
 from __future__ import annotations
 
 import codecs
+import copy
 import io
 import re
 from typing import Literal
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
+
+from deepsearch.web.markdown_plain import markdown_to_plain, markdown_to_plain_with_links
+
+__all__ = ["markdown_to_plain"]  # re-exported: callers import it from here
 
 Kind = Literal["html", "pdf", "text", "json"]
 
@@ -20,9 +29,10 @@ MAX_HTML_CHARS = 3_000_000
 MAX_LINKS = 500
 
 _TEXT_TYPES = {"text/plain", "text/markdown", "text/x-markdown", "text/csv"}
+_MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
+_MARKDOWN_SUFFIXES = (".md", ".markdown")
 _HTML_TYPES = {"text/html", "application/xhtml+xml"}
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
-_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 
 
 class Extracted(BaseModel):
@@ -30,6 +40,7 @@ class Extracted(BaseModel):
     text: str
     published: str | None = None
     links: list[tuple[str, str]] = Field(default_factory=list)
+    content_links: int = 0  # the first N of `links` sit inside the main content
 
 
 class Unsupported(BaseModel):
@@ -91,11 +102,27 @@ def _known_codec(name: str | None) -> str | None:
         return None
 
 
-def decode_body(body: bytes, header_charset: str | None, *, html: bool) -> str:
-    """Header charset, then BOM, then <meta charset>, then strict UTF-8, then detection."""
+# Codecs that do not spell ASCII as ASCII: their bytes can pass as valid UTF-8 (UTF-16
+# "h\x00i\x00", ISO-2022 escapes), so a declaration of one of them is believed first.
+_NOT_ASCII_COMPATIBLE = ("utf-16", "utf-32", "utf_16", "utf_32", "iso2022", "utf-7", "hz")
+
+
+def _declared_codec(body: bytes, header_charset: str | None, *, html: bool) -> str | None:
+    """The charset the header, or else the page's <meta>, declares (known codecs only)."""
     codec = _known_codec(header_charset)
-    if codec:
-        return body.decode(codec, errors="replace")
+    if codec is None and html:
+        match = _META_CHARSET.search(body[:8192])
+        codec = _known_codec(match.group(1).decode("ascii", "ignore")) if match else None
+    return codec
+
+
+def decode_body(body: bytes, header_charset: str | None, *, html: bool) -> str:
+    """BOM, then valid UTF-8, then the declared charset (header, <meta>), then detection.
+
+    Valid UTF-8 wins over a contradicting declaration: servers and templates often
+    claim gb2312 or latin-1 for pages written in UTF-8, while text in another charset
+    is practically never valid UTF-8 once it holds a non-ASCII byte.
+    """
     for bom, name in (
         (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF16_LE, "utf-16"),
@@ -103,15 +130,15 @@ def decode_body(body: bytes, header_charset: str | None, *, html: bool) -> str:
     ):
         if body.startswith(bom):
             return body.decode(name, errors="replace")
-    if html:
-        match = _META_CHARSET.search(body[:8192])
-        codec = _known_codec(match.group(1).decode("ascii", "ignore")) if match else None
-        if codec:
-            return body.decode(codec, errors="replace")
+    declared = _declared_codec(body, header_charset, html=html)
+    if declared and declared.startswith(_NOT_ASCII_COMPATIBLE):
+        return body.decode(declared, errors="replace")
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError:
         pass
+    if declared:
+        return body.decode(declared, errors="replace")
     from charset_normalizer import from_bytes
 
     best = from_bytes(body[:200_000]).best()
@@ -126,31 +153,39 @@ def _clean_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
 
 
-def extract_links(tree: object, base_url: str) -> list[tuple[str, str]]:
-    """(anchor, absolute http(s) URL) pairs in page order, deduplicated by URL."""
-    bases = tree.xpath("//base/@href")  # type: ignore[attr-defined]
-    base = urljoin(base_url, bases[0].strip()) if bases else base_url
-    own = _clean_url(base_url)
+def absolute_links(pairs: list[tuple[str, str]], base: str, own_url: str) -> list[tuple[str, str]]:
+    """(anchor, href) -> (anchor, absolute http(s) URL), deduplicated, own page left out."""
+    own = _clean_url(own_url)
     seen: set[str] = set()
     links: list[tuple[str, str]] = []
-    for anchor in tree.xpath("//a[@href]"):  # type: ignore[attr-defined]
-        href = anchor.get("href", "").strip()
+    for text, href in pairs:
+        href = href.strip()
         if not href or href.startswith("#"):
             continue
         try:
             absolute = _clean_url(urljoin(base, href))
         except ValueError:
             continue
-        if urlsplit(absolute).scheme not in ("http", "https") or absolute == own:
-            continue
-        if absolute in seen:
+        if (
+            urlsplit(absolute).scheme not in ("http", "https")
+            or absolute == own
+            or absolute in seen
+        ):
             continue
         seen.add(absolute)
-        text = " ".join(anchor.text_content().split())
         links.append((text[:200], absolute))
-        if len(links) >= MAX_LINKS:
-            break
     return links
+
+
+def extract_links(tree: object, base_url: str) -> list[tuple[str, str]]:
+    """(anchor, absolute http(s) URL) pairs in page order, deduplicated by URL."""
+    bases = tree.xpath("//base/@href")  # type: ignore[attr-defined]
+    base = urljoin(base_url, bases[0].strip()) if bases else base_url
+    pairs = [
+        (" ".join(anchor.text_content().split()), anchor.get("href", ""))
+        for anchor in tree.xpath("//a[@href]")  # type: ignore[attr-defined]
+    ]
+    return absolute_links(pairs, base, base_url)
 
 
 def _fallback_text(tree: object) -> str:
@@ -168,7 +203,7 @@ def _fallback_text(tree: object) -> str:
         body = tree.xpath("//body")  # type: ignore[attr-defined]
         root = body[0] if body else tree
         blocks = [" ".join(root.text_content().split())]  # type: ignore[attr-defined]
-    return "\n\n".join(b for b in blocks if b)
+    return "\n".join(b for b in blocks if b)
 
 
 def _html_title(tree: object) -> str:
@@ -176,34 +211,129 @@ def _html_title(tree: object) -> str:
     return " ".join(titles[0].split()) if titles else ""
 
 
-def html_to_markdown(html: str, url: str | None = None) -> Extracted:
-    """Main-content markdown (tables and links kept), title, date and in-page links."""
-    import lxml.html
-    import trafilatura
+_TABLE_RULE_LINE = re.compile(r"^\|(?:---\|)+$")
+_TABLE_ROW_LINE = re.compile(r"^\| (.*?) \|\s*$")
 
-    html = html[:MAX_HTML_CHARS]
-    document = None
+
+def _compact_tables(text: str) -> str:
+    """trafilatura's '| a | b | ' rows -> 'a | b'; its '|---|' head rules dropped."""
+    lines = []
+    for line in text.split("\n"):
+        if _TABLE_RULE_LINE.match(line):
+            continue
+        row = _TABLE_ROW_LINE.match(line)
+        lines.append(row.group(1).replace("\\|", "|") if row else line)
+    return "\n".join(lines)
+
+
+def _main_content(html: str, url: str | None) -> tuple[object | None, str]:
+    """(trafilatura's document, its plain text) with the links cut out of the text.
+
+    One extraction with links kept in the tree: their targets tell which page links
+    sit in the main content, then the <ref> tags are dissolved (anchor text stays)
+    before the tree is rendered as plain text. Hostile markup that breaks trafilatura
+    yields (None, ""); a missing module (ImportError) is not hidden.
+    """
+    import trafilatura
+    from lxml import etree
+    from trafilatura.xml import xmltotxt
+
     try:
-        document = trafilatura.extract_with_metadata(
+        document = trafilatura.bare_extraction(
             html,
             url=url,
-            output_format="markdown",
+            with_metadata=True,
             include_links=True,
             include_tables=True,
             include_comments=False,
             # Dates from the page's metadata only: scanning the body turned "the 2000
             # census" into a publication date, which the freshness check then trusts.
             date_extraction_params={"extensive_search": False, "original_date": True},
+            as_dict=False,
         )
-    except Exception:  # trafilatura/lxml on hostile markup: fall back below
-        document = None
-    text = _FRONT_MATTER.sub("", document.text or "").strip() if document else ""
+    except (ImportError, MemoryError):
+        raise
+    except Exception:  # trafilatura/lxml on hostile markup: the caller falls back
+        return None, ""
+    body = getattr(document, "body", None)
+    if document is None or body is None:
+        return document, ""
+    plain = copy.deepcopy(body)
+    etree.strip_tags(plain, "ref")
+    _collapse_source_whitespace(plain)
+    return document, _compact_tables(xmltotxt(plain, False)).strip()
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _collapse_source_whitespace(tree: object) -> None:
+    """Line breaks of the HTML source are spaces (a <br> stays a line break; code stays)."""
+    for element in tree.iter():  # type: ignore[attr-defined]
+        in_code = any(node.tag == "code" for node in element.iterancestors()) or (
+            element.tag == "code"
+        )
+        if element.text and not in_code:
+            element.text = _WHITESPACE.sub(" ", element.text)
+        parent_in_code = in_code and element.tag != "code"
+        if element.tail and not parent_in_code:
+            element.tail = _WHITESPACE.sub(" ", element.tail)
+
+
+def _content_refs(document: object | None) -> list[tuple[str, str]]:
+    """(anchor, target) of the links inside the main content, in reading order."""
+    body = getattr(document, "body", None)
+    if body is None:
+        return []
+    return [
+        (" ".join("".join(ref.itertext()).split()), (ref.get("target") or "").strip())
+        for ref in body.iter("ref")
+    ]
+
+
+def _order_links(
+    content: list[tuple[str, str]], page: list[tuple[str, str]]
+) -> tuple[list[tuple[str, str]], int]:
+    """The page's links, those the main content holds first; (links, how many are content).
+
+    A content link is matched to a page link by URL, else by anchor text: trafilatura
+    resolves some hrefs differently (fragments, relative paths), and a link must
+    never be invented, only reordered.
+    """
+    urls = {url for _, url in page}
+    by_anchor: dict[str, list[str]] = {}
+    for text, url in page:
+        by_anchor.setdefault(text, []).append(url)
+    taken: dict[str, None] = {}
+    for text, target in content:
+        try:
+            url = _clean_url(target)
+        except ValueError:
+            url = ""
+        if url not in urls:
+            url = next((u for u in by_anchor.get(text, []) if u not in taken), "")
+        if url:
+            taken[url] = None
+    anchors = {url: text for text, url in reversed(page)}
+    first = [(anchors[url], url) for url in taken][:MAX_LINKS]
+    rest = [(text, url) for text, url in page if url not in taken]
+    return (first + rest)[:MAX_LINKS], len(first)
+
+
+def html_to_text(html: str, url: str | None = None) -> Extracted:
+    """Main-content plain text (one block a line, tables compact), title, date, links."""
+    import lxml.html
+
+    html = html[:MAX_HTML_CHARS]
+    document, text = _main_content(html, url)
     try:
         tree = lxml.html.fromstring(html)
     except Exception:  # empty or unparseable document
         tree = None
-    links = extract_links(tree, url) if tree is not None and url else []
-    title = (document.title if document else None) or ""
+    page_links = extract_links(tree, url) if tree is not None and url else []
+    content_links = _content_refs(document)
+    links, in_content = _order_links(content_links, page_links)
+    title = getattr(document, "title", None) or ""
     if tree is not None:
         title = title or _html_title(tree)
         if not text:
@@ -211,27 +341,22 @@ def html_to_markdown(html: str, url: str | None = None) -> Extracted:
     return Extracted(
         title=title.strip(),
         text=text.strip(),
-        published=(document.date if document else None) or None,
+        published=getattr(document, "date", None) or None,
         links=links,
+        content_links=in_content,
     )
 
 
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MD_SYNTAX = re.compile(
-    r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+\.\s+)|^\|?[\s:|-]+\|[\s:|-]*$|[*_`|]", re.M
-)
-
-
-def markdown_to_plain(markdown: str) -> str:
-    """Strip the markdown we produce (links, emphasis, headings, table pipes)."""
-    text = _MD_LINK.sub(r"\1", markdown)
-    return _MD_SYNTAX.sub(" ", text)
+def html_to_markdown(html: str, url: str | None = None) -> Extracted:
+    """Kept for callers of the old name: the text is plain now (see html_to_text)."""
+    return html_to_text(html, url)
 
 
 # ---------------------------------------------------------------- PDF and dispatch
 
 
 def pdf_to_text(body: bytes) -> Extracted:
+    """Text of every page (a corrupt file raises: the reader reports it as `extract`)."""
     import logging
 
     from pypdf import PdfReader
@@ -240,25 +365,50 @@ def pdf_to_text(body: bytes) -> Extracted:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
 
     reader = PdfReader(io.BytesIO(body))
-    pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    pages = [_plain_lines(page.extract_text() or "") for page in reader.pages]
     title = ""
     if reader.metadata is not None and reader.metadata.title:
         title = str(reader.metadata.title)
-    return Extracted(title=title.strip(), text="\n\n".join(p for p in pages if p))
+    return Extracted(title=title.strip(), text="\n".join(p for p in pages if p))
+
+
+def _plain_lines(text: str) -> str:
+    """Plain text tidied: no trailing spaces, no runs of blank lines."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def is_markdown(mime: str, url: str) -> bool:
+    """Markdown by its type, or a .md file served as text/plain (as raw hosts do)."""
+    path = urlsplit(url).path.lower()
+    return mime in _MARKDOWN_TYPES or (mime == "text/plain" and path.endswith(_MARKDOWN_SUFFIXES))
+
+
+def text_to_plain(text: str, mime: str, url: str) -> Extracted:
+    """A text body: markdown converted (its links harvested), other text tidied."""
+    if is_markdown(mime, url):
+        plain, links = markdown_to_plain_with_links(text, url or None)
+        return Extracted(
+            text=plain, links=links[:MAX_LINKS], content_links=min(len(links), MAX_LINKS)
+        )
+    return Extracted(text=_plain_lines(text))
 
 
 def extract_body(body: bytes, content_type: str | None, url: str) -> Extracted | Unsupported:
-    """Dispatch on the content type (sniffing only unlabelled bodies)."""
+    """Dispatch on the content type (sniffing only unlabelled bodies).
+
+    Raises on a failure of the extraction itself (corrupt PDF, missing module): the
+    reader turns that into ReadFailure(kind="extract").
+    """
     mime, charset = split_content_type(content_type)
     kind = classify(mime, body[:4096])
     if kind is None:
         return Unsupported(content_type=mime or "unknown")
     if kind == "pdf":
-        try:
-            return pdf_to_text(body)
-        except Exception:  # pypdf raises many types on corrupt files
-            return Extracted(text="")
+        return pdf_to_text(body)
     text = decode_body(body, charset, html=kind == "html")
     if kind == "html":
-        return html_to_markdown(text, url)
+        return html_to_text(text, url)
+    if kind == "text":
+        return text_to_plain(text, mime, url)
     return Extracted(text=text.strip())

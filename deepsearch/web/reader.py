@@ -3,6 +3,9 @@
 The local reader fetches with one shared httpx client whose connections go
 through the SSRF guard, follows redirects by hand (the guard runs on every
 hop), streams bodies under a byte cap, and extracts text in a worker thread.
+Each host gets `per_host_concurrency` reads at once until it answers 429/503:
+then that read waits (Retry-After, capped) and is retried once, and the host's
+limit is halved for the rest of the run.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pydantic import BaseModel
 
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.web.cache import WebCache, cache_key
+from deepsearch.web.host_limits import HostLimiter, retry_after_s
 from deepsearch.web.ssrf import BlockedURL, HostResolutionError, Resolver, SSRFGuard
 from deepsearch.web.types import Page, ReadFailure
 
@@ -38,12 +42,20 @@ DEFAULT_HEADERS = {
     "Accept-Language": "en-US,en;q=0.9",
 }
 _REDIRECT_CODES = {301, 302, 303, 307, 308}
+THROTTLE_CODES = {429, 503}
 
 
 class _Fetched(BaseModel):
     final_url: str
     content_type: str
     body: bytes
+
+
+class _Throttled(BaseModel):
+    """A 429/503 answer: the host asks us to slow down."""
+
+    failure: ReadFailure
+    retry_after_s: float | None = None
 
 
 def page_cache_key(url: str) -> str:
@@ -108,7 +120,11 @@ class LocalReader:
         self._owns_client = http_client is None
         self._clock = clock or SystemClock()
         self._global_slots: asyncio.Semaphore | None = None
-        self._host_slots: dict[str, asyncio.Semaphore] = {}
+        self._host_slots: dict[str, HostLimiter] = {}
+        # Wait before retrying a throttled read: Retry-After when sent, capped so a
+        # "come back in an hour" cannot stall a run; default when none is sent.
+        self.max_retry_wait_s = 5.0
+        self.default_retry_wait_s = 1.0
 
     # ------------------------------------------------------------ plumbing
 
@@ -127,12 +143,16 @@ class LocalReader:
             )
         return self._client
 
-    def _host_slot(self, host: str) -> asyncio.Semaphore:
+    def _host_slot(self, host: str) -> HostLimiter:
         slot = self._host_slots.get(host)
         if slot is None:
-            slot = asyncio.Semaphore(self.config.per_host_concurrency)
+            slot = HostLimiter(self.config.per_host_concurrency)
             self._host_slots[host] = slot
         return slot
+
+    def host_limit(self, host: str) -> int:
+        """How many reads of `host` may run at once now (lowered after a 429/503)."""
+        return self._host_slot(host).limit
 
     def _global_slot(self) -> asyncio.Semaphore:
         if self._global_slots is None:
@@ -174,16 +194,18 @@ class LocalReader:
                         return ReadFailure(url=url, kind="dns", detail=str(exc))
                 return Page.model_validate(cached)
 
-        async with self._host_slot(host), self._global_slot():
-            fetched = await self._fetch_mapped(url)
+        fetched = await self._fetch_polite(host, url)
         if isinstance(fetched, ReadFailure):
             return fetched
+        try:
+            from deepsearch.web.extract import Unsupported, extract_body
 
-        from deepsearch.web.extract import Unsupported, extract_body
-
-        result = await asyncio.to_thread(
-            extract_body, fetched.body, fetched.content_type, fetched.final_url
-        )
+            result = await asyncio.to_thread(
+                extract_body, fetched.body, fetched.content_type, fetched.final_url
+            )
+        except Exception as exc:  # ImportError of a parser included: not a network error
+            detail = f"{type(exc).__name__}: {exc}"[:300]
+            return ReadFailure(url=url, kind="extract", detail=detail)
         if isinstance(result, Unsupported):
             return ReadFailure(url=url, kind="unsupported_type", detail=result.content_type)
         if not result.text.strip():
@@ -195,6 +217,7 @@ class LocalReader:
             text=result.text,
             published=result.published,
             links=result.links,
+            content_links=result.content_links,
             content_type=fetched.content_type.split(";")[0].strip().lower() or "text/plain",
             fetched_at=self._clock.now().isoformat(),
         )
@@ -202,7 +225,22 @@ class LocalReader:
             self._cache.set(key, page.model_dump(mode="json"), ttl_s=self._page_ttl_s)
         return page
 
-    async def _fetch_mapped(self, url: str) -> _Fetched | ReadFailure:
+    async def _fetch_polite(self, host: str, url: str) -> _Fetched | ReadFailure:
+        """Fetch under the host's and the global limit; one retry after a 429/503."""
+        limiter = self._host_slot(host)
+        for attempt in (1, 2):
+            async with limiter, self._global_slot():
+                fetched = await self._fetch_mapped(url)
+            if not isinstance(fetched, _Throttled):
+                return fetched
+            limiter.throttled()
+            if attempt == 1:
+                wait = fetched.retry_after_s
+                wait = self.default_retry_wait_s if wait is None else wait
+                await asyncio.sleep(min(wait, self.max_retry_wait_s))
+        return fetched.failure
+
+    async def _fetch_mapped(self, url: str) -> _Fetched | _Throttled | ReadFailure:
         """_fetch with the total timeout, every error mapped to a ReadFailure."""
         import httpx
 
@@ -224,7 +262,7 @@ class LocalReader:
         except httpx.HTTPError as exc:
             return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
 
-    async def _fetch(self, url: str) -> _Fetched | ReadFailure:
+    async def _fetch(self, url: str) -> _Fetched | _Throttled | ReadFailure:
         client = self._http()
         seen = {url}
         current = url
@@ -249,9 +287,13 @@ class LocalReader:
                     current = target
                     continue
                 if status >= 400 or not 200 <= status < 300:
-                    return ReadFailure(
+                    failure = ReadFailure(
                         url=url, kind="http_status", status=status, detail=response.reason_phrase
                     )
+                    if status in THROTTLE_CODES:
+                        wait = retry_after_s(response.headers.get("retry-after"), self._clock)
+                        return _Throttled(failure=failure, retry_after_s=wait)
+                    return failure
                 return await self._read_body(url, response)
         return ReadFailure(
             url=url,

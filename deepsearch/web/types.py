@@ -30,9 +30,14 @@ class Page(BaseModel):
     url: str
     final_url: str
     title: str = ""
-    text: str  # markdown
+    # Plain text, exactly what the LLM reads: one block (heading, paragraph, list item,
+    # table row with cells joined by " | ") a line; no link targets, no markdown syntax.
+    text: str
     published: str | None = None
-    links: list[tuple[str, str]] = Field(default_factory=list)  # (anchor, url)
+    # (anchor, absolute url), deduplicated: the main content's links first, in reading
+    # order, then the page's other links (navigation, footers) in page order.
+    links: list[tuple[str, str]] = Field(default_factory=list)
+    content_links: int = 0  # how many of `links`, from the start, sit in the main content
     content_type: str = "text/html"
     fetched_at: str  # ISO 8601 UTC
 
@@ -49,6 +54,7 @@ ReadFailureKind = Literal[
     "network",
     "invalid_url",
     "empty",
+    "extract",  # the body arrived but extracting its text failed (detail says why)
 ]
 
 

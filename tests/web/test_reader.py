@@ -42,15 +42,16 @@ def failure(result: Page | ReadFailure) -> ReadFailure:
     return result
 
 
-async def test_html_article_markdown_table_links_metadata(
+async def test_html_article_plain_text_table_links_metadata(
     site: LoopbackServer, reader: LocalReader
 ) -> None:
     p = page(await reader.read(site.url("/article")))
     assert p.title == "Tidal Power in the Bay of Fundy"
     assert p.published == "2024-05-17"
     assert "highest tides in the world" in p.text
-    assert "| 2022 | 9.0 |" in p.text  # the table survives as a markdown table
-    assert "[2019\nreport](" in p.text or "[2019 report](" in p.text
+    assert "\n2022 | 9.0\n" in p.text  # the table survives, one row a line
+    assert "described in the 2019 report and on the provincial site, sit" in p.text
+    assert "](" not in p.text and "http" not in p.text  # anchor text kept, no targets
     assert "Copyright Example News" not in p.text  # boilerplate dropped
     assert p.content_type == "text/html"
     assert p.fetched_at.startswith("2026-01-01")
@@ -60,6 +61,12 @@ async def test_html_article_markdown_table_links_metadata(
     assert len(urls) == len(set(urls))  # deduplicated
     assert all(u.startswith("http") for u in urls)  # mailto: and #top dropped
     assert ("the provincial site", "https://energy.example.org/tides") in p.links
+    # the article's own links first, then navigation
+    assert p.links[: p.content_links] == [
+        ("2019 report", site.url("/reports/fundy-2019.pdf")),
+        ("the provincial site", "https://energy.example.org/tides"),
+    ]
+    assert p.links[p.content_links :] == [("Home", site.url("/")), ("About", site.url("/about"))]
 
 
 async def test_user_agent_is_a_browser(site: LoopbackServer, reader: LocalReader) -> None:
@@ -79,11 +86,11 @@ async def test_pdf_text(site: LoopbackServer, reader: LocalReader) -> None:
     ("path", "expected", "ctype"),
     [
         ("/plain.txt", "Just plain text, kept as it is.\nSecond line.", "text/plain"),
-        ("/notes.md", "# Notes\n\n- one\n- two", "text/markdown"),
+        ("/notes.md", "Notes\none\ntwo", "text/markdown"),
         ("/data.json", '{"answer": 42, "unit": "metres"}', "application/json"),
     ],
 )
-async def test_text_and_json_as_they_are(
+async def test_text_json_as_they_are_markdown_as_plain(
     site: LoopbackServer, reader: LocalReader, path: str, expected: str, ctype: str
 ) -> None:
     p = page(await reader.read(site.url(path)))

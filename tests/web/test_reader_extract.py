@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 import lxml.html
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from deepsearch.web.extract import (
@@ -40,7 +40,12 @@ CONTENT_TYPES = st.sampled_from(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=st.binary(max_size=2000), content_type=CONTENT_TYPES)
 def test_any_body_is_handled_without_raising(body: bytes, content_type: str | None) -> None:
-    result = extract_body(body, content_type, "https://example.com/page")
+    """Only a PDF parser may raise on garbage (the reader reports it as `extract`)."""
+    try:
+        result = extract_body(body, content_type, "https://example.com/page")
+    except Exception:
+        assert content_type == "application/pdf" or body.startswith(b"%PDF-")
+        return
     assert isinstance(result, Extracted | Unsupported)
 
 
@@ -48,8 +53,41 @@ def test_any_body_is_handled_without_raising(body: bytes, content_type: str | No
 @given(
     text=st.text(alphabet=st.characters(codec="cp1251"), min_size=1, max_size=200),
 )
-def test_header_charset_wins(text: str) -> None:
-    assert decode_body(text.encode("cp1251"), "windows-1251", html=False) == text
+def test_header_charset_wins_over_detection(text: str) -> None:
+    body = text.encode("cp1251")
+    try:
+        body.decode("utf-8")
+        assume(False)  # valid UTF-8 wins over any declaration (next tests)
+    except UnicodeDecodeError:
+        pass
+    assert decode_body(body, "windows-1251", html=False) == text
+
+
+UTF8_CHINESE = "北京是中华人民共和国的首都，也是全国的政治和文化中心。"
+
+
+def test_valid_utf8_wins_over_a_contradicting_meta_charset() -> None:
+    html = f'<html><head><meta charset="gb2312"></head><body><p>{UTF8_CHINESE}</p></body></html>'
+    assert UTF8_CHINESE in decode_body(html.encode("utf-8"), None, html=True)
+
+
+def test_valid_utf8_wins_over_a_contradicting_header_charset() -> None:
+    body = f"Le café était fermé. {UTF8_CHINESE}".encode()
+    assert decode_body(body, "iso-8859-1", html=False) == f"Le café était fermé. {UTF8_CHINESE}"
+    assert UTF8_CHINESE in decode_body(body, "gb2312", html=True)
+
+
+def test_a_declared_charset_still_decodes_what_is_not_utf8() -> None:
+    html = f'<meta charset="gb2312"><p>{UTF8_CHINESE}</p>'
+    assert UTF8_CHINESE in decode_body(html.encode("gb2312"), None, html=True)
+    assert UTF8_CHINESE in decode_body(UTF8_CHINESE.encode("gb2312"), "gb2312", html=False)
+
+
+def test_utf16_declared_without_bom_is_believed() -> None:
+    """UTF-16 of ASCII text is valid UTF-8 byte for byte; the declaration must win there."""
+    assert decode_body("plain words".encode("utf-16-le"), "utf-16-le", html=False) == (
+        "plain words"
+    )
 
 
 def test_charset_detection_order() -> None:
@@ -114,7 +152,7 @@ def test_fallback_when_trafilatura_finds_nothing() -> None:
     [
         ("See [the report](https://x.org/r.pdf) now", "See the report now"),
         ("# Title\n\n**bold** and _it_", "Title bold and it"),
-        ("| a | b |\n|---|---|\n| 1 | 2 |", "a b 1 2"),
+        ("| a | b |\n|---|---|\n| 1 | 2 |", "a | b 1 | 2"),
         ("- item one\n1. item two", "item one item two"),
     ],
 )
