@@ -15,13 +15,16 @@ if TYPE_CHECKING:
 class HostLimiter:
     """A semaphore whose size can be lowered while reads hold it.
 
-    `throttled()` halves the limit (never below 1); reads already running finish,
-    new ones wait until fewer than the new limit are in flight.
+    `throttled(since)` halves the limit (never below 1); reads already running
+    finish, new ones wait until fewer than the new limit are in flight. Refusals of
+    reads that started before the last lowering do not lower it again: one burst of
+    429s is one signal, not one halving per refused read.
     """
 
     def __init__(self, limit: int) -> None:
         self.limit = max(1, limit)
         self.active = 0
+        self.generation = 0  # how many times the limit was lowered
         self._changed = asyncio.Condition()
 
     async def __aenter__(self) -> HostLimiter:
@@ -40,8 +43,11 @@ class HostLimiter:
             self.active -= 1
             self._changed.notify_all()
 
-    def throttled(self) -> None:
-        self.limit = max(1, self.limit // 2)
+    def throttled(self, since: int) -> None:
+        """A read that entered at generation `since` was refused for overload."""
+        if since == self.generation:
+            self.limit = max(1, self.limit // 2)
+            self.generation += 1
 
 
 def retry_after_s(header: str | None, clock: Clock) -> float | None:

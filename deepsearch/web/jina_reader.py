@@ -132,23 +132,39 @@ class JinaReader:
             return ReadFailure(
                 url=url, kind="http_status", status=status, detail="jina reader error"
             )
-        text = str(data.get("content") or "").strip()
+        final_url = str(data.get("url") or url)
+        try:
+            text, content_links = _plain(str(data.get("content") or ""), final_url)
+        except Exception as exc:  # the markdown converter must never pass for the network
+            return ReadFailure(url=url, kind="extract", detail=f"{type(exc).__name__}: {exc}"[:300])
         if not text:
             return ReadFailure(url=url, kind="empty", detail="jina returned no content")
-        final_url = str(data.get("url") or url)
+        in_content = {link for _, link in content_links}
+        summary = [
+            pair for pair in _links(data.get("links"), final_url) if pair[1] not in in_content
+        ]
         page = Page(
             url=url,
             final_url=final_url,
             title=str(data.get("title") or ""),
             text=text,
             published=data.get("publishedTime") or None,
-            links=_links(data.get("links"), final_url),
+            links=content_links + summary,
+            content_links=len(content_links),
             content_type="text/markdown",
             fetched_at=self._clock.now().isoformat(),
         )
         if self._cache is not None:
             self._cache.set(key, page.model_dump(mode="json"), ttl_s=self._page_ttl_s)
         return page
+
+
+def _plain(markdown: str, base: str) -> tuple[str, list[tuple[str, str]]]:
+    """Jina's markdown as the plain text every reader gives, and the links it held."""
+    from deepsearch.web.markdown_plain import markdown_to_plain_with_links
+
+    text, links = markdown_to_plain_with_links(markdown, base)
+    return text.strip(), links
 
 
 def _jina_message(response: httpx.Response) -> str:

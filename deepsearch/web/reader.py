@@ -230,10 +230,11 @@ class LocalReader:
         limiter = self._host_slot(host)
         for attempt in (1, 2):
             async with limiter, self._global_slot():
+                generation = limiter.generation
                 fetched = await self._fetch_mapped(url)
             if not isinstance(fetched, _Throttled):
                 return fetched
-            limiter.throttled()
+            limiter.throttled(since=generation)
             if attempt == 1:
                 wait = fetched.retry_after_s
                 wait = self.default_retry_wait_s if wait is None else wait

@@ -42,7 +42,11 @@ def _reader_endpoint(handler: _Handler) -> None:
             "title": "Tidal Power",
             "description": "About tides",
             "url": target,
-            "content": "# Tidal Power\n\nThe Bay of Fundy has the highest tides.",
+            "content": (
+                "# Tidal Power\n\nThe Bay of Fundy has the *highest* tides, says "
+                "[the 2019 survey](https://example.org/survey) and [the report]"
+                "(https://example.org/report.pdf)."
+            ),
             "publishedTime": "2024-05-17T08:00:00Z",
             "links": {
                 "The report": "https://example.org/report.pdf",
@@ -73,13 +77,18 @@ async def test_maps_response_to_page(jina: LoopbackServer) -> None:
         await reader.aclose()
     assert isinstance(result, Page), result
     assert result.title == "Tidal Power"
-    assert result.text.startswith("# Tidal Power")
+    # plain like every reader's text: no heading marks, emphasis or link targets
+    assert result.text == (
+        "Tidal Power\nThe Bay of Fundy has the highest tides, says the 2019 survey and the report."
+    )
     assert result.final_url == "https://news.example.com/tides"
     assert result.published == "2024-05-17T08:00:00Z"
-    assert result.links == [
-        ("The report", "https://example.org/report.pdf"),
+    assert result.links == [  # the content's own links first, then Jina's summary
+        ("the 2019 survey", "https://example.org/survey"),
+        ("the report", "https://example.org/report.pdf"),
         ("Rel", "https://news.example.com/about"),
     ]
+    assert result.content_links == 2
     assert json.loads(jina.posted[-1]) == {"url": "https://news.example.com/tides"}
     path, headers = jina.requests[-1]
     assert path == "/"

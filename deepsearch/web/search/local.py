@@ -58,11 +58,11 @@ def _title_from_markdown(text: str) -> str:
 
 def _extract_html(raw: str) -> tuple[str, str]:
     """The web reader's extraction (same caps and fallbacks), with the <title> text."""
-    from deepsearch.web.extract import html_to_markdown
+    from deepsearch.web.extract import html_to_text
 
     match = re.search(r"<title[^>]*>(.*?)</title>", raw, re.IGNORECASE | re.DOTALL)
     title = clean_text(match.group(1)) if match else ""
-    return title, html_to_markdown(raw).text
+    return title, html_to_text(raw).text
 
 
 def _extract_pdf(path: Path) -> tuple[str, str]:
@@ -81,8 +81,12 @@ def extract_document(path: Path) -> tuple[str, str]:
         raw = path.read_bytes().decode("utf-8", errors="replace")
         if suffix in (".html", ".htm"):
             title, text = _extract_html(raw)
-        else:
-            title, text = (_title_from_markdown(raw) if suffix != ".txt" else ""), raw
+        elif suffix == ".txt":
+            title, text = "", raw
+        else:  # markdown: the plain text a reader sees, as for web pages
+            from deepsearch.web.extract import markdown_to_plain
+
+            title, text = _title_from_markdown(raw), markdown_to_plain(raw)
     return title or path.stem.replace("_", " ").replace("-", " "), text
 
 
@@ -314,7 +318,7 @@ class LocalCorpus:
         try:
             title, text = extract_document(path)
         except Exception as exc:
-            return ReadFailure(url=url, kind="unsupported_type", detail=type(exc).__name__)
+            return ReadFailure(url=url, kind="extract", detail=f"{type(exc).__name__}: {exc}"[:300])
         if not text.strip():
             return ReadFailure(url=url, kind="empty", detail="no text in the document")
         return Page(

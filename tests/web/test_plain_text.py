@@ -1,0 +1,165 @@
+"""The text the LLM reads is plain for every kind of body; links come separately."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from deepsearch.web.extract import Extracted, extract_body, markdown_to_plain
+from deepsearch.web.markdown_plain import markdown_to_plain_with_links
+from tests.fakes.web_server import tiny_pdf
+
+URL = "https://wiki.example.org/wiki/Rail_transport"
+LATEX_QUOTE = "``in order to allow the through running of trains''"
+
+
+def link_dense_article(links: int = 150) -> str:
+    """A Wikipedia-shaped page: links inline in the prose, a navbox, a nav bar."""
+    inline = " ".join(
+        f'the <a href="/wiki/Topic_{i}">topic {i}</a> line was extended in {1850 + i}.'
+        for i in range(links // 2)
+    )
+    navbox = " ".join(f'<a href="/wiki/Nav_{i}">Nav {i}</a>' for i in range(links // 2))
+    return f"""<!doctype html><html><head><title>Rail transport - Wiki</title></head><body>
+<nav><a href="/wiki/Main_Page">Main page</a> <a href="/wiki/Special:Random">Random</a></nav>
+<main><article><h1>Rail transport</h1>
+<p>The gauge was changed in 1900 {LATEX_QUOTE}, as the company's report put it.</p>
+<p>History of the network: {inline}</p>
+<h2>Lines</h2>
+<table><tr><th>Line</th><th>Opened</th></tr><tr><td>North <a href="/wiki/North_line">line</a></td><td>1901</td></tr>
+<tr><td>South</td><td>1903</td></tr></table>
+<p>The network is operated by <a href="https://operator.example.com/">the operator</a> today.</p>
+</article></main>
+<div class="navbox">{navbox}</div>
+<footer><a href="/wiki/Terms">Terms of use</a></footer></body></html>"""
+
+
+def html_page(html: str) -> Extracted:
+    result = extract_body(html.encode(), "text/html; charset=utf-8", URL)
+    assert isinstance(result, Extracted)
+    return result
+
+
+def test_link_dense_html_has_anchor_text_but_no_link_targets() -> None:
+    page = html_page(link_dense_article())
+    assert "http" not in page.text and "](" not in page.text and "/wiki/" not in page.text
+    assert "the topic 7 line was extended in 1857." in page.text
+    assert "operated by the operator today." in page.text
+
+
+def test_latex_quotes_come_out_verbatim_without_escapes() -> None:
+    """Regression: a quote was cited as '1900 \\\\in order to allow' (a markdown escape)."""
+    page = html_page(link_dense_article())
+    assert f"changed in 1900 {LATEX_QUOTE}, as" in page.text
+    assert "\\" not in page.text
+
+
+def test_headings_paragraphs_and_table_rows_are_lines() -> None:
+    lines = html_page(link_dense_article()).text.split("\n")
+    assert lines[0] == "Rail transport"
+    assert "Lines" in lines
+    assert ["Line | Opened", "North line | 1901", "South | 1903"] == [
+        line for line in lines if "|" in line
+    ]
+    assert not any(re.fullmatch(r"[|\s:-]+", line) for line in lines)  # no --- rule rows
+
+
+def test_content_links_first_then_navigation() -> None:
+    page = html_page(link_dense_article())
+    content = page.links[: page.content_links]
+    rest = page.links[page.content_links :]
+    assert content[0] == ("topic 0", "https://wiki.example.org/wiki/Topic_0")
+    assert ("line", "https://wiki.example.org/wiki/North_line") in content
+    assert ("the operator", "https://operator.example.com/") in content
+    assert rest[0] == ("Main page", "https://wiki.example.org/wiki/Main_Page")
+    assert ("Nav 3", "https://wiki.example.org/wiki/Nav_3") in rest
+    assert ("Terms of use", "https://wiki.example.org/wiki/Terms") in rest
+    assert not any("/wiki/Nav_" in url for _, url in content)
+    assert len({url for _, url in page.links}) == len(page.links)
+
+
+def test_a_content_link_is_never_invented() -> None:
+    """A target trafilatura resolves its own way (#frag) matches no page link: dropped."""
+    html = (
+        "<html><body><article><p>"
+        + "Some words of the article body. " * 20
+        + '<a href="#notes">see the notes</a> and <a href="mailto:a@b.c">mail</a>.</p>'
+        + "</article></body></html>"
+    )
+    page = html_page(html)
+    assert page.links == [] and page.content_links == 0
+
+
+MARKDOWN = """---
+title: Notes
+---
+# Tides of the *Bay*
+
+The tides reach **16 m**, says [the 2019 report](/reports/2019.pdf "PDF") and
+[the survey][s]. An ![chart](chart.png) image, `code_span`, snake_case_name and
+\\`\\`in order to allow\\'\\' kept as written, 3 \\* 4.
+
+| Year | Capacity \\| MW |
+|---|---:|
+| 2009 | [1.0](/t/2009) |
+
+- first item
+1. second item
+> quoted *words*
+
+```python
+x = "[not](a-link)"
+```
+
+[s]: https://survey.example.org/tides
+"""
+
+
+def test_markdown_becomes_plain_text_and_its_links() -> None:
+    text, links = markdown_to_plain_with_links(MARKDOWN, "https://notes.example.org/dir/page")
+    assert text.split("\n") == [
+        "Tides of the Bay",
+        "The tides reach 16 m, says the 2019 report and the survey. An image, code_span, "
+        "snake_case_name and ``in order to allow'' kept as written, 3 * 4.",
+        "Year | Capacity | MW",
+        "2009 | 1.0",
+        "first item",
+        "second item",
+        "quoted words",
+        'x = "[not](a-link)"',
+    ]
+    assert links == [
+        ("the 2019 report", "https://notes.example.org/reports/2019.pdf"),
+        ("the survey", "https://survey.example.org/tides"),
+        ("1.0", "https://notes.example.org/t/2009"),
+    ]
+    assert markdown_to_plain(MARKDOWN) == text
+
+
+@pytest.mark.parametrize(
+    ("content_type", "url"),
+    [
+        ("text/markdown; charset=utf-8", "https://notes.example.org/page"),
+        ("text/plain", "https://raw.example.org/repo/README.md"),
+    ],
+)
+def test_markdown_bodies_are_read_as_plain(content_type: str, url: str) -> None:
+    result = extract_body(MARKDOWN.encode(), content_type, url)
+    assert isinstance(result, Extracted)
+    assert result.text.startswith("Tides of the Bay\nThe tides reach 16 m, says the 2019")
+    assert "](/" not in result.text and "\\" not in result.text and "**" not in result.text
+    assert result.content_links == len(result.links) == 3
+
+
+def test_plain_text_files_keep_their_characters() -> None:
+    body = b"Costs: 3 * 4 = 12 and a_b_c [sic]\r\nSecond line.  \n\n\n\nThird."
+    result = extract_body(body, "text/plain", "https://example.org/notes.txt")
+    assert isinstance(result, Extracted)
+    assert result.text == "Costs: 3 * 4 = 12 and a_b_c [sic]\nSecond line.\n\nThird."
+
+
+def test_pdf_text_is_plain() -> None:
+    result = extract_body(tiny_pdf("Hello plain PDF"), "application/pdf", "https://x.org/a.pdf")
+    assert isinstance(result, Extracted)
+    assert result.text == "Hello plain PDF"

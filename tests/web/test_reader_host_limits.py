@@ -1,0 +1,167 @@
+"""Per-host parallel reads: more than 2 at once, backing off when the host says 429/503."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from deepsearch.clock import FakeClock
+from deepsearch.config import ReaderConfig
+from deepsearch.web.host_limits import HostLimiter, retry_after_s
+from deepsearch.web.reader import LocalReader
+from deepsearch.web.types import Page, ReadFailure
+from tests.fakes.web_server import LoopbackServer, _Handler
+
+ARTICLE = (
+    "<html><head><title>Page</title></head><body><article><h1>Page</h1><p>"
+    + "Text of a page on a busy host, long enough to be kept as the article. " * 8
+    + "</p></article></body></html>"
+).encode()
+
+
+class CountingHost:
+    """Counts requests in flight; above `capacity` it answers `status` at once."""
+
+    def __init__(self, capacity: int, status: int = 429, retry_after: str | None = "0") -> None:
+        self.capacity = capacity
+        self.status = status
+        self.retry_after = retry_after
+        self.active = 0
+        self.peak = 0
+        self.refused = 0
+        self.served = 0
+        self._lock = threading.Lock()
+
+    def route(self, handler: _Handler) -> None:
+        with self._lock:
+            over = self.active >= self.capacity
+            if over:
+                self.refused += 1
+            else:
+                self.active += 1
+                self.peak = max(self.peak, self.active)
+        if over:
+            headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
+            handler.send_body(self.status, b"slow down", "text/plain", headers)
+            return
+        try:
+            time.sleep(int(handler.query.get("ms", "250")) / 1000)
+            handler.send_body(200, ARTICLE, "text/html; charset=utf-8")
+        finally:
+            with self._lock:
+                self.active -= 1
+                self.served += 1
+
+
+@pytest.fixture
+def host() -> Iterator[tuple[LoopbackServer, CountingHost]]:
+    counter = CountingHost(capacity=3)
+    with LoopbackServer(routes={"/page": counter.route}) as server:
+        yield server, counter
+
+
+def reader(**overrides: object) -> LocalReader:
+    config = ReaderConfig(allow_private_urls=True, **overrides)  # type: ignore[arg-type]
+    return LocalReader(config, clock=FakeClock())
+
+
+async def read_all(r: LocalReader, server: LoopbackServer, n: int) -> list[Page | ReadFailure]:
+    try:
+        return await asyncio.gather(*(r.read(server.url(f"/page?n={i}")) for i in range(n)))
+    finally:
+        await r.aclose()
+
+
+async def test_five_pages_on_one_host_are_read_in_one_wave() -> None:
+    counter = CountingHost(capacity=100)
+    with LoopbackServer(routes={"/page": counter.route}) as server:
+        results = await read_all(reader(), server, 5)
+    assert all(isinstance(r, Page) for r in results)
+    assert counter.peak == 5  # the default allows more than 2 per host: one wave, not three
+
+
+async def test_429_backs_off_retries_once_and_lowers_the_host_limit(
+    host: tuple[LoopbackServer, CountingHost],
+) -> None:
+    server, counter = host
+    r = reader(per_host_concurrency=6)
+    results = await read_all(r, server, 6)
+    assert all(isinstance(x, Page) for x in results), results
+    assert counter.refused == 3  # the first wave: 6 sent, 3 over capacity
+    assert counter.served == 6  # each refused read was retried once and served
+    assert r.host_limit("127.0.0.1") == 3  # halved for the rest of the run
+    assert counter.peak <= 3
+    # later reads of the same host stay under its capacity: no new refusal
+    more = await read_all(r, server, 6)
+    assert all(isinstance(x, Page) for x in more)
+    assert counter.refused == 3
+
+
+async def test_a_second_refusal_is_a_failure_not_a_loop() -> None:
+    counter = CountingHost(capacity=0, status=503)
+    with LoopbackServer(routes={"/page": counter.route}) as server:
+        r = reader()
+        (result,) = await read_all(r, server, 1)
+    assert isinstance(result, ReadFailure)
+    assert (result.kind, result.status) == ("http_status", 503)
+    assert counter.refused == 2  # the read and its one retry
+    assert r.host_limit("127.0.0.1") == 1
+
+
+async def test_retry_after_is_honoured_up_to_the_cap() -> None:
+    counter = CountingHost(capacity=0, retry_after="3600")
+    with LoopbackServer(routes={"/page": counter.route}) as server:
+        r = reader()
+        r.max_retry_wait_s = 0.3
+        started = time.perf_counter()
+        await read_all(r, server, 1)
+        elapsed = time.perf_counter() - started
+    assert 0.3 <= elapsed < 1.5  # waited the cap, not an hour
+
+
+async def test_without_retry_after_the_default_wait_applies() -> None:
+    counter = CountingHost(capacity=0, retry_after=None)
+    with LoopbackServer(routes={"/page": counter.route}) as server:
+        r = reader()
+        r.default_retry_wait_s = 0.3
+        started = time.perf_counter()
+        await read_all(r, server, 1)
+    assert time.perf_counter() - started >= 0.3
+
+
+def test_retry_after_forms() -> None:
+    clock = FakeClock(datetime(2026, 1, 1, tzinfo=UTC))
+    later = (clock.now() + timedelta(seconds=7)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    assert retry_after_s("2", clock) == 2.0
+    assert retry_after_s(later, clock) == 7.0
+    assert retry_after_s("-4", clock) == 0.0
+    assert retry_after_s("soon", clock) is None
+    assert retry_after_s(None, clock) is None
+
+
+async def test_host_limiter_shrinks_while_held() -> None:
+    limiter = HostLimiter(4)
+    entered = 0
+
+    async def hold() -> None:
+        nonlocal entered
+        async with limiter:
+            entered += 1
+            await asyncio.sleep(0.05)
+
+    limiter.throttled(since=0)
+    limiter.throttled(since=0)  # the same burst: lowered once
+    assert limiter.limit == 2
+    tasks = [asyncio.create_task(hold()) for _ in range(4)]
+    await asyncio.sleep(0.01)
+    assert entered == 2  # the lowered limit holds new reads back
+    await asyncio.gather(*tasks)
+    assert entered == 4 and limiter.active == 0
+    for _ in range(5):
+        limiter.throttled(since=limiter.generation)
+    assert limiter.limit == 1  # never below one
