@@ -55,7 +55,19 @@ def doctor(config: ConfigOption = None) -> None:
 
 
 async def _all_checks(settings: Settings, provider_name: ProviderName) -> list[Check]:
-    return await llm_checks(settings, provider_name) + await search_checks(settings)
+    return (
+        await llm_checks(settings, provider_name)
+        + await search_checks(settings)
+        + [await page_extraction_check()]
+    )
+
+
+async def page_extraction_check() -> Check:
+    """A page shipped with the package, read through the real reader (no network)."""
+    from deepsearch.web.selfcheck import check_page_extraction
+
+    ok, detail = await check_page_extraction()
+    return Check(name="page extraction", ok=ok, detail=detail)
 
 
 # ---------------------------------------------------------------- LLM
