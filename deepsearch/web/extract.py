@@ -269,14 +269,13 @@ _WHITESPACE = re.compile(r"\s+")
 
 def _collapse_source_whitespace(tree: object) -> None:
     """Line breaks of the HTML source are spaces (a <br> stays a line break; code stays)."""
+    code = {node for block in tree.iter("code") for node in block.iter()}  # type: ignore[attr-defined]
     for element in tree.iter():  # type: ignore[attr-defined]
-        in_code = any(node.tag == "code" for node in element.iterancestors()) or (
-            element.tag == "code"
-        )
-        if element.text and not in_code:
+        if element.text and element not in code:
             element.text = _WHITESPACE.sub(" ", element.text)
-        parent_in_code = in_code and element.tag != "code"
-        if element.tail and not parent_in_code:
+        # a tail belongs to the parent: inside a code block unless this is the block itself
+        tail_in_code = element in code and element.tag != "code"
+        if element.tail and not tail_in_code:
             element.tail = _WHITESPACE.sub(" ", element.tail)
 
 

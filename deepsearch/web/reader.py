@@ -204,7 +204,7 @@ class LocalReader:
                 extract_body, fetched.body, fetched.content_type, fetched.final_url
             )
         except Exception as exc:  # ImportError of a parser included: not a network error
-            detail = f"{type(exc).__name__}: {exc}"[:300]
+            detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]  # one line
             return ReadFailure(url=url, kind="extract", detail=detail)
         if isinstance(result, Unsupported):
             return ReadFailure(url=url, kind="unsupported_type", detail=result.content_type)

@@ -163,3 +163,17 @@ def test_pdf_text_is_plain() -> None:
     result = extract_body(tiny_pdf("Hello plain PDF"), "application/pdf", "https://x.org/a.pdf")
     assert isinstance(result, Extracted)
     assert result.text == "Hello plain PDF"
+
+
+def test_source_line_breaks_are_spaces_but_code_and_br_keep_theirs() -> None:
+    html = (
+        "<html><body><article><p>"
+        + "Prose wrapped\nby the   editor of the page source. " * 8
+        + "</p><pre><code>def f():\n    return 1</code></pre>"
+        + "<p>First line<br>second line of a poem, long enough to be kept as content.</p>"
+        + "</article></body></html>"
+    )
+    lines = html_page(html).text.split("\n")
+    assert lines[0].startswith("Prose wrapped by the editor of the page source. Prose")
+    assert "def f():" in lines and "    return 1" in lines
+    assert "First line" in lines

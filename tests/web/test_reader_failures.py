@@ -81,7 +81,10 @@ async def test_an_exception_in_extraction_is_an_extract_failure(
     """E.g. a plain `pip install` missing lxml_html_clean: not a network failure."""
 
     def broken(*args: object) -> object:
-        raise ImportError("lxml.html.clean module is now a separate project lxml_html_clean")
+        raise ImportError(
+            "lxml.html.clean module is now a separate project lxml_html_clean.\n"
+            "Install lxml[html-clean] or lxml_html_clean directly."
+        )
 
     monkeypatch.setattr(extract, "extract_body", broken)
     web = MockWeb()
@@ -93,7 +96,10 @@ async def test_an_exception_in_extraction_is_an_extract_failure(
         await client.aclose()
     assert isinstance(result, ReadFailure)
     assert result.kind == "extract"
-    assert result.detail.startswith("ImportError: lxml.html.clean module")
+    assert result.detail == (
+        "ImportError: lxml.html.clean module is now a separate project lxml_html_clean. "
+        "Install lxml[html-clean] or lxml_html_clean directly."
+    )
     assert not result.host_is_dead
 
 
