@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -15,47 +14,8 @@ from deepsearch.config import ReaderConfig
 from deepsearch.web.host_limits import HostLimiter, retry_after_s
 from deepsearch.web.reader import LocalReader
 from deepsearch.web.types import Page, ReadFailure
-from tests.fakes.web_server import LoopbackServer, _Handler
-
-ARTICLE = (
-    "<html><head><title>Page</title></head><body><article><h1>Page</h1><p>"
-    + "Text of a page on a busy host, long enough to be kept as the article. " * 8
-    + "</p></article></body></html>"
-).encode()
-
-
-class CountingHost:
-    """Counts requests in flight; above `capacity` it answers `status` at once."""
-
-    def __init__(self, capacity: int, status: int = 429, retry_after: str | None = "0") -> None:
-        self.capacity = capacity
-        self.status = status
-        self.retry_after = retry_after
-        self.active = 0
-        self.peak = 0
-        self.refused = 0
-        self.served = 0
-        self._lock = threading.Lock()
-
-    def route(self, handler: _Handler) -> None:
-        with self._lock:
-            over = self.active >= self.capacity
-            if over:
-                self.refused += 1
-            else:
-                self.active += 1
-                self.peak = max(self.peak, self.active)
-        if over:
-            headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
-            handler.send_body(self.status, b"slow down", "text/plain", headers)
-            return
-        try:
-            time.sleep(int(handler.query.get("ms", "250")) / 1000)
-            handler.send_body(200, ARTICLE, "text/html; charset=utf-8")
-        finally:
-            with self._lock:
-                self.active -= 1
-                self.served += 1
+from tests.fakes.throttling_host import CountingHost
+from tests.fakes.web_server import LoopbackServer
 
 
 @pytest.fixture
