@@ -121,6 +121,28 @@ def evaluate(cases: list[Case]) -> dict[str, dict[str, Any]]:
     return results
 
 
+# The ladder's score before issue 8 (fences closed at any ``` inside a string;
+# repairs could invent a value for an unfinished key), for the before/after line.
+BEFORE_ISSUE_8 = 482
+
+
+def refused_unfinished(cases: list[Case]) -> list[str]:
+    """Cases whose expected repair invents a value for a key the input never
+    finished (`{"a": }`, `{"a":`): the ladder refuses them on purpose."""
+    from deepsearch.llm.parse import ParseFailure, parse_json_lenient
+
+    refused = []
+    for case in cases:
+        if case.must_fail or case.expected is NOTHING:
+            continue
+        try:
+            parse_json_lenient(case.input, require_object=False)
+        except ParseFailure as exc:
+            if "before the value of key" in str(exc):
+                refused.append(case.id)
+    return refused
+
+
 def run() -> str:
     command = "`.venv/bin/python -m bench parse_ladder`"
     if not CASES_DIR.is_dir():
@@ -153,7 +175,15 @@ def run() -> str:
     verdict = (
         "met" if ours["passed"] >= best_single and ours["must_fail_accepted"] == 0 else "NOT met"
     )
+    refused = refused_unfinished(cases)
     lines += [
+        "",
+        f"Before issue 8's fixes the ladder passed {BEFORE_ISSUE_8}/{len(cases)}; now "
+        f"{ours['passed']}/{len(cases)}. The fence now closes only at a line start (a reply "
+        "whose string value holds ``` is no longer cut there), and no repair invents a value "
+        f"for a key the reply did not finish: {len(refused)} cases expect exactly that "
+        'invention (`{"a":}` → `{"a": null}`) and are refused on purpose, so the client '
+        "asks the model again: " + ", ".join(f"`{r}`" for r in refused) + ".",
         "",
         f"Ladder passes / best single library passes = {ours['passed']}/{best_single} "
         f"= {ratio:.3f}; must-fail accepted by the ladder: {ours['must_fail_accepted']}. "

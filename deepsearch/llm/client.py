@@ -30,6 +30,7 @@ from deepsearch.llm.base import (
 )
 from deepsearch.llm.parse import ParseFailure, extract_json_text, parse_json_lenient
 from deepsearch.llm.provider_common import Embeddings
+from deepsearch.llm.schema_dialects import drop_null_defaults
 from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
 
@@ -246,6 +247,8 @@ class LLMClient:
             return None, str(exc)
         if _has_non_finite(data):  # NaN/Infinity parse in Python but are never valid JSON
             return None, "the reply contains NaN or Infinity, which JSON does not allow"
+        # Strict mode sends null for an optional field it had to make nullable.
+        data = drop_null_defaults(_json_schema(schema), data)
         try:
             return schema.model_validate(data), ""
         except ValidationError as exc:

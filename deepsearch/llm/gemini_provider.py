@@ -1,7 +1,7 @@
 """Gemini provider on `google-genai` (async), with a native JSON response schema.
 
 Structured output sends `response_mime_type="application/json"` plus
-`response_json_schema`; if the API rejects the schema, the call is repeated with
+`response_json_schema`, rewritten into Gemini's documented subset (`schema_dialects`); if the API rejects the schema, the call is repeated with
 JSON mode and the schema in the system instruction, and that choice is remembered
 per model on the provider instance, which is built once per run (so: for the rest of
 the run). Retries on 408/429/5xx are the SDK's own (`HttpRetryOptions`, exponential
@@ -27,6 +27,7 @@ from deepsearch.llm.provider_common import (
     schema_instruction,
     url_password,
 )
+from deepsearch.llm.schema_dialects import GEMINI, UnsupportedSchema, to_dialect
 
 if TYPE_CHECKING:
     from google import genai
@@ -105,6 +106,10 @@ class GeminiProvider:
         if request.json_schema is None:
             return await self._send(request, "text")
         model = request.settings.model
+        if gemini_schema(request.json_schema) is None:
+            # Nothing Gemini's subset can express: this schema goes in the prompt,
+            # without marking the model as one that rejects schemas.
+            return await self._send(request, "json_object")
         known = self._modes.get(model)
         if known is None or known == "json_schema":
             try:
@@ -159,8 +164,9 @@ class GeminiProvider:
         extra: dict[str, Any] = {}
         if request.json_schema is not None:
             extra["response_mime_type"] = "application/json"
-            if mode == "json_schema":
-                extra["response_json_schema"] = request.json_schema
+            native = gemini_schema(request.json_schema) if mode == "json_schema" else None
+            if native is not None:
+                extra["response_json_schema"] = native
             else:
                 system += schema_instruction(request.json_schema)
         return types.GenerateContentConfig(
@@ -208,6 +214,14 @@ class GeminiProvider:
         if "timeout" in type(exc).__name__.lower():
             return wording.timeout(self._timeout_s)
         return wording.failed(exc, message)
+
+
+def gemini_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """`schema` in Gemini's documented responseJsonSchema subset, or None if impossible."""
+    try:
+        return to_dialect(schema, GEMINI)
+    except UnsupportedSchema:
+        return None
 
 
 class _SchemaRejected(Exception):

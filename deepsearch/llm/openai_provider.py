@@ -2,7 +2,8 @@
 
 One class serves OpenAI, Ollama (`<ollama_url>/v1`), vLLM, LM Studio, OpenRouter and
 DeepSeek: only the base URL and key differ. Structured output tries, in order,
-`response_format` json_schema (strict when the schema allows it), JSON mode with the
+`response_format` json_schema (strict: the schema is rewritten into the strict
+subset, see `schema_dialects`), JSON mode with the
 schema in the system prompt, then plain prompted JSON; the first mode a model accepts
 is remembered on the provider instance, which is built once per run (so: for the rest
 of the run). Retries (429/5xx/timeouts, with Retry-After and jittered backoff) are the
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from copy import deepcopy
 from typing import TYPE_CHECKING, Any
 
 from deepsearch.errors import ProviderError
@@ -37,6 +37,7 @@ from deepsearch.llm.provider_common import (
     schema_instruction,
     url_password,
 )
+from deepsearch.llm.schema_dialects import OPENAI_STRICT, UnsupportedSchema, to_dialect
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from deepsearch.config import ProviderName, Settings
 
 _LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object", "prompted")
-_STRICT_DROP = {"default", "examples"}
 _REJECTION_HINTS = ("response_format", "json_schema", "json_object", "structured output", "schema")
 _CONTEXT_HINTS = ("context_length_exceeded", "maximum context length", "context length", "too long")
 # Sent when OPENAI_BASE_URL names a server that needs no key: the SDK refuses an empty one.
@@ -52,34 +52,15 @@ KEYLESS_PLACEHOLDER = "not-needed"
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """A strict-mode copy (every property required, no extra keys), or None if impossible.
+    """The strict-mode form of `schema` (see `schema_dialects`), or None if impossible.
 
-    Strict mode cannot express optional properties or free-form objects, so a schema
-    with either is sent non-strict rather than silently changed.
+    Only a schema strict mode cannot express at all (a free-form object, a
+    recursive model) is sent non-strict, unchanged.
     """
-    ok = True
-
-    def walk(node: Any) -> Any:
-        nonlocal ok
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        if not isinstance(node, dict):
-            return node
-        out = {k: walk(v) for k, v in node.items() if k not in _STRICT_DROP}
-        if node.get("type") == "object" or "properties" in node:
-            props = node.get("properties") or {}
-            extra = node.get("additionalProperties", False)
-            if (
-                not props
-                or extra not in (False, None)
-                or set(node.get("required", [])) != set(props)
-            ):
-                ok = False
-            out["additionalProperties"] = False
-        return out
-
-    copy = walk(deepcopy(schema))
-    return copy if ok else None
+    try:
+        return to_dialect(schema, OPENAI_STRICT)
+    except UnsupportedSchema:
+        return None
 
 
 class OpenAIProvider:

@@ -6,7 +6,9 @@ the pydantic schema happens in the client, never here: this module only finds JS
 
 Leniency has limits: text glued to the end of the JSON (`{"a":2}foo`), a bare word
 before it (`callback {}`), a lone bracket after prose, and repairs that would invent
-a value (`{"a",`) are failures, not guesses (bench/parse_ladder.py measures both).
+a value for a key the reply did not finish (`{"a",`, `{"a": 1, "b":`, `{"a": }`)
+are failures, not guesses: the client asks again, as for a cut-off reply
+(bench/parse_ladder.py measures both).
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ _CLOSED_BLOCK = re.compile(
 )
 _DANGLING_CLOSE = re.compile(r"^.*?</(?:" + "|".join(_REASONING_TAGS) + r")\s*>", re.DOTALL | re.I)
 _UNCLOSED_OPEN = re.compile(r"<(?:" + "|".join(_REASONING_TAGS) + r")\b[^>]*>", re.IGNORECASE)
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
+# A fence closes only at the start of a line (as in CommonMark) or at the very end of
+# the reply: backticks inside a JSON string value (`"code": "```py ..."`) are never
+# at a line start, since JSON strings cannot hold a raw newline.
+_FENCE = re.compile(
+    r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:\n[ \t]{0,3}```|```[ \t]*\Z|\Z)", re.DOTALL
+)
 
 
 # fullmatch, not match with "$": "$" also matches before a trailing newline, which
@@ -152,6 +159,84 @@ def _repair(candidate: str) -> Any:
     return _NOTHING if value == "" else value
 
 
+def _skip_string(text: str, pos: int) -> int:
+    """Index just past the string opening at `pos` (or the end if it never closes)."""
+    quote = text[pos]
+    pos += 1
+    while pos < len(text):
+        if text[pos] == "\\":
+            pos += 2
+            continue
+        if text[pos] == quote:
+            return pos + 1
+        pos += 1
+    return pos
+
+
+def _skip_comment(text: str, pos: int) -> int:
+    if text.startswith("//", pos):
+        end = text.find("\n", pos)
+        return len(text) if end < 0 else end
+    end = text.find("*/", pos + 2)
+    return len(text) if end < 0 else end + 2
+
+
+def _tokens(text: str) -> list[tuple[str, str, bool]]:
+    """(kind, text, inside an object) of the significant tokens outside comments:
+    kind is "str" (a quoted string, closed or not), "punct" (one of `{}[],:`) or
+    "word" (anything else, read up to the next punctuation or quote)."""
+    out: list[tuple[str, str, bool]] = []
+    stack: list[str] = []
+    pos = 0
+    while pos < len(text):
+        char = text[pos]
+        in_object = bool(stack) and stack[-1] == "{"
+        if char in "\"'":
+            end = _skip_string(text, pos)
+            out.append(("str", text[pos + 1 : end], in_object))
+            pos = end
+        elif text.startswith(("//", "/*"), pos):
+            pos = _skip_comment(text, pos)
+        elif char in "{}[],:":
+            if char in "{[":
+                stack.append(char)
+            elif char in "}]" and stack:
+                stack.pop()
+            out.append(("punct", char, in_object))
+            pos += 1
+        elif char.isspace():
+            pos += 1
+        else:
+            end = pos
+            while end < len(text) and text[end] not in "{}[],:\"'" and not text[end].isspace():
+                end += 1
+            out.append(("word", text[pos:end], in_object))
+            pos = end
+    return out
+
+
+def unfinished_key(candidate: str) -> str | None:
+    """A quoted key the text gives no value for, or None. Two shapes: a colon with
+    nothing after it but `,`, `}` or the end (`{"a": }`, `{"a":,`, a reply cut off
+    after `"b":`), and a reply ending in a key (`{"a": 1, "b"`). Repairing either
+    means inventing the value; unquoted prose values are left to the repair."""
+    tokens = _tokens(candidate)
+    for i, (kind, text, _) in enumerate(tokens):
+        if kind != "punct" or text != ":" or i == 0 or tokens[i - 1][0] != "str":
+            continue
+        after = tokens[i + 1][1] if i + 1 < len(tokens) else None
+        if after is None or (tokens[i + 1][0] == "punct" and after in ",}"):
+            return tokens[i - 1][1].rstrip("\"'")
+    if len(tokens) >= 2:
+        kind, text, in_object = tokens[-1]
+        before = tokens[-2]
+        # An unclosed `{"key:value}` is a key and value missing their quotes.
+        unclosed_pair = not text.endswith(('"', "'")) and ":" in text
+        if kind == "str" and in_object and before[0] == "punct" and before[1] in "{,":
+            return None if unclosed_pair else text.rstrip("\"'")
+    return None
+
+
 def _has_empty_string(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_has_empty_string(v) for v in value.values())
@@ -187,6 +272,12 @@ def parse_json_lenient(text: str, *, require_object: bool = True) -> Any:
             return value
     except ValueError:
         pass
+    key = unfinished_key(candidate)
+    if key is not None:
+        raise ParseFailure(
+            f"the reply ends or breaks off before the value of key {key!r} (cut off?); "
+            "no value is invented for it"
+        )
     # Hjson reads a braceless "key: value" root as an object; for an object reply
     # that would turn prose like "Note: none found" into data.
     fallback: Any = _NOTHING

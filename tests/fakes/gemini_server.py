@@ -9,7 +9,9 @@ Serves POST /{v1,v1beta}/models/{model}:generateContent and :embedContent /
 :batchEmbedContents. A reply (queued, or from `handler(request_json)`) may be a
 `str` (the candidate text), a dict with "candidates" (the raw body), any other dict
 (JSON-encoded as the text), or a `GeminiReply`. `reject_json_schema=True` answers
-400 INVALID_ARGUMENT to requests carrying a responseJsonSchema.
+400 INVALID_ARGUMENT to requests carrying a responseJsonSchema; so does any
+responseJsonSchema outside Gemini's documented subset (tests/llm/gemini_rules.py),
+which is also listed in `schema_rejections`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.loopback import HTTPReply, LoopbackJSONServer, RecordedRequest
+from tests.llm.gemini_rules import violations
 
 DEFAULT_USAGE = {"promptTokenCount": 17, "candidatesTokenCount": 6, "totalTokenCount": 23}
 
@@ -68,6 +71,7 @@ class FakeGeminiServer(LoopbackJSONServer):
         self.handler = handler
         self.reject_json_schema = reject_json_schema
         self.queue: deque[ReplyLike] = deque()
+        self.schema_rejections: list[str] = []
 
     def enqueue(self, *replies: ReplyLike) -> None:
         self.queue.extend(replies)
@@ -100,6 +104,14 @@ class FakeGeminiServer(LoopbackJSONServer):
                     }
                 },
             )
+        if "responseJsonSchema" in config and (found := violations(config["responseJsonSchema"])):
+            self.schema_rejections.append(found[0])
+            err = {
+                "code": 400,
+                "message": f"Invalid value at 'generation_config.response_json_schema': {found[0]}",
+                "status": "INVALID_ARGUMENT",
+            }
+            return HTTPReply(400, {"error": err})
         if self.queue:
             reply = _as_reply(self.queue.popleft())
         elif self.handler is not None:

@@ -17,11 +17,16 @@ When the queue is empty and no handler is set, the server answers "{}" content.
 `api_key="..."` answers 401 to every request without that bearer token.
 `reject_json_schema=True` makes json_schema requests fail with HTTP 400 the way
 servers without structured-output support do; `reject_json_object` likewise.
+Like the real API, a json_schema request with `strict: true` whose schema is outside
+the documented strict subset (tests/llm/strict_rules.py) or whose name is not
+`[a-zA-Z0-9_-]{1,64}` gets HTTP 400 `invalid_request_error` (param
+"response_format"); such requests are also listed in `schema_rejections`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +35,9 @@ from typing import Any
 import pytest
 
 from tests.fakes.loopback import HTTPReply, LoopbackJSONServer, RecordedRequest
+from tests.llm.strict_rules import violations
+
+_SCHEMA_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 DEFAULT_USAGE = {"prompt_tokens": 21, "completion_tokens": 9, "total_tokens": 30}
 
@@ -88,6 +96,8 @@ class FakeOpenAIServer(LoopbackJSONServer):
         self.reject_json_object = reject_json_object
         self.models = models
         self.queue: deque[ReplyLike] = deque()
+        # (schema name, the rule it broke) of every strict schema answered with 400.
+        self.schema_rejections: list[tuple[str, str]] = []
 
     @property
     def base_url(self) -> str:
@@ -134,6 +144,8 @@ class FakeOpenAIServer(LoopbackJSONServer):
                     }
                 },
             )
+        if rf == "json_schema" and (invalid := self._strict_violation(body)) is not None:
+            return invalid
         if self.queue:
             reply = _as_reply(self.queue.popleft())
         elif self.handler is not None:
@@ -158,6 +170,25 @@ class FakeOpenAIServer(LoopbackJSONServer):
         if reply.usage is not None:
             payload["usage"] = reply.usage
         return HTTPReply(reply.status, payload, reply.headers, reply.delay_s)
+
+    def _strict_violation(self, body: dict[str, Any]) -> HTTPReply | None:
+        """The 400 the real API gives a strict schema outside the subset, or None."""
+        spec = body["response_format"].get("json_schema") or {}
+        name = str(spec.get("name", ""))
+        if not _SCHEMA_NAME.fullmatch(name):
+            problem = f"Invalid 'response_format.json_schema.name': {name!r} must match [a-zA-Z0-9_-]{{1,64}}."
+        elif spec.get("strict") is True and (found := violations(spec.get("schema"))):
+            problem = f"Invalid schema for response_format '{name}': {found[0]}."
+        else:
+            return None
+        self.schema_rejections.append((name, problem))
+        err = {
+            "message": problem,
+            "type": "invalid_request_error",
+            "param": "response_format",
+            "code": None,
+        }
+        return HTTPReply(400, {"error": err})
 
     def _embeddings(self, body: dict[str, Any]) -> HTTPReply:
         inputs = body.get("input") or []

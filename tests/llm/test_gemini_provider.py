@@ -7,7 +7,7 @@ import json
 import pytest
 
 from deepsearch.errors import ContextLengthError, ProviderAuthError, ProviderError
-from deepsearch.llm.gemini_provider import GeminiProvider
+from deepsearch.llm.gemini_provider import GeminiProvider, gemini_schema
 from tests.fakes.gemini_server import FakeGeminiServer, GeminiReply
 from tests.llm.helpers import ASK, SECRET, Answer, gemini_client
 
@@ -25,7 +25,8 @@ async def test_response_schema_success(gemini_server: FakeGeminiServer) -> None:
     assert request.path == "/v1beta/models/gemini-2.5-flash:generateContent"
     config = request.body["generationConfig"]
     assert config["responseMimeType"] == "application/json"
-    assert config["responseJsonSchema"] == Answer.model_json_schema()
+    assert config["responseJsonSchema"] == gemini_schema(Answer.model_json_schema())
+    assert gemini_server.schema_rejections == []
     assert config["maxOutputTokens"] == 4096 and config["temperature"] == 0.3
     assert request.body["systemInstruction"]["parts"][0]["text"] == "Be exact."
     assert request.headers["x-goog-api-key"] == SECRET

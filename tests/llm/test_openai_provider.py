@@ -42,7 +42,7 @@ async def test_json_schema_success_sends_strict_schema(openai_server: FakeOpenAI
     assert client.tracker.by_tool()["evaluator"].prompt_tokens == 21
 
 
-def test_strict_copy_only_when_the_schema_allows_it() -> None:
+def test_strict_copy_unless_strict_mode_cannot_express_it() -> None:
     class Optional_(BaseModel):
         answer: str
         note: str = ""
@@ -51,22 +51,23 @@ def test_strict_copy_only_when_the_schema_allows_it() -> None:
         data: dict[str, int]
 
     assert strict_schema(Answer.model_json_schema()) is not None
-    assert strict_schema(Optional_.model_json_schema()) is None
-    assert strict_schema(Free.model_json_schema()) is None
+    assert strict_schema(Optional_.model_json_schema()) is not None  # nullable, required
+    assert strict_schema(Free.model_json_schema()) is None  # a free-form map
 
 
-async def test_non_strict_schema_is_sent_unchanged(openai_server: FakeOpenAIServer) -> None:
-    class WithDefault(BaseModel):
-        answer: str
-        note: str = "none"
+async def test_schema_strict_mode_cannot_express_is_sent_unchanged(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    class Free(BaseModel):
+        data: dict[str, int]
 
-    openai_server.enqueue('{"answer": "x"}')
+    openai_server.enqueue('{"data": {"a": 1}}')
     client, _ = openai_client(openai_server.base_url)
-    result = await client.generate_object("agent", WithDefault, "s", ASK)
-    assert result.value.note == "none"
+    result = await client.generate_object("agent", Free, "s", ASK)
+    assert result.value.data == {"a": 1}
     sent = openai_server.chat_requests[0].body["response_format"]["json_schema"]
     assert sent["strict"] is False
-    assert sent["schema"] == WithDefault.model_json_schema()
+    assert sent["schema"] == Free.model_json_schema()
 
 
 @pytest.mark.parametrize(

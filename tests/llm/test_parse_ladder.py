@@ -99,3 +99,50 @@ def test_prose_line_before_the_object_is_not_a_glued_bare_word() -> None:
     # Regression: the bare-word guard's "$" matched before the newline.
     assert parse_json_lenient('Sure \n{"a": 1}') == {"a": 1}
     assert parse_json_lenient('A \n{"": null}\n') == {"": None}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"foo": 1, "bar":',  # cut off after the colon: "bar" would become ""
+        '{"foo": 1, "bar": ',
+        '```json\n{"foo": 1, "bar":',
+        '{"a": {"b":',
+        '{"a": }',
+        '{"a":, "b": 2}',
+        '{"a": 1, "b"',  # a key with neither colon nor value
+    ],
+)
+def test_no_value_is_invented_for_an_unfinished_key(text: str) -> None:
+    with pytest.raises(ParseFailure, match="before the value of key"):
+        parse_json_lenient(text)
+
+
+def test_backticks_inside_a_fenced_string_value_do_not_close_the_fence() -> None:
+    obj = {"code": "```python\nprint(1)\n```", "n": 2}
+    text = f"```json\n{json.dumps(obj)}\n```"
+    assert parse_json_lenient(text) == obj
+    pretty = "Here:\n```json\n" + json.dumps(obj, indent=2) + "\n```\nDone."
+    assert parse_json_lenient(pretty) == obj
+
+
+def test_a_closing_fence_glued_to_the_last_line_still_closes() -> None:
+    assert parse_json_lenient('```json\n{"a": "x"}```') == {"a": "x"}
+    assert parse_json_lenient('```json\n{"a": "```"}\n```') == {"a": "```"}
+
+
+async def test_an_unfinished_key_is_asked_for_again() -> None:
+    from pydantic import BaseModel
+
+    from deepsearch.llm.base import Message
+    from deepsearch.llm.testing import scripted_client
+
+    class Pair(BaseModel):
+        foo: int
+        bar: str = "unset"
+
+    replies = ['{"foo": 1, "bar":', '{"foo": 1, "bar": "real"}']
+    client, provider = scripted_client(lambda request: replies[len(provider.calls) - 1])
+    result = await client.generate_object("agent", Pair, "s", [Message(role="user", content="q")])
+    assert result.value == Pair(foo=1, bar="real") and result.attempts == 2
+    assert "before the value of key 'bar'" in provider.calls[1].messages[-1].content

@@ -1,0 +1,287 @@
+"""Pydantic JSON schemas rewritten into the subsets the providers enforce.
+
+Callers keep plain pydantic models (optional fields, defaults, length limits); this
+module turns their JSON schema into what a provider's constrained decoding accepts:
+
+* OpenAI strict mode (`response_format.json_schema.strict: true`): every object
+  closed (`additionalProperties: false`) and listing EVERY property in `required`;
+  a property that was optional becomes nullable (`anyOf [..., {"type": "null"}]`),
+  and a null received for it is turned back into "absent" by `drop_null_defaults`,
+  so pydantic fills in the default. Keywords outside the documented subset
+  (`minLength`, `maxLength`, `default`, `examples`, `title`, ...) are stripped and
+  their intent written into `description`: the model still reads them, and the
+  pydantic model still enforces them after parsing.
+* Gemini `responseJsonSchema`: its documented subset (no `const`, `default`,
+  `pattern`, string lengths or exclusive bounds); optional fields stay optional.
+
+`$ref`s are inlined and `$defs` dropped (every schema here is small and acyclic,
+and both providers handle plain nesting more uniformly than references). A schema
+that cannot be expressed (a free-form object, a recursive model, `allOf`/`not`)
+raises `UnsupportedSchema`; the provider then sends it without constraints.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+# Annotations every dialect keeps (`title` is dropped: pydantic's titles are
+# noise the model pays tokens for).
+_ANNOTATIONS = frozenset({"description"})
+_COMPOSITION = frozenset({"anyOf", "oneOf", "allOf", "$ref", "not", "if", "then", "else"})
+
+
+class UnsupportedSchema(ValueError):
+    """The schema has a construct the dialect cannot express."""
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: dialects are constants
+class Dialect:
+    name: str
+    # Type -> the validation keywords the provider accepts for it.
+    keywords: dict[str, frozenset[str]]
+    formats: frozenset[str]
+    all_required: bool
+
+
+OPENAI_STRICT = Dialect(
+    name="openai-strict",
+    keywords={
+        "string": frozenset({"enum", "pattern", "format"}),
+        "number": frozenset(
+            {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+        ),
+        "integer": frozenset(
+            {"enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+        ),
+        "boolean": frozenset({"enum"}),
+        "array": frozenset({"items", "minItems", "maxItems"}),
+        "object": frozenset({"properties", "required", "additionalProperties"}),
+        "null": frozenset(),
+    },
+    formats=frozenset(
+        {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+    ),
+    all_required=True,
+)
+
+GEMINI = Dialect(
+    name="gemini",
+    keywords={
+        "string": frozenset({"enum", "format"}),
+        "number": frozenset({"enum", "minimum", "maximum"}),
+        "integer": frozenset({"enum", "minimum", "maximum"}),
+        "boolean": frozenset(),
+        "array": frozenset({"items", "prefixItems", "minItems", "maxItems"}),
+        "object": frozenset({"properties", "required", "additionalProperties"}),
+        "null": frozenset(),
+    },
+    formats=frozenset({"date-time", "date", "time"}),
+    all_required=False,
+)
+
+# How a stripped keyword's intent is worded in the description.
+_WORDING: dict[str, str] = {
+    "minLength": "at least {} characters",
+    "maxLength": "at most {} characters",
+    "pattern": "matching the regular expression {}",
+    "format": "in {} format",
+    "minimum": "at least {}",
+    "maximum": "at most {}",
+    "exclusiveMinimum": "greater than {}",
+    "exclusiveMaximum": "less than {}",
+    "multipleOf": "a multiple of {}",
+    "minItems": "at least {} items",
+    "maxItems": "at most {} items",
+    "uniqueItems": "no repeated items",
+}
+# Dropped without a word: annotations the model gains nothing from.
+_SILENT = frozenset({"title", "examples", "default", "$schema", "$id", "readOnly", "writeOnly"})
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy with every local `$ref` replaced by its definition and `$defs` dropped."""
+    defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+
+    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [resolve(v, seen) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref.rsplit("/", 1)[-1]
+            if name in seen or name not in defs or not ref.startswith("#/"):
+                raise UnsupportedSchema(f"cannot inline $ref {ref!r} (recursive or unknown)")
+            target = resolve(defs[name], (*seen, name))
+            siblings = {k: resolve(v, seen) for k, v in node.items() if k != "$ref"}
+            return {**target, **siblings}
+        return {k: resolve(v, seen) for k, v in node.items() if k not in ("$defs", "definitions")}
+
+    return resolve(schema, ())
+
+
+def _describe(node: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    if not notes:
+        return node
+    text = node.get("description", "")
+    extra = "; ".join(notes)
+    node["description"] = f"{text} ({extra})" if text else extra
+    return node
+
+
+def _accepts_null(node: dict[str, Any]) -> bool:
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_accepts_null(b) for b in node.get("anyOf", []) if isinstance(b, dict))
+
+
+def _convert_object(node: dict[str, Any], dialect: Dialect, depth: int) -> dict[str, Any]:
+    props = node.get("properties")
+    extra = node.get("additionalProperties", False)
+    if not isinstance(props, dict) or not props or extra not in (False, None):
+        raise UnsupportedSchema("a free-form object (no fixed properties) cannot be constrained")
+    required = [name for name in props if name in set(node.get("required", []))]
+    out_props: dict[str, Any] = {}
+    for name, sub in props.items():
+        converted = _convert(sub, dialect, depth + 1)
+        if dialect.all_required and name not in required:
+            converted = _nullable(converted, sub)
+        out_props[name] = converted
+    out = {"type": "object", "properties": out_props, "additionalProperties": False}
+    out["required"] = list(props) if dialect.all_required else required
+    return out
+
+
+def _nullable(converted: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
+    """An optional property as strict mode expresses it: present, possibly null."""
+    if _accepts_null(converted):
+        return converted
+    note = "null means the default"
+    if "default" in original:
+        note = f"null means the default, {json.dumps(original['default'])}"
+    description = converted.pop("description", None)
+    out: dict[str, Any] = {"anyOf": [converted, {"type": "null"}]}
+    if description:
+        out["description"] = description
+    return _describe(out, [note])
+
+
+def _convert(node: Any, dialect: Dialect, depth: int = 0) -> dict[str, Any]:
+    if not isinstance(node, dict):
+        raise UnsupportedSchema(f"a schema must be an object, not {type(node).__name__}")
+    node = dict(node)
+    if "const" in node:  # neither subset lists `const`; a one-value enum says the same
+        node["enum"] = [node.pop("const")]
+    if "oneOf" in node:  # the values of a pydantic union never match two branches
+        node["anyOf"] = node.pop("oneOf")
+    if "allOf" in node and len(node["allOf"]) == 1:
+        node = {**node.pop("allOf")[0], **node}
+    blocked = _COMPOSITION.intersection(node) - {"anyOf"}
+    if blocked:
+        raise UnsupportedSchema(f"unsupported keyword(s): {', '.join(sorted(blocked))}")
+    out: dict[str, Any] = {k: node[k] for k in _ANNOTATIONS if k in node}
+    if "anyOf" in node:
+        out["anyOf"] = [_convert(b, dialect, depth + 1) for b in node["anyOf"]]
+        return _describe(out, _stripped(node, frozenset({"anyOf"})))
+    kind = node.get("type")
+    if kind is None and "enum" in node:
+        kind = _enum_type(node["enum"])
+    if not isinstance(kind, str) or kind not in dialect.keywords:
+        raise UnsupportedSchema(f"unsupported or missing type {kind!r}")
+    if kind == "object":
+        out.update(_convert_object(node, dialect, depth))
+        return _describe(out, _stripped(node, frozenset(out) | {"type"}))
+    out["type"] = kind
+    allowed = dialect.keywords[kind]
+    for key in allowed & set(node):
+        if key == "items":
+            out["items"] = _convert(node["items"], dialect, depth + 1)
+        elif key == "prefixItems":
+            out["prefixItems"] = [_convert(i, dialect, depth + 1) for i in node["prefixItems"]]
+        elif key == "format" and node["format"] not in dialect.formats:
+            continue
+        else:
+            out[key] = node[key]
+    kept = frozenset(out) | frozenset({"type"})
+    return _describe(out, _stripped(node, kept))
+
+
+def _enum_type(values: list[Any]) -> str | None:
+    if all(isinstance(v, str) for v in values):
+        return "string"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "integer"
+    return None
+
+
+def _stripped(node: dict[str, Any], kept: frozenset[str]) -> list[str]:
+    """Descriptions of the constraints being dropped, so their intent survives."""
+    notes = []
+    for key, value in node.items():
+        if key in kept or key in _ANNOTATIONS or key in _SILENT:
+            continue
+        wording = _WORDING.get(key)
+        if wording is None:
+            raise UnsupportedSchema(f"unsupported keyword {key!r}")
+        notes.append(wording.format(value))
+    return notes
+
+
+@lru_cache(maxsize=256)
+def _cached(text: str, dialect: Dialect) -> str:
+    schema = json.loads(text)
+    converted = _convert(inline_refs(schema), dialect)
+    if converted.get("type") != "object":
+        raise UnsupportedSchema("the root must be an object")
+    return json.dumps(converted)
+
+
+def to_dialect(schema: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
+    """`schema` rewritten into `dialect`'s subset (a fresh copy, cached per schema)."""
+    result: dict[str, Any] = json.loads(_cached(json.dumps(schema), dialect))
+    return result
+
+
+def drop_null_defaults(schema: dict[str, Any], data: Any) -> Any:
+    """`data` without the nulls strict mode forced on optional, non-nullable fields.
+
+    Strict mode makes the model send `"think": null` where the pydantic field was
+    `think: str = ""`; dropping the key lets pydantic apply the default instead of
+    failing. A null for a field whose own type allows null is left alone (it is a
+    real value), and so is a null for a required field (a genuine error).
+    """
+    return _drop(inline_refs_lenient(schema), data)
+
+
+def inline_refs_lenient(schema: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return inline_refs(schema)
+    except UnsupportedSchema:
+        return schema
+
+
+def _drop(node: Any, data: Any) -> Any:
+    if not isinstance(node, dict):
+        return data
+    if isinstance(data, list) and isinstance(node.get("items"), dict):
+        return [_drop(node["items"], item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    for branch in node.get("anyOf", []):
+        if isinstance(branch, dict) and "properties" in branch:
+            return _drop(branch, data)
+    props = node.get("properties")
+    if not isinstance(props, dict):
+        return data
+    required = set(node.get("required", []))
+    out = {}
+    for key, value in data.items():
+        sub = props.get(key)
+        if value is None and sub is not None and key not in required and not _accepts_null(sub):
+            continue
+        out[key] = _drop(sub, value) if isinstance(sub, dict) else value
+    return out

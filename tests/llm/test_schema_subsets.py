@@ -1,0 +1,246 @@
+"""Every schema the project can send fits OpenAI's strict subset and Gemini's subset.
+
+The checkers (strict_rules.py, gemini_rules.py) are written from the providers'
+documentation, independently of the transform in deepsearch/llm/schema_dialects.py;
+the fakes enforce the same checkers, as the real APIs do.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from deepsearch.agent.actions.coding import CodeReply
+from deepsearch.agent.evaluator import CHECKS, ErrorAnalysis, QuestionEval
+from deepsearch.agent.rewrite import RewriteReply
+from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
+from deepsearch.llm.client import distill_schema
+from deepsearch.llm.gemini_provider import gemini_schema
+from deepsearch.llm.openai_provider import strict_schema
+from deepsearch.llm.schema_dialects import drop_null_defaults
+from tests.fakes.gemini_server import FakeGeminiServer
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.llm import gemini_rules, strict_rules
+from tests.llm.helpers import ASK, gemini_client, openai_client
+
+# Every combination of allowed actions the loop can ask for (AllowFlags -> allowed()).
+COMBOS = [
+    AllowFlags().only(*names).allowed()
+    for size in range(1, len(ACTION_ORDER) + 1)
+    for names in itertools.combinations(ACTION_ORDER, size)
+]
+OTHER_SCHEMAS: list[type[BaseModel]] = [
+    QuestionEval,
+    ErrorAnalysis,
+    RewriteReply,
+    CodeReply,
+    *(schema for schema, _ in CHECKS.values()),
+]
+
+
+def all_schemas() -> list[tuple[str, dict[str, Any]]]:
+    """(name, JSON schema) of every generate_object target, also in distilled form."""
+    models = [(f"step{list(c)}", step_schema(c)) for c in COMBOS]
+    models += [(m.__name__, m) for m in OTHER_SCHEMAS]
+    out = [(name, m.model_json_schema()) for name, m in models]
+    return out + [(f"{name} (distilled)", distill_schema(s)) for name, s in out]
+
+
+SCHEMAS = all_schemas()
+
+
+def test_every_action_combination_is_covered() -> None:
+    assert len(COMBOS) == 2 ** len(ACTION_ORDER) - 1 == 31
+    assert len(SCHEMAS) == 2 * (31 + len(OTHER_SCHEMAS))
+
+
+@pytest.mark.parametrize(("name", "schema"), SCHEMAS, ids=[n for n, _ in SCHEMAS])
+def test_openai_strict_subset(name: str, schema: dict[str, Any]) -> None:
+    strict = strict_schema(schema)
+    assert strict is not None, f"{name} would be sent non-strict"
+    assert strict_rules.violations(strict) == []
+
+
+@pytest.mark.parametrize(("name", "schema"), SCHEMAS, ids=[n for n, _ in SCHEMAS])
+def test_gemini_subset(name: str, schema: dict[str, Any]) -> None:
+    native = gemini_schema(schema)
+    assert native is not None, f"{name} would be sent without a response schema"
+    assert gemini_rules.violations(native) == []
+
+
+def test_the_checkers_reject_what_pydantic_emits() -> None:
+    # Without the transform the checkers fail: they are not vacuous.
+    raw = step_schema(ACTION_ORDER).model_json_schema()
+    openai_problems = " ".join(strict_rules.violations(raw))
+    assert "required must list every property" in openai_problems
+    assert "additionalProperties must be false" in openai_problems
+    assert "'maxLength' is not supported" in openai_problems
+    assert "'default' is not supported" in openai_problems
+    gemini_problems = " ".join(gemini_rules.violations(raw))
+    assert "'maxLength'" in gemini_problems and "'default'" in gemini_problems
+    assert "'const'" in " ".join(
+        gemini_rules.violations(step_schema(("answer",)).model_json_schema())
+    )
+
+
+def _obj(**props: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("schema", "why"),
+    [
+        ({"anyOf": [_obj(a={"type": "string"})]}, "root must be an object"),
+        ({**_obj(a={"type": "string"}), "required": []}, "required must list"),
+        (_obj(a={"type": "string", "minLength": 1}), "'minLength' is not supported"),
+        (_obj(a={"type": "string", "format": "uri"}), "format 'uri'"),
+        (_obj(a={"allOf": [{"type": "string"}]}), "'allOf' is not supported"),
+        (_obj(a={"$ref": "#/$defs/Missing"}), "does not point into $defs"),
+        (_obj(a={"description": "no type"}), "no type, enum, anyOf or $ref"),
+        (_obj(a={"type": "string", "enum": [f"v{i}" for i in range(1001)]}), "enum values"),
+    ],
+)
+def test_strict_checker_rejects_each_documented_rule(schema: dict[str, Any], why: str) -> None:
+    assert why in " ".join(strict_rules.violations(schema))
+
+
+def test_strict_checker_limits_nesting_depth() -> None:
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(10):
+        deep = _obj(x=deep)
+    assert "nested deeper than 10" in " ".join(strict_rules.violations(deep))
+    assert strict_rules.violations(_obj(x=_obj(x={"type": "string"}))) == []
+
+
+def test_stripped_limits_keep_their_intent_in_the_description() -> None:
+    strict = strict_schema(step_schema(ACTION_ORDER).model_json_schema())
+    assert strict is not None
+    assert "at most 600 characters" in strict["properties"]["think"]["description"]
+    gem = gemini_schema(QuestionEval.model_json_schema())
+    assert gem is not None and "at most 500 characters" in gem["properties"]["think"]["description"]
+
+
+def test_optional_fields_become_required_and_nullable() -> None:
+    strict = strict_schema(step_schema(("search", "answer")).model_json_schema())
+    assert strict is not None
+    assert strict["required"] == ["think", "action", "search", "answer"]
+    branches = strict["properties"]["search"]["anyOf"]
+    assert {"type": "null"} in branches and branches[0]["required"] == ["queries"]
+    # An optional field whose own type excludes null is made nullable, not forced.
+    evals = strict_schema(QuestionEval.model_json_schema())
+    assert evals is not None and evals["required"] == list(QuestionEval.model_fields)
+    think = evals["properties"]["think"]
+    assert think["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    assert 'null means the default, ""' in think["description"]
+    # Gemini keeps optional fields optional: fewer output tokens, same meaning.
+    gem = gemini_schema(step_schema(("search", "answer")).model_json_schema())
+    assert gem is not None and gem["required"] == ["think", "action"]
+
+
+class Defaults(BaseModel):
+    name: str
+    note: str = Field("none", max_length=20)
+    tags: list[str] = Field(default_factory=lambda: ["t"])
+    limit: int | None = 5  # nullable itself: a null here is a real value
+
+
+def test_a_null_for_an_optional_field_becomes_its_default() -> None:
+    data = {"name": "a", "note": None, "tags": None, "limit": None}
+    cleaned = drop_null_defaults(Defaults.model_json_schema(), data)
+    value = Defaults.model_validate(cleaned)
+    assert (value.note, value.tags, value.limit) == ("none", ["t"], None)
+    # A required field's null is not a default to fill in: it stays an error.
+    assert drop_null_defaults(Defaults.model_json_schema(), {"name": None})["name"] is None
+
+
+def test_nulls_inside_list_items_and_nested_objects_become_defaults() -> None:
+    data = {"think": None, "queries": [{"q": "x", "language": None}]}
+    value = RewriteReply.model_validate(drop_null_defaults(RewriteReply.model_json_schema(), data))
+    assert value.think == "" and value.queries[0].language is None
+
+
+async def test_strict_nulls_validate_through_the_client(openai_server: FakeOpenAIServer) -> None:
+    nulls = dict.fromkeys(QuestionEval.model_fields)
+    openai_server.enqueue(json.dumps(nulls))
+    client, _ = openai_client(openai_server.base_url)
+    result = await client.generate_object("evaluator", QuestionEval, "s", ASK)
+    assert result.value == QuestionEval() and result.attempts == 1
+
+
+async def test_the_fake_rejects_strict_schemas_outside_the_subset(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    import openai
+
+    client = openai.AsyncOpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    raw = step_schema(ACTION_ORDER).model_json_schema()
+    fmt = {"type": "json_schema", "json_schema": {"name": "s", "schema": raw, "strict": True}}
+    with pytest.raises(openai.BadRequestError) as info:
+        await client.chat.completions.create(model="m", messages=[], response_format=fmt)  # type: ignore[arg-type]
+    assert info.value.body["type"] == "invalid_request_error"  # type: ignore[index]
+    assert "Invalid schema for response_format 's'" in info.value.body["message"]  # type: ignore[index]
+    await client.close()
+
+
+@pytest.mark.parametrize("allowed", COMBOS, ids=[",".join(c) for c in COMBOS])
+async def test_step_schemas_pass_the_strict_fake(
+    openai_server: FakeOpenAIServer, allowed: tuple[str, ...]
+) -> None:
+    schema = step_schema(allowed)  # type: ignore[arg-type]
+    action = allowed[0]
+    payload = {
+        "search": {"queries": ["q"]},
+        "visit": {"url_indices": [1]},
+        "reflect": {"questions": ["why?"]},
+        "answer": {"answer": "42"},
+        "coding": {"problem": "1+1"},
+    }
+    reply = {"think": "t", "action": action} | {
+        name: payload[name] if name == action else None for name in allowed
+    }
+    openai_server.enqueue(json.dumps(reply))
+    client, _ = openai_client(openai_server.base_url)
+    result = await client.generate_object("agent", schema, "s", ASK)
+    assert result.value.action == action
+    assert openai_server.schema_rejections == []
+    sent = openai_server.chat_requests[0].body["response_format"]["json_schema"]
+    assert sent["strict"] is True
+
+
+async def test_gemini_fake_rejects_outside_the_subset_and_provider_stays_native(
+    gemini_server: FakeGeminiServer,
+) -> None:
+    gemini_server.enqueue('{"think": "t", "action": "answer", "answer": {"answer": "42"}}')
+    client, provider = gemini_client(gemini_server.url)
+    result = await client.generate_object("agent", step_schema(ACTION_ORDER), "s", ASK)
+    assert result.value.action == "answer" and gemini_server.schema_rejections == []
+    assert "responseJsonSchema" in gemini_server.generate_requests[0].body["generationConfig"]
+    await provider.aclose()
+
+
+async def test_the_gemini_fake_rejects_schemas_outside_its_subset(
+    gemini_server: FakeGeminiServer,
+) -> None:
+    from google import genai
+    from google.genai import errors, types
+
+    options = types.HttpOptions(base_url=gemini_server.url, api_version="v1beta")
+    sdk = genai.Client(api_key="k", http_options=options)
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json",
+        response_json_schema=QuestionEval.model_json_schema(),  # has maxLength, default
+    )
+    with pytest.raises(errors.APIError) as info:
+        await sdk.aio.models.generate_content(model="m", contents="hi", config=config)
+    assert info.value.code == 400 and info.value.status == "INVALID_ARGUMENT"
+    assert gemini_server.schema_rejections and "not in Gemini's schema subset" in str(info.value)
+    await sdk.aio.aclose()
