@@ -197,3 +197,27 @@ async def test_knowledge_beyond_the_context_is_left_out_and_said() -> None:
     assert "not shown" in last_prompt
     assert any("left out of the prompt" in getattr(e, "text", "") for e in events)
     assert len(run.state.knowledge) == 6  # all kept in the state: 1 side-info + 5 pages
+
+
+async def test_harvested_links_are_their_own_capped_class_and_a_search_hit_upgrades_one() -> None:
+    from deepsearch.agent.actions.search import add_to_pool
+    from deepsearch.agent.actions.visit import MAX_LINK_CANDIDATES, MAX_LINKS_PER_PAGE, _add_links
+    from deepsearch.agent.state import AgentState
+
+    st = AgentState.start(Q)
+
+    def page(n: int) -> Page:
+        links = [(f"Link {n}-{i}", f"https://w.org/p{n}_{i}") for i in range(200)]
+        return Page(url="u", final_url="u", text="t", links=links, fetched_at="2026-01-01")
+
+    _add_links(st, page(0))
+    assert len(st.url_pool) == MAX_LINKS_PER_PAGE
+    for n in range(1, 6):
+        _add_links(st, page(n))
+    assert len(st.url_pool) == MAX_LINK_CANDIDATES  # pool-wide cap
+    record = st.url_pool["https://w.org/p0_3"]
+    assert (record.origin, record.weight, record.hits) == ("link", 0.1, 0)
+    assert not st.snippets, "an anchor is not evidence"
+    add_to_pool(st, SearchResult(title="P", url=record.url, snippet="real", provider="x"))
+    assert (record.origin, record.hits, record.snippet) == ("search", 1, "real")
+    assert record.weight == 1.1

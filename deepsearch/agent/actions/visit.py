@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from deepsearch.agent.actions.search import add_to_pool
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.passages import page_passages
 from deepsearch.agent.ranking import hostname
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
-from deepsearch.web.types import Page, ReadFailure, SearchResult
+from deepsearch.web.types import Page, ReadFailure
 from deepsearch.web.urls import normalize_url
 
 LINK_WEIGHT = 0.1
@@ -20,6 +19,7 @@ LINK_WEIGHT = 0.1
 # page would otherwise block the event loop, and with it --timeout, for many seconds.
 MAX_PAGE_CHARS = 400_000
 MAX_LINKS_PER_PAGE = 50
+MAX_LINK_CANDIDATES = 150
 
 
 def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
@@ -49,18 +49,26 @@ async def _safe_read(deps: AgentDeps, url: str) -> Page | ReadFailure:
 
 
 def _add_links(state: AgentState, page: Page) -> None:
+    """Harvested links join the pool as their own low-weight class ("link"): at most
+    MAX_LINKS_PER_PAGE per page and MAX_LINK_CANDIDATES in all, never as snippets
+    (an anchor is no evidence) and never counting against a new search."""
+    in_pool = sum(1 for r in state.url_pool.values() if r.origin == "link")
     for anchor, raw_link in page.links[:MAX_LINKS_PER_PAGE]:
         link = normalize_url(raw_link, allow_file=True)
         if link is None:
             continue
         if link in state.url_pool:
             state.url_pool[link].weight += LINK_WEIGHT
-        elif link not in state.visited and hostname(link) not in state.dead_hosts:
-            add_to_pool(
-                state,
-                SearchResult(title=anchor, url=link, snippet=anchor, provider="link"),
-                LINK_WEIGHT,
+        elif (
+            in_pool < MAX_LINK_CANDIDATES
+            and link not in state.visited
+            and hostname(link) not in state.dead_hosts
+        ):
+            title = " ".join(anchor.split())[:200]
+            state.url_pool[link] = UrlRecord(
+                url=link, title=title, snippet=title, weight=LINK_WEIGHT, origin="link"
             )
+            in_pool += 1
 
 
 def _drop_dead_host(state: AgentState, url: str) -> None:
