@@ -24,6 +24,7 @@ from deepsearch.agent.context import build_system_prompt
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.evaluator import Evaluator, QuestionEval, metrics_for
 from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished, StepStarted
+from deepsearch.agent.evidence import pin_support, refresh_state
 from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
 from deepsearch.agent.language import answer_language
@@ -209,12 +210,16 @@ class ResearchRun:
 
     async def _decide(self, flags: AllowFlags, *, tool: ToolName, beast: bool) -> StepBase | None:
         st = self.state
+        allowance = self._knowledge_allowance(tool)
+        await refresh_state(
+            st, self.deps.similarity, allowance_tokens=allowance, page_chars=self.options.page_chars
+        )
         system = build_system_prompt(
             st,
             flags,
             now=self.deps.clock.now(),
             language=self.language,
-            knowledge_allowance=self._knowledge_allowance(tool),
+            knowledge_allowance=allowance,
             beast=beast,
         )
         if st.omitted_knowledge:
@@ -248,6 +253,8 @@ class ResearchRun:
         return False
 
     async def _answer(self, payload: AnswerPayload, think: str) -> bool:
+        # What the answer rests on stays in view for every later prompt.
+        await pin_support(list(self.state.evidence.values()), payload.answer, self.deps.similarity)
         self.evaluator.knowledge_tokens = self._knowledge_allowance("evaluator")
         outcome = await handle_answer(
             payload, self.state, self.evaluator, now=self.deps.clock.now(), options=self.options

@@ -22,7 +22,8 @@ local corpus are not capped), the top `top_k`, 1-based indices. Ties break on th
 
 Fairness: a URL that several searches returned (`hits >= 2`) is exempt from the
 per-host cap and shown before any single-hit URL is (it is never left out while
-weaker ones are in). Harvested in-page links take at most `max_links` places.
+weaker ones are in). Harvested in-page links take at most `max_links` places, at LINK_SCORE_FACTOR of
+their score.
 Each shown URL says whether its title and snippet share enough of the question's
 words to count as relevant (`ScoredUrl.relevant`, read by the search gate).
 """
@@ -53,8 +54,10 @@ MAX_SCORE = 5.0
 # The numbered list the agent sees each step.
 TOP_K = 20
 MAX_PER_HOST = 2
-# In-page links: a low-weight class; a few places keep a next hop reachable.
+# In-page links: a low-weight class; a few places keep a next hop reachable, and
+# their score is scaled down so search results usually rank first.
 MAX_LINKS_SHOWN = 5
+LINK_SCORE_FACTOR = 0.5
 # Share of the question's content words a title + snippet must carry to be relevant.
 RELEVANT_WORD_SHARE = 0.3
 
@@ -234,7 +237,11 @@ async def rank_urls(
     else:
         rel = await relevance(pool, question, sim)
     scored = [
-        (min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r)), rec)
+        (
+            min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r))
+            * (LINK_SCORE_FACTOR if rec.origin == "link" else 1.0),
+            rec,
+        )
         for p, r, rec in zip(priors, rel, pool, strict=True)
     ]
     scored.sort(key=lambda item: (-item[0], item[1].url))

@@ -6,7 +6,7 @@ import asyncio
 from collections import Counter
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.passages import page_passages
+from deepsearch.agent.evidence import PageEvidence, anchor_texts, evidence_chunks, refresh_page
 from deepsearch.agent.ranking import hostname
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
@@ -23,7 +23,8 @@ MAX_LINK_CANDIDATES = 150
 
 
 def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
-    """The LLM's picks (valid, unvisited), then the best-ranked others, up to 5."""
+    """The LLM's picks (valid, unvisited), then the best-ranked other search results
+    (never harvested links, which are read only when picked), up to 5."""
     visited = set(state.visited)
     by_index = {u.index: u.url for u in state.shown_urls}
     targets: list[str] = []
@@ -34,7 +35,7 @@ def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
     for shown in state.shown_urls:
         if len(targets) >= MAX_VISITS:
             break
-        if shown.url not in visited and shown.url not in targets:
+        if shown.origin == "search" and shown.url not in visited and shown.url not in targets:
             targets.append(shown.url)
     return targets[:MAX_VISITS]
 
@@ -71,6 +72,37 @@ def _add_links(state: AgentState, page: Page) -> None:
             in_pool += 1
 
 
+async def _keep_page(
+    state: AgentState, deps: AgentDeps, options: RunOptions, url: str, page: Page
+) -> None:
+    record = state.url_pool.get(url) or UrlRecord(url=url)
+    title = page.title or record.title
+    kept = PageText(url=url, title=title, text=page.text[:MAX_PAGE_CHARS], date=page.published)
+    state.pages[url] = kept
+    state.read_urls.append(url)
+    await _add_evidence(state, deps, options, kept, page)
+    _add_links(state, page)
+
+
+async def _add_evidence(
+    state: AgentState, deps: AgentDeps, options: RunOptions, read: PageText, page: Page
+) -> None:
+    """The page's knowledge item: its evidence chunks (navigation dropped), shown as
+    the passages relevant to the research questions (re-chosen before every prompt)."""
+    item = KnowledgeItem(
+        question=f'What does "{read.title or read.url}" say?',
+        answer="",
+        type="url",
+        references=[read.url],
+        updated=read.date,
+    )
+    state.add_knowledge(item)
+    chunks = evidence_chunks(read.text, anchor_texts(page.links))
+    evidence = PageEvidence(url=read.url, title=read.title, chunks=chunks, item=item)
+    state.evidence[read.url] = evidence
+    await refresh_page(evidence, state.research_queries(), deps.similarity, options.page_chars)
+
+
 def _drop_dead_host(state: AgentState, url: str) -> None:
     host = hostname(url)
     state.dead_hosts.add(host)
@@ -95,24 +127,7 @@ async def handle_visit(
             if outcome.host_is_dead:
                 _drop_dead_host(state, url)
             continue
-        record = state.url_pool.get(url) or UrlRecord(url=url)
-        title = outcome.title or record.title
-        text = outcome.text[:MAX_PAGE_CHARS]
-        state.pages[url] = PageText(url=url, title=title, text=text, date=outcome.published)
-        state.read_urls.append(url)
-        excerpt = await page_passages(
-            text, state.current_question, deps.similarity, options.page_chars
-        )
-        state.add_knowledge(
-            KnowledgeItem(
-                question=f'What does "{title or url}" say about: {state.current_question}',
-                answer=excerpt,
-                type="url",
-                references=[url],
-                updated=outcome.published,
-            )
-        )
-        _add_links(state, outcome)
+        await _keep_page(state, deps, options, url, outcome)
         read.append(url)
     state.diary.append(
         f"Step {state.step}: read {len(read)} page(s)"
