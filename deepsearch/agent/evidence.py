@@ -45,6 +45,7 @@ PIN_PER_ANSWER = 2
 # Share of the knowledge allowance page evidence may take (the rest: answers, snippets).
 EVIDENCE_SHARE = 0.7
 
+_BLOCK = re.compile(r"\n\s*\n")
 _ITEM_SPLIT = re.compile(r"\s*(?:\n|·|•|\||\u2022|\s[-–—]\s)\s*")
 _SENTENCE_END = re.compile(r"[.!?。！？:;]$")
 
@@ -95,9 +96,20 @@ def anchor_texts(links: Iterable[tuple[str, str]]) -> list[str]:
 
 
 def evidence_chunks(text: str, anchors: Sequence[str] = ()) -> list[str]:
-    """The page's chunks that are not link lists, in page order (exact slices)."""
-    chunks = [text[a:b].strip() for a, b in chunk_spans(text)]
-    return [c for c in chunks if c and not is_link_list(c, anchors)]
+    """The page's chunks that are not link lists, in page order (exact slices).
+
+    Blocks (blank-line separated) are judged first, so a navbox is never merged with
+    the paragraph after it into one chunk; the kept blocks are then chunked, and each
+    chunk judged again (a long block can end in a list)."""
+    chunks: list[str] = []
+    start = 0
+    for end in [*(m.start() for m in _BLOCK.finditer(text)), len(text)]:
+        block = text[start:end]
+        if block.strip() and not is_link_list(block, anchors):
+            pieces = (block[a:b].strip() for a, b in chunk_spans(block))
+            chunks.extend(c for c in pieces if c and not is_link_list(c, anchors))
+        start = end
+    return chunks
 
 
 async def _chunk_scores(ev: PageEvidence, query: str, sim: Similarity) -> list[float]:
