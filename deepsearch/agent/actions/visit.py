@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from functools import partial
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.evidence import PageEvidence, anchor_texts, evidence_chunks, refresh_page
+from deepsearch.agent.prefetch import Prefetcher, safe_read
 from deepsearch.agent.ranking import hostname
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
@@ -38,15 +40,6 @@ def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
         if shown.origin == "search" and shown.url not in visited and shown.url not in targets:
             targets.append(shown.url)
     return targets[:MAX_VISITS]
-
-
-async def _safe_read(deps: AgentDeps, url: str) -> Page | ReadFailure:
-    try:
-        return await deps.reader.read(url)
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # the reader promises not to raise; stay safe if it does
-        return ReadFailure(url=url, kind="network", detail=str(exc)[:200] or type(exc).__name__)
 
 
 def _add_links(state: AgentState, page: Page) -> None:
@@ -111,14 +104,22 @@ def _drop_dead_host(state: AgentState, url: str) -> None:
 
 
 async def handle_visit(
-    payload: VisitPayload, state: AgentState, deps: AgentDeps, options: RunOptions
+    payload: VisitPayload,
+    state: AgentState,
+    deps: AgentDeps,
+    options: RunOptions,
+    *,
+    prefetch: Prefetcher | None = None,
 ) -> str:
+    """Read the targets concurrently; a URL being (or already) read in the background
+    by `prefetch` is awaited there, never read twice."""
     targets = choose_targets(state, payload.url_indices)
     if not targets:
         state.diary.append(f"Step {state.step}: there was nothing new to read.")
         return "nothing to read"
     state.visited.extend(targets)
-    outcomes = await asyncio.gather(*(_safe_read(deps, url) for url in targets))
+    read_one = prefetch.read if prefetch is not None else partial(safe_read, deps.reader)
+    outcomes = await asyncio.gather(*(read_one(url) for url in targets))
     read, failed = [], []
     for url, outcome in zip(targets, outcomes, strict=True):
         if isinstance(outcome, ReadFailure):
