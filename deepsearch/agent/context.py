@@ -20,6 +20,9 @@ from deepsearch.llm.tokens import count_tokens
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_DIARY_ENTRIES = 12
 MAX_QUERIES_SHOWN = 40
+# Search snippets repeat what the URL list shows: the newest few, a small share.
+MAX_SIDE_INFO_SHOWN = 2
+SIDE_INFO_SHARE = 0.2
 
 
 def _words(text: str) -> set[str]:
@@ -50,31 +53,45 @@ def item_tokens(item: KnowledgeItem) -> int:
     return item.tokens
 
 
-def select_knowledge(
-    items: Sequence[KnowledgeItem], question: str, token_allowance: int, *, current_step: int
-) -> tuple[list[KnowledgeItem], int]:
-    """The items to show (original order) and how many were left out."""
-    if not items:
-        return [], 0
-    costs = [item_tokens(item) for item in items]
-    if sum(costs) <= token_allowance:
-        return list(items), 0
-
+def _priorities(items: Sequence[KnowledgeItem], question: str, current_step: int) -> list[float]:
     q_words = _words(question)
     n_q = len(q_words) or 1
     for item in items:  # relevance per (item, question) is computed once and kept
         if question not in item.relevance_to:
             item.relevance_to[question] = len(q_words & _item_words(item)) / n_q
     # One pass, no per-item function calls: this runs every step over every item.
-    priorities = [
+    return [
         item.relevance_to[question]
         + 1.0 / (1.0 + 0.25 * max(0, current_step - item.step))
         + (0.5 if item.type == "qa" else 0.0)  # answered sub-questions are dense
+        + (10.0 if item.pinned else 0.0)  # an answer rests on it: always shown
         for item in items
     ]
+
+
+def select_knowledge(
+    items: Sequence[KnowledgeItem], question: str, token_allowance: int, *, current_step: int
+) -> tuple[list[KnowledgeItem], int]:
+    """The items to show (original order) and how many were left out.
+
+    Pinned items first; search snippets (side-info) only the newest
+    MAX_SIDE_INFO_SHOWN within SIDE_INFO_SHARE of the allowance; the rest by
+    relevance to `question` and recency.
+    """
+    if not items:
+        return [], 0
+    costs = [item_tokens(item) for item in items]
+    side = [i for i, item in enumerate(items) if item.type == "side-info"]
+    side_ok = set(side[-MAX_SIDE_INFO_SHOWN:])
+    side_cap = int(token_allowance * SIDE_INFO_SHARE)
+    priorities = _priorities(items, question, current_step)
     chosen: set[int] = set()
-    spent = 0
+    spent = side_spent = 0
     for i in sorted(range(len(items)), key=priorities.__getitem__, reverse=True):
+        if items[i].type == "side-info":
+            if i not in side_ok or side_spent + costs[i] > side_cap:
+                continue
+            side_spent += costs[i]
         if spent + costs[i] <= token_allowance:
             chosen.add(i)
             spent += costs[i]

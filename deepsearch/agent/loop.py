@@ -11,32 +11,27 @@ limit is reached, then Beast Mode, then finalizing. Every run ends:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-from deepsearch.agent.actions.coding import handle_coding
-from deepsearch.agent.actions.reflect import handle_reflect
-from deepsearch.agent.actions.search import handle_search
-from deepsearch.agent.actions.visit import handle_visit
+from deepsearch.agent.actions.visit import choose_targets
 from deepsearch.agent.answering import handle_answer
 from deepsearch.agent.context import build_system_prompt
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.dispatch import HANDLERS
 from deepsearch.agent.evaluator import Evaluator, QuestionEval, metrics_for
 from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished, StepStarted
+from deepsearch.agent.evidence import pin_support, refresh_state
 from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
 from deepsearch.agent.language import answer_language
+from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.ranking import refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, UsageReport
 from deepsearch.agent.schema import (
     AllowFlags,
     AnswerPayload,
-    CodingPayload,
-    ReflectPayload,
-    SearchPayload,
     StepBase,
-    VisitPayload,
     step_schema,
 )
 from deepsearch.agent.state import AgentState
@@ -81,10 +76,18 @@ class ResearchRun:
         self.stop_reason = ""
         self.fatal: RunError | None = None  # the error that ended the run, if any
         self._last_step_cost = 0
+        # Background reads of the top unread URLs while the model decides.
+        self.prefetch = Prefetcher(deps.reader)
 
     # ------------------------------------------------------------- driving
 
     async def run(self) -> ResearchResult:
+        try:
+            return await self._run()
+        finally:
+            await self.prefetch.aclose()  # no read outlives the run
+
+    async def _run(self) -> ResearchResult:
         status: Status = "forced"
         error: str | None = None
         try:
@@ -92,6 +95,7 @@ class ResearchRun:
             if not accepted:
                 await self._beast_mode()
             status = "answered" if accepted else "forced"
+            await self.prefetch.aclose()  # research is over: nothing more will be read
         except BudgetExceeded as exc:
             self.stop_reason = str(exc)
         except RunError as exc:
@@ -198,6 +202,9 @@ class ResearchRun:
             await self._classify_question()
         await refresh_url_list(st, self.deps, self.options)
         flags = allowed_now(st, GateContext(self.coding_available, self.needs_freshness))
+        wanted = choose_targets(st, [])[: self.prefetch.limit]  # what a visit would read
+        self.prefetch.retain(wanted)
+        self.prefetch.start(wanted)
         self._emit(
             StepStarted(step=st.step, question=st.current_question, allowed=list(flags.allowed()))
         )
@@ -209,12 +216,16 @@ class ResearchRun:
 
     async def _decide(self, flags: AllowFlags, *, tool: ToolName, beast: bool) -> StepBase | None:
         st = self.state
+        allowance = self._knowledge_allowance(tool)
+        await refresh_state(
+            st, self.deps.similarity, allowance_tokens=allowance, page_chars=self.options.page_chars
+        )
         system = build_system_prompt(
             st,
             flags,
             now=self.deps.clock.now(),
             language=self.language,
-            knowledge_allowance=self._knowledge_allowance(tool),
+            knowledge_allowance=allowance,
             beast=beast,
         )
         if st.omitted_knowledge:
@@ -248,6 +259,8 @@ class ResearchRun:
         return False
 
     async def _answer(self, payload: AnswerPayload, think: str) -> bool:
+        # What the answer rests on stays in view for every later prompt.
+        await pin_support(list(self.state.evidence.values()), payload.answer, self.deps.similarity)
         self.evaluator.knowledge_tokens = self._knowledge_allowance("evaluator")
         outcome = await handle_answer(
             payload, self.state, self.evaluator, now=self.deps.clock.now(), options=self.options
@@ -356,37 +369,3 @@ class ResearchRun:
             self.deps.emit(event)
         except Exception:  # the view must never break the run
             pass
-
-
-# The non-answer actions. The step schema guarantees the payload's type matches the
-# action (its validator requires the chosen action's field), hence `Any` here.
-ActionHandler = Callable[[ResearchRun, Any], Awaitable[str]]
-
-
-async def _search(run: ResearchRun, payload: SearchPayload) -> str:
-    return await handle_search(
-        payload, run.state, run.deps, run.options, needs_freshness=run.needs_freshness
-    )
-
-
-async def _visit(run: ResearchRun, payload: VisitPayload) -> str:
-    return await handle_visit(payload, run.state, run.deps, run.options)
-
-
-async def _reflect(run: ResearchRun, payload: ReflectPayload) -> str:
-    return await handle_reflect(payload, run.state, run.deps, run.options)
-
-
-async def _coding(run: ResearchRun, payload: CodingPayload) -> str:
-    detail = await handle_coding(payload, run.state, run.deps, run.options)
-    if detail.startswith("refused"):  # stop offering an action that cannot run
-        run.coding_available, run.coding_reason = False, detail
-    return detail
-
-
-HANDLERS: dict[str, ActionHandler] = {
-    "search": _search,
-    "visit": _visit,
-    "reflect": _reflect,
-    "coding": _coding,
-}

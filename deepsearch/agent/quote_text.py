@@ -1,8 +1,9 @@
-"""What counts as the same text when citing: plain-text views, numbers, markers.
+"""What counts as the same text when citing: verbatim spans, numbers, markers.
 
-"Verbatim" means verbatim in a source's *plain-text view* (`plain_text`): link
-syntax reduced to its anchor text, emphasis and inline-code markers removed,
-whitespace normalised.
+"Verbatim" means a span of the source's own text -- the reader's plain page text
+or the snippet -- with whitespace normalised and nothing else changed: no markdown
+is reduced or unescaped, so a quote can never carry a character (a markdown escape,
+a link target) that is not on the page.
 
 A quote supports a sentence only if it carries every number the sentence states
 (years included, thousands separators ignored: "330 metres" never supports
@@ -39,32 +40,16 @@ _RUN = re.compile(
 _HAS_CARET = re.compile(r"\^")
 # Number tokens: "13,527" and "13527" are one number; "3.5" keeps its decimals.
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_EMPH = re.compile(
-    r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])|(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)"
-)
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def normalize_ws(text: str) -> str:
     return " ".join(text.split())
 
 
-def plain_text(text: str) -> str:
-    """The plain-text view of a source quotes are cut from and checked against:
-    `[text](url)` -> text, `![alt](url)` -> alt, `**b**`/`*i*`/`_i_`/`` `c` `` -> their
-    content. Line structure is kept (quotes are cut per line)."""
-    text = _LINK.sub(r"\1", text)
-    text = _CODE_SPAN.sub(r"\1", text)
-    text = _STRONG.sub(r"\2", text)
-    return _EMPH.sub(lambda m: m.group(1) or m.group(2), text)
-
-
 def is_verbatim(quote: str, source: str) -> bool:
-    """`quote` stands in the plain-text view of `source` (whitespace-normalised)."""
+    """`quote` is a span of `source` (both whitespace-normalised)."""
     q = normalize_ws(quote)
-    return bool(q) and q in normalize_ws(plain_text(source))
+    return bool(q) and q in normalize_ws(source)
 
 
 def numbers_in(text: str) -> set[str]:

@@ -19,6 +19,13 @@ embedding cosines live on different scales, their order is what matters.
 Then at most `max_per_host` URLs per hostname (None disables the cap; like the
 reference it does nothing when all URLs share one host, and ``file://`` URLs of the
 local corpus are not capped), the top `top_k`, 1-based indices. Ties break on the URL string, so the order is stable.
+
+Fairness: a URL that several searches returned (`hits >= 2`) is exempt from the
+per-host cap and shown before any single-hit URL is (it is never left out while
+weaker ones are in). Harvested in-page links take at most `max_links` places, at LINK_SCORE_FACTOR of
+their score.
+Each shown URL says whether its title and snippet share enough of the question's
+words to count as relevant (`ScoredUrl.relevant`, read by the search gate).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.quote_text import word_coverage
 from deepsearch.agent.similarity import Similarity
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import ScoredUrl, UrlRecord
@@ -46,6 +54,12 @@ MAX_SCORE = 5.0
 # The numbered list the agent sees each step.
 TOP_K = 20
 MAX_PER_HOST = 2
+# In-page links: a low-weight class; a few places keep a next hop reachable, and
+# their score is scaled down so search results usually rank first.
+MAX_LINKS_SHOWN = 5
+LINK_SCORE_FACTOR = 0.5
+# Share of the question's content words a title + snippet must carry to be relevant.
+RELEVANT_WORD_SHARE = 0.3
 
 
 @lru_cache(maxsize=65_536)
@@ -159,6 +173,32 @@ def keep_k_per_host(
     return kept
 
 
+def is_relevant(question: str, record: UrlRecord) -> bool:
+    """Backend-independent: the title and snippet carry enough of the question's words."""
+    text = f"{record.title} {record.snippet[:RERANK_SNIPPET_CHARS]}"
+    return bool(text.strip()) and word_coverage(question, text) >= RELEVANT_WORD_SHARE
+
+
+def select_shown(
+    scored: list[tuple[float, UrlRecord]], max_per_host: int | None, top_k: int, max_links: int
+) -> list[tuple[float, UrlRecord]]:
+    """The shown list from the ranked pool: multi-hit URLs first and uncapped, then
+    the others under the per-host cap, links limited to `max_links`; by score."""
+    strong = [item for item in scored if item[1].hits >= 2][:top_k]
+    others = keep_k_per_host([item for item in scored if item[1].hits < 2], max_per_host)
+    rest: list[tuple[float, UrlRecord]] = []
+    links = 0
+    for item in others:
+        if len(strong) + len(rest) >= top_k:
+            break
+        if item[1].origin == "link":
+            if links >= max_links:
+                continue
+            links += 1
+        rest.append(item)
+    return sorted(strong + rest, key=lambda item: (-item[0], item[1].url))
+
+
 async def rank_urls(
     records: list[UrlRecord],
     *,
@@ -171,6 +211,7 @@ async def rank_urls(
     max_per_host: int | None = 2,
     top_k: int = 20,
     rerank_limit: int | None = 60,
+    max_links: int = MAX_LINKS_SHOWN,
 ) -> list[ScoredUrl]:
     """Filter, score (priors + same-step rerank), cap per host, number 1..top_k.
 
@@ -196,14 +237,27 @@ async def rank_urls(
     else:
         rel = await relevance(pool, question, sim)
     scored = [
-        (min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r)), rec)
+        (
+            min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r))
+            * (LINK_SCORE_FACTOR if rec.origin == "link" else 1.0),
+            rec,
+        )
         for p, r, rec in zip(priors, rel, pool, strict=True)
     ]
     scored.sort(key=lambda item: (-item[0], item[1].url))
-    capped = keep_k_per_host(scored, max_per_host)[:top_k]
+    shown = select_shown(scored, max_per_host, top_k, max_links)
     return [
-        ScoredUrl(index=i, url=rec.url, title=rec.title, snippet=rec.snippet, score=round(s, 4))
-        for i, (s, rec) in enumerate(capped, start=1)
+        ScoredUrl(
+            index=i,
+            url=rec.url,
+            title=rec.title,
+            snippet=rec.snippet,
+            score=round(s, 4),
+            origin=rec.origin,
+            hits=rec.hits,
+            relevant=is_relevant(question, rec),
+        )
+        for i, (s, rec) in enumerate(shown, start=1)
     ]
 
 

@@ -5,8 +5,8 @@ run read, snippets it saw) into candidate quotes, scores the pairs with the
 similarity backend, and keeps the best pairs above the threshold one-to-one
 (each sentence and each quote at most once), at most `max_refs`.
 
-Quotes are cut from each source's plain-text view and checked against it -- never
-assumed -- so a definition line never nests a page's own markdown link; a pair is
+Quotes are cut from each source's own (plain) text and checked against it -- never
+assumed -- so a quote is always a span of what the page says; a pair is
 dropped unless the quote carries the sentence's numbers (and, lexically, half its
 words). What "the same text" means lives in `quote_text`.
 
@@ -38,7 +38,6 @@ from deepsearch.agent.quote_text import (
     is_verbatim,
     normalize_ws,
     numbers_supported,
-    plain_text,
     strip_markers,
     word_coverage,
 )
@@ -126,28 +125,27 @@ def _cut(text: str, limit: int) -> str:
 def candidate_quotes(
     text: str, *, min_chars: int = MIN_QUOTE, max_chars: int = MAX_QUOTE
 ) -> list[str]:
-    """Sentences or short sentence groups of one source's plain-text view, each
-    verbatim in that view (whitespace-normalised).
+    """Sentences or short sentence groups of one source's text, each verbatim in it
+    (whitespace-normalised). Table rows (" | "-separated cells) are no prose to quote.
 
     Citation marks of the source itself ("[12]", "[citation needed]") end a
     segment and are never part of a quote: they would read as our own markers.
     """
-    return _quotes_of_plain(plain_text(text), min_chars, max_chars)
-
-
-def _quotes_of_plain(
-    plain: str, min_chars: int = MIN_QUOTE, max_chars: int = MAX_QUOTE
-) -> list[str]:
     quotes: list[str] = []
-    for raw in _logical_lines(plain):
+    for raw in _logical_lines(text):
         line = normalize_ws(raw)
-        if line.startswith("|") or "[^" in line:
+        if _is_table_row(line) or "[^" in line:
             continue
         bullet = _BULLET.match(line)
         line = line[bullet.end() :] if bullet else line
         for segment in _SOURCE_MARK.split(line):
             quotes.extend(_segment_quotes(segment, min_chars, max_chars))
     return quotes
+
+
+def _is_table_row(line: str) -> bool:
+    """A markdown table row or a plain one (cells joined by " | ")."""
+    return line.startswith("|") or " | " in line
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -164,7 +162,7 @@ def _logical_lines(text: str) -> list[str]:
 
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line.startswith(("|", "#")):
+        if not line or line.startswith("#") or _is_table_row(line):
             flush()
             if line:
                 out.append(line)
@@ -209,9 +207,8 @@ def _collect_quotes(sources: Sequence[SourceText], only_hostnames: Iterable[str]
     for index, source in enumerate(sources):
         if only and not host_matches(hostname(source.url), only):
             continue
-        plain = plain_text(source.text)  # once per source: pages can be long
-        haystack = normalize_ws(plain)
-        for quote in _quotes_of_plain(plain):
+        haystack = normalize_ws(source.text)  # once per source: pages can be long
+        for quote in candidate_quotes(source.text):
             key = quote.casefold()
             # The invariant: a quote that is not verbatim in its source never leaves here.
             if key in seen or normalize_ws(quote) not in haystack:

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from deepsearch.agent.evidence import PageEvidence
 from deepsearch.agent.schema import AllowFlags
 from deepsearch.agent.types import KnowledgeItem, ScoredUrl, UrlRecord
 
@@ -54,6 +55,7 @@ class AgentState:
     metrics: list[EvalMetric] = field(default_factory=list)
     improvement_plans: list[str] = field(default_factory=list)
     pages: dict[str, PageText] = field(default_factory=dict)
+    evidence: dict[str, PageEvidence] = field(default_factory=dict)  # url -> what is shown
     snippets: dict[str, PageText] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)
     flags: AllowFlags = field(default_factory=AllowFlags)
@@ -76,6 +78,11 @@ class AgentState:
         if not self.gaps:
             return self.question
         return self.gaps[self.step % len(self.gaps)]
+
+    def research_queries(self) -> list[str]:
+        """What page evidence is chosen for: the original question and the pending
+        sub-questions (the current one among them)."""
+        return list(dict.fromkeys([self.question, *self.gaps]))
 
     def add_knowledge(self, item: KnowledgeItem) -> None:
         item.step = self.step

@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 KnowledgeType = Literal["qa", "side-info", "url", "coding"]
+# Where a pooled URL came from: a search result, or a link harvested from a read page.
+UrlOrigin = Literal["search", "link"]
 
 
 class KnowledgeItem(BaseModel):
@@ -24,6 +26,8 @@ class KnowledgeItem(BaseModel):
     tokens: int | None = Field(None, exclude=True, repr=False)
     words: frozenset[str] | None = Field(None, exclude=True, repr=False)
     relevance_to: dict[str, float] = Field(default_factory=dict, exclude=True, repr=False)
+    # Always shown: an accepted sub-answer or a candidate answer rests on it.
+    pinned: bool = False
 
 
 class UrlRecord(BaseModel):
@@ -35,6 +39,10 @@ class UrlRecord(BaseModel):
     weight: float = 1.0  # +1 per search hit, +0.1 per in-page link
     date: str | None = None
     score: float = 0.0  # filled by ranking
+    # "link" until a search returns the URL: harvested links are a capped, low-weight
+    # class that never counts against searching again (see gating).
+    origin: UrlOrigin = "search"
+    hits: int = 0  # search results that returned this URL (several queries: a strong pick)
 
 
 class ScoredUrl(BaseModel):
@@ -45,6 +53,11 @@ class ScoredUrl(BaseModel):
     title: str
     snippet: str
     score: float
+    origin: UrlOrigin = "search"
+    hits: int = 0
+    # The title/snippet shares enough words with the question being worked on
+    # (backend-independent, unlike the min-max normalised rerank).
+    relevant: bool = False
 
 
 class Reference(BaseModel):

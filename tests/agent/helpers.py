@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -9,7 +11,9 @@ from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.evaluator import QuestionEval
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest, Usage
-from deepsearch.llm.testing import ScriptedProvider, scripted_client
+from deepsearch.llm.client import LLMClient
+from deepsearch.llm.testing import ScriptedProvider, offline_settings, scripted_client
+from deepsearch.llm.tracker import TokenTracker
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchResult
 
@@ -81,6 +85,47 @@ def tiny_web() -> tuple[FakeSearch, FakeReader]:
         }
     )
     return search, reader
+
+
+class LatencyProvider(ScriptedProvider):
+    """A scripted provider that takes `latency_s` per call (as an API would) and
+    records each call's (tool, start, end), so tests can see calls overlap."""
+
+    def __init__(self, fn: Callable[[CompletionRequest], Any], latency_s: float) -> None:
+        super().__init__(fn)
+        self.latency_s = latency_s
+        self.intervals: list[tuple[str, float, float]] = []
+
+    async def complete(self, request: CompletionRequest) -> Any:
+        start = time.monotonic()
+        await asyncio.sleep(self.latency_s)
+        try:
+            return await super().complete(request)
+        finally:
+            self.intervals.append((request.tool, start, time.monotonic()))
+
+
+def max_overlap(intervals: list[tuple[str, float, float]]) -> int:
+    """The most calls that were in flight at one moment."""
+    edges = sorted([(s, 1) for _, s, _ in intervals] + [(e, -1) for _, _, e in intervals])
+    best = live = 0
+    for _, step in edges:
+        live += step
+        best = max(best, live)
+    return best
+
+
+def latency_client(
+    fn: Callable[[CompletionRequest], Any], latency_s: float, *, budget: int = 200_000
+) -> tuple[LLMClient, LatencyProvider]:
+    provider = LatencyProvider(fn, latency_s)
+    client = LLMClient(
+        provider=provider,
+        provider_name="openai",
+        settings=offline_settings(),  # concurrency 4, as shipped
+        tracker=TokenTracker(budget),
+    )
+    return client, provider
 
 
 def make_deps(

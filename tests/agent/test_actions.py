@@ -174,26 +174,47 @@ async def test_coding_is_refused_without_isolation() -> None:
 
 
 async def test_knowledge_beyond_the_context_is_left_out_and_said() -> None:
+    from deepsearch.agent.types import KnowledgeItem
+
     events: list[Any] = []
-    big = "word " * 3000
-    pages = {f"https://h{i}.org/p": big for i in range(5)}
-    steps = [
-        {"think": "", "action": "search", "search": {"queries": ["x"]}},
-        {"think": "", "action": "visit", "visit": {"url_indices": [1, 2, 3, 4, 5]}},
-        {"think": "", "action": "reflect", "reflect": {"questions": ["sub?"]}},
-    ]
-    steps.append({"think": "", "action": "answer", "answer": {"answer": "forced"}})
+    steps = [{"think": "", "action": "answer", "answer": {"answer": "forced"}}]
     deps, provider = make_deps(
         scripted(steps),
-        search=results(list(pages)),
-        reader=FakeReader(pages),
         events=events,
-        budget=40_000,  # knowledge allowance: 4,000 tokens, below the five pages' ~11,000
+        budget=40_000,  # knowledge allowance: 4,000 tokens, below six 1,000-token answers
     )
-    run = ResearchRun(Q, deps, options(max_steps=3))
+    run = ResearchRun(Q, deps, options(max_steps=1, direct_answer=False))
+    for n in range(6):
+        run.state.add_knowledge(
+            KnowledgeItem(question=f"Moons {n}?", answer="moons of Mars " * 330, type="qa")
+        )
     await run.run()
     last_prompt = provider.calls_for("agent")[-1].system
     assert run.state.omitted_knowledge > 0
     assert "not shown" in last_prompt
     assert any("left out of the prompt" in getattr(e, "text", "") for e in events)
-    assert len(run.state.knowledge) == 6  # all kept in the state: 1 side-info + 5 pages
+    assert len(run.state.knowledge) >= 6  # all kept in the state
+
+
+async def test_harvested_links_are_their_own_capped_class_and_a_search_hit_upgrades_one() -> None:
+    from deepsearch.agent.actions.search import add_to_pool
+    from deepsearch.agent.actions.visit import MAX_LINK_CANDIDATES, MAX_LINKS_PER_PAGE, _add_links
+    from deepsearch.agent.state import AgentState
+
+    st = AgentState.start(Q)
+
+    def page(n: int) -> Page:
+        links = [(f"Link {n}-{i}", f"https://w.org/p{n}_{i}") for i in range(200)]
+        return Page(url="u", final_url="u", text="t", links=links, fetched_at="2026-01-01")
+
+    _add_links(st, page(0))
+    assert len(st.url_pool) == MAX_LINKS_PER_PAGE
+    for n in range(1, 6):
+        _add_links(st, page(n))
+    assert len(st.url_pool) == MAX_LINK_CANDIDATES  # pool-wide cap
+    record = st.url_pool["https://w.org/p0_3"]
+    assert (record.origin, record.weight, record.hits) == ("link", 0.1, 0)
+    assert not st.snippets, "an anchor is not evidence"
+    add_to_pool(st, SearchResult(title="P", url=record.url, snippet="real", provider="x"))
+    assert (record.origin, record.hits, record.snippet) == ("search", 1, "real")
+    assert record.weight == 1.1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -70,11 +71,47 @@ def test_visit_needs_unvisited_urls() -> None:
     assert "visit" in allowed_now(state_at(3, shown_urls=shown(2)), CTX).allowed()
 
 
-def test_search_only_below_fifty_candidates() -> None:
-    pool = {f"https://h{i}.org/p": UrlRecord(url=f"https://h{i}.org/p") for i in range(50)}
-    assert "search" not in allowed_now(state_at(3, url_pool=pool), CTX).allowed()
-    del pool["https://h0.org/p"]
-    assert "search" in allowed_now(state_at(3, url_pool=pool), CTX).allowed()
+def waiting(n: int, *, origin: str = "search", relevant: bool = True) -> list[ScoredUrl]:
+    return [
+        ScoredUrl(
+            index=i + 1,
+            url=f"https://{origin}{i}.org/",
+            title="",
+            snippet="",
+            score=1,
+            origin=origin,  # type: ignore[arg-type]
+            relevant=relevant,
+        )
+        for i in range(n)
+    ]
+
+
+def test_search_waits_while_five_relevant_search_results_are_unread() -> None:
+    st = state_at(3, shown_urls=waiting(5))
+    assert "search" not in allowed_now(st, CTX).allowed()
+    st.shown_urls = waiting(4)
+    assert "search" in allowed_now(st, CTX).allowed()
+    st.shown_urls = waiting(5)
+    st.failed_urls = {st.shown_urls[0].url: "network: x"}  # a failed URL is no longer waiting
+    assert "search" in allowed_now(st, CTX).allowed()
+
+
+def test_harvested_links_and_irrelevant_results_never_lock_search_out() -> None:
+    # 150 link candidates in the pool and the shown list full of links: search stays.
+    pool = {
+        f"https://l{i}.org/": UrlRecord(url=f"https://l{i}.org/", origin="link") for i in range(150)
+    }
+    st = state_at(3, url_pool=pool, shown_urls=waiting(20, origin="link"))
+    assert "search" in allowed_now(st, CTX).allowed()
+    st.shown_urls = waiting(20, relevant=False)
+    assert "search" in allowed_now(st, CTX).allowed()
+
+
+def test_after_a_visit_with_good_urls_waiting_a_move_is_left() -> None:
+    st = state_at(3, shown_urls=waiting(6), gaps=["Q?", "a", "b"])
+    st.flags = replace(after_action("visit"), answer=False)
+    no_coding = GateContext(coding_available=False)
+    assert allowed_now(st, no_coding).allowed() == ("visit",)  # read them, not answer blind
 
 
 def test_no_coding_at_step_one_or_without_sandbox() -> None:
@@ -94,8 +131,8 @@ def test_never_leaves_the_model_without_a_move() -> None:
     nothing = AllowFlags(search=False, visit=False, reflect=False, answer=False, coding=False)
     # the last search found nothing to read: search again rather than answer unsupported
     assert allowed_now(state_at(3, flags=nothing), CTX).allowed() == ("search",)
-    pool = {f"https://h{i}.org/p": UrlRecord(url=f"https://h{i}.org/p") for i in range(50)}
-    assert allowed_now(state_at(3, flags=nothing, url_pool=pool), CTX).allowed() == ("answer",)
+    good = waiting(5)  # relevant unread results: read them rather than search or answer
+    assert allowed_now(state_at(3, flags=nothing, shown_urls=good), CTX).allowed() == ("visit",)
     fresh = GateContext(coding_available=True, needs_freshness=True)
     assert allowed_now(state_at(1, flags=nothing), fresh).allowed() == ("answer",)
 

@@ -219,3 +219,33 @@ async def test_host_flags_match_internationalized_and_www_hosts() -> None:
     assert await rank_urls([record], question="q", sim=sim, bad_hostnames=["bücher.example"]) == []
     kept = await rank_urls([record], question="q", sim=sim, only_hostnames=["BÜCHER.example."])
     assert [s.url for s in kept] == [url]
+
+
+async def test_a_url_several_searches_returned_is_never_left_out_for_weaker_ones() -> None:
+    # Three strong single-hit URLs on host a.com and a two-hit one there too: the host cap
+    # (2) would drop the two-hit URL while weaker URLs of other hosts are shown.
+    records = [
+        rec(f"https://a.com/{i}", "tidal power fundy", "tidal power fundy") for i in range(3)
+    ]
+    records += [rec(f"https://o{i}.org/x", "tides", "") for i in range(25)]
+    twice = UrlRecord(url="https://a.com/both", title="fundy", snippet="", weight=2.0, hits=2)
+    for r in records:
+        r.hits = 1
+    out = await rank_urls([*records, twice], question="tidal power fundy", sim=LEX)
+    assert twice.url in [s.url for s in out]
+    assert sum(hostname(s.url) == "a.com" for s in out) == 3  # the cap still holds for the rest
+    assert next(s for s in out if s.url == twice.url).hits == 2
+
+
+async def test_harvested_links_take_at_most_five_places_and_relevance_is_marked() -> None:
+    links = [
+        UrlRecord(url=f"https://l{i}.org/", title="tidal power", weight=0.1, origin="link")
+        for i in range(30)
+    ]
+    found = [rec(f"https://s{i}.org/", "bay of fundy tides", "tidal power") for i in range(3)]
+    found.append(rec("https://s9.org/", "cooking pasta", "recipes"))
+    out = await rank_urls([*links, *found], question="tidal power in the bay", sim=LEX)
+    assert sum(s.origin == "link" for s in out) == 5
+    assert sum(s.origin == "search" for s in out) == 4
+    relevant = {s.url for s in out if s.relevant}
+    assert "https://s0.org/" in relevant and "https://s9.org/" not in relevant

@@ -11,7 +11,6 @@ from deepsearch.agent.quote_text import (
     is_verbatim,
     normalize_ws,
     numbers_in,
-    plain_text,
     strip_markers,
 )
 from deepsearch.agent.references import (
@@ -289,26 +288,48 @@ async def test_contradicted_numbers_are_never_cited() -> None:
     assert len(refs) == 1 and "330 metres" in refs[0].quote
 
 
-async def test_quotes_come_from_the_plain_text_view() -> None:
-    source = SourceText(
-        url="https://a.org/e",
-        title="E",
-        text="The **Eiffel Tower** is a [wrought-iron](https://en.wikipedia.org/wiki/Iron) "
-        "lattice tower on the *Champ de Mars* in `Paris`, France.",
-    )
-    plain = plain_text(source.text)
-    assert plain == (
-        "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France."
-    )
-    assert candidate_quotes(source.text) == [plain]
+LATEX_PAGE = (
+    "The canal was widened in 1900 ``in order to allow the passage of larger ships'' "
+    "and deepened in 1912 ``to keep the channel open in the dry season''. "
+    "Both works were paid for by the port authority of the city."
+)
+
+
+async def test_a_latex_quoted_page_is_cited_verbatim_without_escapes() -> None:
+    # Regression: cited as "… 1900 \\in order to allow …" when quotes came from a
+    # markdown-derived view; a quote is now a span of the page's own text.
+    source = SourceText(url="https://a.org/canal", title="Canal", text=LATEX_PAGE)
     text, refs = await build_references(
-        "The Eiffel Tower is a wrought-iron lattice tower in Paris.", [source], LEX
+        "The canal was widened in 1900 in order to allow the passage of larger ships.",
+        [source],
+        LEX,
     )
-    assert len(refs) == 1 and refs[0].quote == plain
-    assert is_verbatim(refs[0].quote, source.text)  # verbatim in the plain view
-    definition = text.split("\n\n", 1)[1]
-    assert "](" in definition and definition.count("](") == 1  # no nested page links
-    assert "snake_case_name" in plain_text("a snake_case_name b")
+    assert len(refs) == 1
+    quote = refs[0].quote
+    assert "1900 ``in order to allow the passage of larger ships''" in quote
+    assert "\\" not in quote and "\\" not in text
+    assert normalize_ws(quote) in normalize_ws(LATEX_PAGE)
+    assert f'"{quote}"' in text  # the definition line carries it unchanged
+
+
+def test_the_verbatim_check_rejects_a_quote_not_on_the_page() -> None:
+    page = "The Eiffel Tower is a wrought-iron lattice tower in Paris,\n  France."
+    assert is_verbatim("wrought-iron lattice tower in Paris, France.", page)  # spacing only
+    assert not is_verbatim("a wrought-iron lattice tower in Lyon", page)
+    assert not is_verbatim("wrought iron lattice", page)  # a changed character is not verbatim
+    assert not is_verbatim("   ", page)
+    # Markdown is not reduced: the anchor text alone is not a span of a markdown source.
+    assert not is_verbatim("a wrought-iron lattice", "a [wrought-iron](https://x.org) lattice")
+
+
+async def test_quotes_come_from_the_page_text_and_skip_table_rows() -> None:
+    text = (
+        "Year | Capacity in megawatts | Operator of the turbine site at the time\n"
+        "The Bay of Fundy has the highest tides in the world, reaching sixteen metres."
+    )
+    assert candidate_quotes(text) == [
+        "The Bay of Fundy has the highest tides in the world, reaching sixteen metres."
+    ]
 
 
 async def test_embeddings_need_no_shared_word() -> None:

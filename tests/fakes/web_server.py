@@ -7,6 +7,8 @@ assert that a refused URL never reached the server.
 from __future__ import annotations
 
 import gzip
+import html
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -280,3 +282,84 @@ def site_routes() -> dict[str, Route]:
         "/blank": _text(b"<html><body><script>var x = 1;</script></body></html>", "text/html"),
         "/secret": _text(b"internal secret", "text/plain"),
     }
+
+
+# ---------------------------------------------------------------- a link-dense wiki
+#
+# Pages shaped like real encyclopedia articles: a cookie banner, a header menu,
+# prose with inline in-site links, a "See also" list, a navbox of 120 links and a
+# footer -- more than 150 in-page links each, as Wikipedia has 100-300. Article
+# prose uses [[Target]] / [[Target|text]] for inline links.
+
+_PLACES = (
+    "Aldmere Arrow Brack Caldy Dunmore Elsby Farrow Glenhaven Holm Iverly Jarrow Kestle"
+).split()
+_KINDS = "Lighthouse,Railway,Harbour,Canal,Bridge,Abbey,Castle,Mill,Museum,Pier".split(",")
+NAVBOX_TITLES = [f"{place} {kind}" for kind in _KINDS for place in _PLACES]  # 120
+_MENU = (
+    "Main_Page Contents Current_events Random_article About Help Community_portal "
+    "Recent_changes Upload_file Special_pages Donate Log_in"
+).split()
+_FOOTER = "Terms_of_use Privacy_policy Contact Code_of_conduct Developers Statistics".split()
+_WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+
+
+def wiki_slug(title: str) -> str:
+    return title.strip().replace(" ", "_")
+
+
+def _inline_links(paragraph: str) -> str:
+    def link(match: re.Match[str]) -> str:
+        target, text = match.group(1), match.group(2) or match.group(1)
+        return f'<a href="/wiki/{html.escape(wiki_slug(target))}">{html.escape(text)}</a>'
+
+    return _WIKILINK.sub(link, html.escape(paragraph, quote=False))
+
+
+def _navbox(group: str) -> str:
+    rows = []
+    for kind in _KINDS:
+        items = "".join(
+            f'<li><a href="/wiki/{wiki_slug(t)}">{t}</a></li>'
+            for t in NAVBOX_TITLES
+            if t.endswith(kind)
+        )
+        rows.append(f'<tr><th scope="row">{kind}s</th><td><ul class="hlist">{items}</ul></td></tr>')
+    return (
+        f'<div class="navbox" role="navigation" aria-label="{group}"><table>'
+        f'<tr><th colspan="2">{group}</th></tr>{"".join(rows)}</table></div>'
+    )
+
+
+def wiki_article_html(title: str, paragraphs: list[str], see_also: list[str]) -> bytes:
+    menu = "".join(f'<li><a href="/wiki/{p}">{p.replace("_", " ")}</a></li>' for p in _MENU)
+    also = "".join(f'<li><a href="/wiki/{wiki_slug(t)}">{t}</a></li>' for t in see_also)
+    footer = "".join(f'<li><a href="/wiki/{p}">{p.replace("_", " ")}</a></li>' for p in _FOOTER)
+    body = "".join(f"<p>{_inline_links(p)}</p>" for p in paragraphs)
+    page = (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)} - Coastpedia</title></head><body>"
+        '<div id="cookie-banner" class="cookie-notice">We use cookies to improve your '
+        'experience. <a href="/wiki/Privacy_policy">Privacy policy</a> '
+        "<button>Accept all</button> <button>Reject</button></div>"
+        f'<header><nav id="menu"><ul>{menu}</ul></nav>'
+        '<form action="/search"><input name="q" placeholder="Search Coastpedia"></form></header>'
+        f"<main><article><h1>{html.escape(title)}</h1>{body}"
+        f"<h2>See also</h2><ul>{also}</ul></article>"
+        f"{_navbox('Coastal heritage of the Western Shore')}</main>"
+        f"<footer><ul>{footer}</ul>Text is available under a free licence.</footer>"
+        "</body></html>"
+    )
+    return page.encode("utf-8")
+
+
+def wiki_routes(articles: dict[str, list[str]]) -> dict[str, Route]:
+    """`/wiki/<Title_with_underscores>` for each article (title -> paragraphs); every
+    page's "See also" names four navbox titles and six lists of its own."""
+    routes: dict[str, Route] = {}
+    for n, (title, paragraphs) in enumerate(articles.items()):
+        lists = ("Lighthouses", "Engineers", "Harbours", "Shipwrecks", "Ferries", "Quarries")
+        also = NAVBOX_TITLES[n * 4 : n * 4 + 4] + [f"List of {k} near {title}" for k in lists]
+        body = wiki_article_html(title, paragraphs, also)
+        routes[f"/wiki/{wiki_slug(title)}"] = _text(body, "text/html; charset=utf-8")
+    return routes

@@ -46,21 +46,28 @@ def merge_snippet(old: str, new: str) -> str:
 
 
 def add_to_pool(state: AgentState, result: SearchResult, weight: float = 1.0) -> None:
+    """Pool a search hit. A URL a search returns becomes (or stays) a search-result
+    candidate even when it was first seen as an in-page link."""
     record = state.url_pool.get(result.url)
     snippet = _clean(result.snippet)
     if record is None:
-        state.url_pool[result.url] = UrlRecord(
+        record = state.url_pool[result.url] = UrlRecord(
             url=result.url,
             title=_clean(result.title),
             snippet=snippet,
-            weight=weight,
+            weight=0.0,
             date=result.date,
         )
+    elif record.origin == "link":
+        record.title = _clean(result.title) or record.title  # the engine's title beats an anchor
+        record.snippet = snippet or record.snippet
     else:
-        record.weight += weight
         record.snippet = merge_snippet(record.snippet, snippet)
         record.title = record.title or _clean(result.title)
-        record.date = record.date or result.date
+    record.weight += weight
+    record.hits += 1
+    record.origin = "search"
+    record.date = record.date or result.date
     if snippet and result.url not in state.snippets:
         state.snippets[result.url] = PageText(
             url=result.url, title=_clean(result.title), text=snippet, date=result.date

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from functools import partial
 
-from deepsearch.agent.actions.search import add_to_pool
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.passages import page_passages
+from deepsearch.agent.evidence import PageEvidence, anchor_texts, evidence_chunks, refresh_page
+from deepsearch.agent.prefetch import Prefetcher, safe_read
 from deepsearch.agent.ranking import hostname
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
-from deepsearch.web.types import Page, ReadFailure, SearchResult
+from deepsearch.web.types import Page, ReadFailure
 from deepsearch.web.urls import normalize_url
 
 LINK_WEIGHT = 0.1
@@ -20,10 +21,12 @@ LINK_WEIGHT = 0.1
 # page would otherwise block the event loop, and with it --timeout, for many seconds.
 MAX_PAGE_CHARS = 400_000
 MAX_LINKS_PER_PAGE = 50
+MAX_LINK_CANDIDATES = 150
 
 
 def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
-    """The LLM's picks (valid, unvisited), then the best-ranked others, up to 5."""
+    """The LLM's picks (valid, unvisited), then the best-ranked other search results
+    (never harvested links, which are read only when picked), up to 5."""
     visited = set(state.visited)
     by_index = {u.index: u.url for u in state.shown_urls}
     targets: list[str] = []
@@ -34,33 +37,63 @@ def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
     for shown in state.shown_urls:
         if len(targets) >= MAX_VISITS:
             break
-        if shown.url not in visited and shown.url not in targets:
+        if shown.origin == "search" and shown.url not in visited and shown.url not in targets:
             targets.append(shown.url)
     return targets[:MAX_VISITS]
 
 
-async def _safe_read(deps: AgentDeps, url: str) -> Page | ReadFailure:
-    try:
-        return await deps.reader.read(url)
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # the reader promises not to raise; stay safe if it does
-        return ReadFailure(url=url, kind="network", detail=str(exc)[:200] or type(exc).__name__)
-
-
 def _add_links(state: AgentState, page: Page) -> None:
+    """Harvested links join the pool as their own low-weight class ("link"): at most
+    MAX_LINKS_PER_PAGE per page and MAX_LINK_CANDIDATES in all, never as snippets
+    (an anchor is no evidence) and never counting against a new search."""
+    in_pool = sum(1 for r in state.url_pool.values() if r.origin == "link")
     for anchor, raw_link in page.links[:MAX_LINKS_PER_PAGE]:
         link = normalize_url(raw_link, allow_file=True)
         if link is None:
             continue
         if link in state.url_pool:
             state.url_pool[link].weight += LINK_WEIGHT
-        elif link not in state.visited and hostname(link) not in state.dead_hosts:
-            add_to_pool(
-                state,
-                SearchResult(title=anchor, url=link, snippet=anchor, provider="link"),
-                LINK_WEIGHT,
+        elif (
+            in_pool < MAX_LINK_CANDIDATES
+            and link not in state.visited
+            and hostname(link) not in state.dead_hosts
+        ):
+            title = " ".join(anchor.split())[:200]
+            state.url_pool[link] = UrlRecord(
+                url=link, title=title, snippet=title, weight=LINK_WEIGHT, origin="link"
             )
+            in_pool += 1
+
+
+async def _keep_page(
+    state: AgentState, deps: AgentDeps, options: RunOptions, url: str, page: Page
+) -> None:
+    record = state.url_pool.get(url) or UrlRecord(url=url)
+    title = page.title or record.title
+    kept = PageText(url=url, title=title, text=page.text[:MAX_PAGE_CHARS], date=page.published)
+    state.pages[url] = kept
+    state.read_urls.append(url)
+    await _add_evidence(state, deps, options, kept, page)
+    _add_links(state, page)
+
+
+async def _add_evidence(
+    state: AgentState, deps: AgentDeps, options: RunOptions, read: PageText, page: Page
+) -> None:
+    """The page's knowledge item: its evidence chunks (navigation dropped), shown as
+    the passages relevant to the research questions (re-chosen before every prompt)."""
+    item = KnowledgeItem(
+        question=f'What does "{read.title or read.url}" say?',
+        answer="",
+        type="url",
+        references=[read.url],
+        updated=read.date,
+    )
+    state.add_knowledge(item)
+    chunks = evidence_chunks(read.text, anchor_texts(page.links))
+    evidence = PageEvidence(url=read.url, title=read.title, chunks=chunks, item=item)
+    state.evidence[read.url] = evidence
+    await refresh_page(evidence, state.research_queries(), deps.similarity, options.page_chars)
 
 
 def _drop_dead_host(state: AgentState, url: str) -> None:
@@ -71,14 +104,22 @@ def _drop_dead_host(state: AgentState, url: str) -> None:
 
 
 async def handle_visit(
-    payload: VisitPayload, state: AgentState, deps: AgentDeps, options: RunOptions
+    payload: VisitPayload,
+    state: AgentState,
+    deps: AgentDeps,
+    options: RunOptions,
+    *,
+    prefetch: Prefetcher | None = None,
 ) -> str:
+    """Read the targets concurrently; a URL being (or already) read in the background
+    by `prefetch` is awaited there, never read twice."""
     targets = choose_targets(state, payload.url_indices)
     if not targets:
         state.diary.append(f"Step {state.step}: there was nothing new to read.")
         return "nothing to read"
     state.visited.extend(targets)
-    outcomes = await asyncio.gather(*(_safe_read(deps, url) for url in targets))
+    read_one = prefetch.read if prefetch is not None else partial(safe_read, deps.reader)
+    outcomes = await asyncio.gather(*(read_one(url) for url in targets))
     read, failed = [], []
     for url, outcome in zip(targets, outcomes, strict=True):
         if isinstance(outcome, ReadFailure):
@@ -87,24 +128,7 @@ async def handle_visit(
             if outcome.host_is_dead:
                 _drop_dead_host(state, url)
             continue
-        record = state.url_pool.get(url) or UrlRecord(url=url)
-        title = outcome.title or record.title
-        text = outcome.text[:MAX_PAGE_CHARS]
-        state.pages[url] = PageText(url=url, title=title, text=text, date=outcome.published)
-        state.read_urls.append(url)
-        excerpt = await page_passages(
-            text, state.current_question, deps.similarity, options.page_chars
-        )
-        state.add_knowledge(
-            KnowledgeItem(
-                question=f'What does "{title or url}" say about: {state.current_question}',
-                answer=excerpt,
-                type="url",
-                references=[url],
-                updated=outcome.published,
-            )
-        )
-        _add_links(state, outcome)
+        await _keep_page(state, deps, options, url, outcome)
         read.append(url)
     state.diary.append(
         f"Step {state.step}: read {len(read)} page(s)"

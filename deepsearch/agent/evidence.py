@@ -1,0 +1,215 @@
+"""What the prompt shows of each read page: its evidence, not its navigation.
+
+A read page is cut into chunks (`passages.chunk_spans`); chunks that are link lists
+(navboxes, "see also" lists, menus: mostly anchor text of the page's own links, or
+many short unpunctuated items) are dropped for good. Before every prompt each page's
+excerpt is recomputed from the chunks most relevant to the ORIGINAL question and the
+PENDING sub-questions, within a per-page share of the knowledge allowance, so that
+the first hop's page is still in view when a later hop's page is read and one long
+page cannot crowd out the others.
+
+Pinning: when an answer (a sub-answer or a candidate answer) is given, the shown
+chunks that best support it are pinned: they stay in their page's excerpt, and the
+page's knowledge item is always shown (`KnowledgeItem.pinned`).
+
+Every excerpt is chunks of the page text joined by `SEPARATOR`; each chunk is an
+exact slice of the page text, so quotes taken from an excerpt stay verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from deepsearch.agent.passages import SEPARATOR, chunk_spans
+from deepsearch.agent.similarity import Similarity
+from deepsearch.agent.types import KnowledgeItem
+
+if TYPE_CHECKING:  # the state holds the evidence; only the type is needed here
+    from deepsearch.agent.state import AgentState
+
+# A chunk whose characters are at least this share anchor text is navigation.
+LINK_TEXT_SHARE = 0.55
+# Structural rule for text without known anchors: many short, unpunctuated items.
+MIN_LIST_ITEMS = 6
+SHORT_ITEM_WORDS = 5
+SHORT_ITEM_SHARE = 0.7
+MAX_ANCHORS = 400
+# Chunks below this share of the page's best score are not evidence for the question.
+RELEVANT_FRACTION = 0.35
+CHARS_PER_TOKEN = 4
+MIN_PAGE_CHARS = 700  # even with many pages, each keeps its best passage or two
+PIN_PER_ANSWER = 2
+# Share of the knowledge allowance page evidence may take (the rest: answers, snippets).
+EVIDENCE_SHARE = 0.7
+
+_BLOCK = re.compile(r"\n\s*\n")
+_ITEM_SPLIT = re.compile(r"\s*(?:\n|·|•|\||\u2022|\s[-–—]\s)\s*")
+_SENTENCE_END = re.compile(r"[.!?。！？:;]$")
+
+
+@dataclass
+class PageEvidence:
+    """A read page's evidence chunks and what the prompt shows of them."""
+
+    url: str
+    title: str
+    chunks: list[str]
+    item: KnowledgeItem
+    scores: dict[str, list[float]] = field(default_factory=dict)  # query -> per chunk
+    shown: list[int] = field(default_factory=list)  # chunk indices in the excerpt
+    pinned: set[int] = field(default_factory=set)
+
+
+def _anchor_share(chunk: str, anchors: Sequence[str]) -> float:
+    text = " ".join(chunk.split()).casefold()
+    covered = sum(len(a) * text.count(a) for a in anchors if a in text)
+    return min(1.0, covered / max(1, len(text)))
+
+
+def _short_items(chunk: str) -> bool:
+    items = [i for i in _ITEM_SPLIT.split(chunk.strip()) if i]
+    if len(items) < MIN_LIST_ITEMS:
+        return False
+    short = sum(
+        1 for i in items if len(i.split()) <= SHORT_ITEM_WORDS and not _SENTENCE_END.search(i)
+    )
+    return short / len(items) >= SHORT_ITEM_SHARE
+
+
+def is_link_list(chunk: str, anchors: Sequence[str] = ()) -> bool:
+    """Navigation, not evidence: mostly the page's own anchor texts, or a list of
+    many short items without sentence punctuation."""
+    if not chunk.strip():
+        return True
+    if anchors and _anchor_share(chunk, anchors) >= LINK_TEXT_SHARE:
+        return True
+    return _short_items(chunk)
+
+
+def anchor_texts(links: Iterable[tuple[str, str]]) -> list[str]:
+    """Distinct anchor texts worth matching (casefolded, longest first)."""
+    seen = {" ".join(a.split()).casefold() for a, _ in links}
+    return sorted((a for a in seen if len(a) >= 3), key=len, reverse=True)[:MAX_ANCHORS]
+
+
+def evidence_chunks(text: str, anchors: Sequence[str] = ()) -> list[str]:
+    """The page's chunks that are not link lists, in page order (exact slices).
+
+    Blocks (blank-line separated) are judged first, so a navbox is never merged with
+    the paragraph after it into one chunk; the kept blocks are then chunked, and each
+    chunk judged again (a long block can end in a list)."""
+    chunks: list[str] = []
+    start = 0
+    for end in [*(m.start() for m in _BLOCK.finditer(text)), len(text)]:
+        block = text[start:end]
+        if block.strip() and not is_link_list(block, anchors):
+            pieces = (block[a:b].strip() for a, b in chunk_spans(block))
+            chunks.extend(c for c in pieces if c and not is_link_list(c, anchors))
+        start = end
+    return chunks
+
+
+async def _chunk_scores(ev: PageEvidence, query: str, sim: Similarity) -> list[float]:
+    if query not in ev.scores:
+        ev.scores[query] = await sim.scores(query, ev.chunks) if ev.chunks else []
+    return ev.scores[query]
+
+
+async def choose_chunks(
+    ev: PageEvidence, queries: Sequence[str], sim: Similarity, max_chars: int
+) -> list[int]:
+    """Pinned chunks, then the best chunks for any of the queries, within max_chars;
+    in page order. The lead chunk wins ties (it names what the page is about)."""
+    best = [0.0] * len(ev.chunks)
+    for query in dict.fromkeys(q for q in queries if q.strip()):
+        for i, s in enumerate(await _chunk_scores(ev, query, sim)):
+            best[i] = max(best[i], s)
+    top = max(best, default=0.0)
+    order = sorted(range(len(ev.chunks)), key=lambda i: (-best[i], i))
+    wanted = [*sorted(ev.pinned), *(i for i in order if i not in ev.pinned)]
+    chosen: list[int] = []
+    spent = 0
+    for i in wanted:
+        if i not in ev.pinned and chosen and (best[i] <= 0 or best[i] < RELEVANT_FRACTION * top):
+            break  # the rest is not about the questions (scores are in falling order)
+        cost = len(ev.chunks[i]) + len(SEPARATOR)
+        if chosen and spent + cost > max_chars:
+            continue  # the first chunk always shows: a page is never reduced to nothing
+        chosen.append(i)
+        spent += cost
+    return sorted(chosen)
+
+
+def render_excerpt(ev: PageEvidence, indices: Sequence[int], max_chars: int) -> str:
+    text = SEPARATOR.join(ev.chunks[i] for i in indices)
+    return text[:max_chars]
+
+
+async def refresh_page(
+    ev: PageEvidence, queries: Sequence[str], sim: Similarity, max_chars: int
+) -> None:
+    """Recompute the page's excerpt; the item's caches are reset when it changed."""
+    indices = await choose_chunks(ev, queries, sim, max_chars)
+    if indices == ev.shown and ev.item.answer:
+        return
+    ev.shown = indices
+    ev.item.answer = render_excerpt(ev, indices, max_chars) or "(no readable text)"
+    ev.item.tokens = None
+    ev.item.words = None
+    ev.item.relevance_to = {}
+
+
+def page_share_chars(evidence_tokens: int, pages: int, page_chars: int) -> int:
+    """Each page's share of the evidence allowance, in characters."""
+    if pages <= 0:
+        return page_chars
+    share = evidence_tokens * CHARS_PER_TOKEN // pages
+    return max(min(MIN_PAGE_CHARS, page_chars), min(page_chars, share))
+
+
+async def refresh_all(
+    pages: Sequence[PageEvidence],
+    queries: Sequence[str],
+    sim: Similarity,
+    *,
+    evidence_tokens: int,
+    page_chars: int,
+) -> None:
+    share = page_share_chars(evidence_tokens, len(pages), page_chars)
+    for ev in pages:
+        await refresh_page(ev, queries, sim, share)
+
+
+async def pin_support(pages: Sequence[PageEvidence], answer: str, sim: Similarity) -> int:
+    """Pin the shown chunks that best support `answer`; how many were pinned."""
+    shown = [(ev, i) for ev in pages for i in ev.shown]
+    if not answer.strip() or not shown:
+        return 0
+    scores = await sim.scores(answer, [ev.chunks[i] for ev, i in shown])
+    ranked = sorted(range(len(shown)), key=lambda k: -scores[k])
+    pinned = 0
+    for k in ranked[:PIN_PER_ANSWER]:
+        if scores[k] <= 0:
+            break
+        ev, i = shown[k]
+        ev.pinned.add(i)
+        ev.item.pinned = True
+        pinned += 1
+    return pinned
+
+
+async def refresh_state(
+    state: AgentState, sim: Similarity, *, allowance_tokens: int, page_chars: int
+) -> None:
+    """Before a prompt: every read page's excerpt for the research questions, within
+    its share of EVIDENCE_SHARE of the knowledge allowance."""
+    await refresh_all(
+        list(state.evidence.values()),
+        state.research_queries(),
+        sim,
+        evidence_tokens=int(allowance_tokens * EVIDENCE_SHARE),
+        page_chars=page_chars,
+    )
