@@ -46,6 +46,7 @@ class Figures:
     correct: bool
     wall_s: float
     critical_s: float
+    llm_s: float  # the part of the critical path with an LLM call pending
     startup_s: float  # process start to the first outside call
     llm_calls: int
     llm_rounds: int
@@ -163,6 +164,7 @@ def _figures(
         correct=status == "answered" and contains_answer(answer, item.answer),
         wall_s=wall,
         critical_s=union_s(waits),
+        llm_s=union_s([w for w in waits if w.kind == "llm"]),
         startup_s=(waits[0].start - started) if waits else wall,
         llm_calls=sum(w.kind == "llm" for w in waits),
         llm_rounds=llm_rounds(waits),

@@ -128,7 +128,13 @@ count once). Start-up = process start to the first outside call. Tokens = the ru
 
 {_targets(rows)}
 
-LLM calls over all questions, by request schema: {_calls_by_kind(rows)}.
+Where the time goes (medians): wall {_median([f.wall_s for f in rows]):.1f} s = critical path
+{_median([f.critical_s for f in rows]):.1f} s (of which an LLM call pending
+{_median([f.llm_s for f in rows]):.1f} s, only web calls pending
+{_median([f.critical_s - f.llm_s for f in rows]):.1f} s) + overhead
+{_median([f.wall_s - f.critical_s for f in rows]):.1f} s (of which start-up before the first
+outside call {_median([f.startup_s for f in rows]):.1f} s). LLM calls over all questions, by
+request schema: {_calls_by_kind(rows)}.
 
 Composition of the agent prompt, as the fake LLM received it (system prompt of every
 agent step, tokens by o200k_base; "page evidence" = `<knowledge-N type="url">` items,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from bench.latency import Bench
+from bench.latency import Bench, _figures
 from bench.latency_measure import PARTS, composition, llm_rounds, union_s
 from bench.latency_policy import NOT_FOUND, Item, Policy, minimal
 from bench.latency_servers import FakeLLMServer, FakeSearxng, Timeline, Wait
@@ -175,6 +175,37 @@ def test_critical_path_is_the_union_of_waits() -> None:
     ]
     assert union_s(waits) == pytest.approx(2.0 + 1.5 + 0.5)
     assert llm_rounds(waits) == 2
+
+
+def test_a_wait_lasts_its_scaled_delay_and_is_recorded() -> None:
+    timeline = Timeline()
+    llm = FakeLLMServer(timeline, lambda body: "word " * 50, scale=0.05)
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode()
+    started = time.perf_counter()
+    llm._serve("POST", "/v1/chat/completions", body)
+    (wait,) = timeline.take()
+    assert wait.kind == "llm" and wait.start >= started
+    assert wait.end - wait.start >= 0.05 * (0.6 + 0.008 * 50) * 0.95
+    assert timeline.take() == []
+    llm._server.server_close()
+
+
+def test_figures_of_a_run() -> None:
+    waits = [Wait("llm", 10.0, 11.0), Wait("page", 10.5, 12.0), Wait("llm", 13.0, 14.0)]
+    out = {
+        "status": "answered",
+        "answer": "So it was Stephen King.",
+        "usage": {"total_tokens": 1234},
+        "steps": [{"action": "search"}, {"action": "answer"}],
+    }
+    f = _figures(ITEM, out, 5.0, 9.0, waits)
+    assert (f.critical_s, f.startup_s, f.llm_calls, f.llm_rounds) == (3.0, 1.0, 2, 2)
+    assert f.llm_s == 2.0
+    assert (f.tokens, f.pages, f.searches, f.correct) == (1234, 1, 0, True)
+    assert f.overhead == pytest.approx(5.0 / 3.0)
+    assert f.actions == ["search", "answer"]
+    assert not _figures(ITEM, {**out, "status": "forced"}, 5.0, 9.0, waits).correct
+    assert not _figures(ITEM, {**out, "answer": "Stephen"}, 5.0, 9.0, waits).correct
 
 
 def test_composition_splits_the_prompt_into_its_parts() -> None:
