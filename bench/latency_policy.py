@@ -111,8 +111,15 @@ def last_user(body: dict[str, Any]) -> str:
 
 
 def allowed_actions(schema: dict[str, Any]) -> list[str]:
+    """The `action` values the schema accepts (an enum, a const, or a $ref to one)."""
     spec = schema.get("properties", {}).get("action", {})
-    return list(spec.get("enum") or ([spec["const"]] if "const" in spec else []))
+    if "$ref" in spec:
+        spec = schema.get("$defs", {}).get(spec["$ref"].rsplit("/", 1)[-1], {})
+    options = spec.get("anyOf") or [spec]
+    values: list[str] = []
+    for option in options:
+        values += option.get("enum") or ([option["const"]] if "const" in option else [])
+    return values
 
 
 @dataclass
