@@ -213,7 +213,16 @@ def run() -> str:
     rows, policy = measure(items, site)
     from bench.latency_report import render
 
-    return render(rows, total_composition(policy.agent_prompts), len(policy.agent_prompts))
+    return render(rows, total_composition(policy.agent_prompts), len(policy.agent_prompts), _load())
+
+
+def _load() -> str:
+    """The machine's load while measuring: overhead is CPU time, so it matters."""
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return "unknown."
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores."
 
 
 def median(values: list[float]) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from bench.latency_measure import PARTS
@@ -88,12 +89,30 @@ def _composition(parts: dict[str, int], requests: int) -> str:
     return "\n".join(lines)
 
 
+def _time_split(rows: list[Figures]) -> str:
+    def med(fn: Callable[[Figures], float]) -> str:
+        return f"{_median([fn(f) for f in rows]):.1f}"
+
+    return "\n".join(
+        [
+            "| where the time goes (median per question) | s |",
+            "|---|---:|",
+            f"| wall time | {med(lambda f: f.wall_s)} |",
+            f"| critical path (an outside call pending) | {med(lambda f: f.critical_s)} |",
+            f"| … of which an LLM call pending | {med(lambda f: f.llm_s)} |",
+            f"| … of which only web calls pending | {med(lambda f: f.critical_s - f.llm_s)} |",
+            f"| overhead (wall time − critical path) | {med(lambda f: f.wall_s - f.critical_s)} |",
+            f"| … of which start-up, before the first outside call | {med(lambda f: f.startup_s)} |",
+        ]
+    )
+
+
 def _calls_by_kind(rows: list[Figures]) -> str:
     counts = Counter(w.label for f in rows for w in f.waits if w.kind == "llm")
     return ", ".join(f"{name} {n}" for name, n in counts.most_common())
 
 
-def render(rows: list[Figures], parts: dict[str, int], requests: int) -> str:
+def render(rows: list[Figures], parts: dict[str, int], requests: int, load: str = "") -> str:
     low_p, high_p = (int(s * 1000) for s in PAGE_S)
     low_s, high_s = (int(s * 1000) for s in SEARCH_S)
     share = parts.get("page evidence", 0) / (sum(parts.values()) or 1)
@@ -128,13 +147,10 @@ count once). Start-up = process start to the first outside call. Tokens = the ru
 
 {_targets(rows)}
 
-Where the time goes (medians): wall {_median([f.wall_s for f in rows]):.1f} s = critical path
-{_median([f.critical_s for f in rows]):.1f} s (of which an LLM call pending
-{_median([f.llm_s for f in rows]):.1f} s, only web calls pending
-{_median([f.critical_s - f.llm_s for f in rows]):.1f} s) + overhead
-{_median([f.wall_s - f.critical_s for f in rows]):.1f} s (of which start-up before the first
-outside call {_median([f.startup_s for f in rows]):.1f} s). LLM calls over all questions, by
-request schema: {_calls_by_kind(rows)}.
+{_time_split(rows)}
+
+LLM calls over all questions, by request schema: {_calls_by_kind(rows)}.
+Machine load at the end of the measurement: {load}
 
 Composition of the agent prompt, as the fake LLM received it (system prompt of every
 agent step, tokens by o200k_base; "page evidence" = `<knowledge-N type="url">` items,

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from bench.latency import Bench, _figures
 from bench.latency_measure import PARTS, composition, llm_rounds, total_composition, union_s
 from bench.latency_policy import NOT_FOUND, Item, Policy, allowed_actions, minimal
+from bench.latency_report import render
 from bench.latency_servers import FakeLLMServer, FakeSearxng, Timeline, Wait
 from bench.latency_site import Site, wiki_path
 from deepsearch.agent.evaluator import QuestionEval, StrictEval
@@ -253,3 +254,23 @@ def test_one_question_through_the_real_cli() -> None:
     parts = total_composition(bench.policy.agent_prompts)
     assert parts["page evidence"] > 0 and parts["URL list"] > 0 and parts["instructions"] > 0
     assert time.perf_counter() - started < 15
+
+
+def test_report_quotes_medians_targets_and_composition() -> None:
+    rows = [
+        _figures(
+            ITEM,
+            {"status": "answered", "answer": "Stephen King", "usage": {"total_tokens": t}},
+            wall,
+            0.0,
+            [Wait("llm", 1.0, 9.0, "AgentStep")],
+        )
+        for t, wall in ((9_000, 10.0), (30_000, 12.0), (11_000, 20.0))
+    ]
+    text = render(rows, {"page evidence": 60, "diary": 40}, 2, "load 1.0")
+    assert text.startswith("## Wall time at real latency")
+    assert "**3/3 correct**" in text and "**11,000**" in text  # median tokens
+    assert "| overhead ratio | 1.50 | ≤ 1.15 (**not met**) | 1.33–1.39" in text
+    assert "| tokens | 11,000 | ≤ 20,000 (met)" in text
+    assert "| page evidence | 60 | **60.0%** |" in text
+    assert "13 (ours then: 8)" in text and "python -m bench latency" in text
