@@ -20,6 +20,7 @@ BENCHMARKS = [
     "ranking",
     "citations",
     "orchestration",
+    "latency",
 ]
 
 

@@ -1,0 +1,229 @@
+"""Wall time at real latency: whole questions through the real CLI, against loopback
+fakes with API-like latency (issue 8, item 7).
+
+Each question runs alone, as `deepsearch "<question>" --json` in a fresh process (so
+start-up counts), with the real `openai` SDK, against:
+- a policy LLM (bench/latency_policy.py) behind an OpenAI-compatible server:
+  600 ms to the first token + 8 ms per output token;
+- a SearXNG API over the HotpotQA-100 paragraphs: 400–900 ms per search;
+- the paragraphs as link-dense article pages (~120 in-site links, a navbox, a
+  cookie banner) on one site: 100–900 ms per page.
+Delays are pseudo-random but fixed per query / page, so runs are comparable.
+Definitions of the critical path are in bench/latency_measure.py.
+
+Reproduce: `.venv/bin/python -m bench latency`
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.latency_measure import llm_rounds, total_composition, union_s
+from bench.latency_policy import Item, Policy, contains_answer
+from bench.latency_servers import FakeArticleSite, FakeLLMServer, FakeSearxng, Timeline, Wait
+from bench.latency_site import Site
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa100"
+QUESTIONS = 10
+MAX_STEPS = 12  # a 2-hop run needs ~4 steps; the cap only bounds a lost run
+RUN_TIMEOUT_S = 90.0  # a good run takes ~15 s; this bounds a hung one
+
+
+@dataclass
+class Figures:
+    question: str
+    status: str
+    correct: bool
+    wall_s: float
+    critical_s: float
+    llm_s: float  # the part of the critical path with an LLM call pending
+    startup_s: float  # process start to the first outside call
+    llm_calls: int
+    llm_rounds: int
+    tokens: int
+    searches: int
+    pages: int
+    actions: list[str] = field(default_factory=list)
+    waits: list[Wait] = field(default_factory=list, repr=False)
+
+    @property
+    def overhead(self) -> float:
+        return self.wall_s / self.critical_s if self.critical_s else float("nan")
+
+
+@dataclass
+class Bench:
+    """The three fake servers, the policy and the shared timeline."""
+
+    site: Site
+    scale: float = 1.0
+    timeline: Timeline = field(default_factory=Timeline)
+    policy: Policy = field(default_factory=Policy)
+    stack: ExitStack = field(default_factory=ExitStack)
+
+    def __enter__(self) -> Bench:
+        kw = {"scale": self.scale}
+        self.pages = self.stack.enter_context(FakeArticleSite(self.timeline, self.site, **kw))
+        self.search = self.stack.enter_context(
+            FakeSearxng(self.timeline, self.site, self.pages.url, **kw)
+        )
+        self.llm = self.stack.enter_context(FakeLLMServer(self.timeline, self.policy, **kw))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stack.close()
+
+    def command(self, question: str) -> list[str]:
+        script = Path(sys.executable).parent / "deepsearch"
+        head = [str(script)] if script.exists() else [sys.executable, "-m", "deepsearch"]
+        return [
+            *head,
+            question,
+            "--json",
+            "--quiet",
+            "--llm-provider",
+            "openai",
+            "--search-provider",
+            "searxng",
+            "--searxng-url",
+            self.search.url,
+            "--allow-private-urls",
+            "--no-cache",
+            "--max-steps",
+            str(MAX_STEPS),
+        ]
+
+    def run(self, item: Item) -> Figures:
+        self.policy.item = item
+        self.timeline.take()
+        with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
+            env = _env(self.llm.base_url, Path(tmp))
+            started = time.perf_counter()
+            try:
+                done = subprocess.run(
+                    self.command(item.question),
+                    env=env,
+                    cwd=tmp,
+                    capture_output=True,
+                    text=True,
+                    timeout=RUN_TIMEOUT_S,
+                    check=False,
+                )
+                out = _parse(done.stdout, done.stderr)
+            except subprocess.TimeoutExpired:
+                out = {"status": f"killed after {RUN_TIMEOUT_S:.0f} s"}
+            wall = time.perf_counter() - started
+        return _figures(item, out, wall, started, self.timeline.take())
+
+
+def _env(base_url: str, home: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("DEEPSEARCH_", "OPENAI_"))}
+    for key in ("GEMINI_API_KEY", "JINA_API_KEY", "BRAVE_API_KEY", "SERPER_API_KEY"):
+        keep.pop(key, None)
+    for key in list(keep):  # loopback only: no proxy in the way
+        if key.lower() in ("http_proxy", "https_proxy", "all_proxy"):
+            keep.pop(key)
+    return {
+        **keep,
+        "OPENAI_API_KEY": "sk-bench-placeholder",
+        "OPENAI_BASE_URL": base_url,
+        "HOME": str(home),
+        "DEEPSEARCH_CACHE_DIR": str(home / "cache"),
+        "NO_COLOR": "1",
+    }
+
+
+def _parse(stdout: str, stderr: str) -> dict[str, Any]:
+    try:
+        out = json.loads(stdout)
+    except ValueError:
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
+        return {"status": f"no JSON ({last[:80]})"}
+    return out if isinstance(out, dict) else {"status": "no JSON object"}
+
+
+def _figures(
+    item: Item, out: dict[str, Any], wall: float, started: float, waits: list[Wait]
+) -> Figures:
+    usage = out.get("usage") or {}
+    status = str(out.get("status", "?"))
+    answer = str(out.get("answer") or "")
+    return Figures(
+        question=item.question,
+        status=status,
+        correct=status == "answered" and contains_answer(answer, item.answer),
+        wall_s=wall,
+        critical_s=union_s(waits),
+        llm_s=union_s([w for w in waits if w.kind == "llm"]),
+        startup_s=(waits[0].start - started) if waits else wall,
+        llm_calls=sum(w.kind == "llm" for w in waits),
+        llm_rounds=llm_rounds(waits),
+        tokens=int(usage.get("total_tokens") or 0),
+        searches=sum(w.kind == "search" for w in waits),
+        pages=sum(w.kind == "page" for w in waits),
+        actions=[str(s.get("action")) for s in out.get("steps") or []],
+        waits=waits,
+    )
+
+
+def two_hop_items(data: Path, n: int) -> tuple[list[Item], Site]:
+    """The first n questions with exactly two distinct gold pages, both in the corpus."""
+    questions = json.loads((data / "hotpotqa_train.json").read_text("utf-8"))
+    corpus = json.loads((data / "hotpotqa_train_corpus.json").read_text("utf-8"))
+    items = [Item.from_hotpot(q, corpus) for q in questions]
+    chosen = [i for i in items if len(i.gold) == 2 and all(t in corpus for t in i.gold)]
+    return chosen[:n], Site.from_corpus(corpus)
+
+
+def measure(items: list[Item], site: Site, scale: float = 1.0) -> tuple[list[Figures], Policy]:
+    from deepsearch.llm.tokens import get_encoding
+
+    get_encoding()  # the fake LLM counts tokens: load the vocabulary outside the runs
+    with Bench(site, scale=scale) as bench:
+        rows = []
+        for item in items:
+            rows.append(bench.run(item))
+            print(f"   {_row_line(rows[-1])}", file=sys.stderr, flush=True)
+        return rows, bench.policy
+
+
+def _row_line(f: Figures) -> str:
+    return (
+        f"{f.status:9} correct={f.correct!s:5} wall {f.wall_s:5.1f}s crit {f.critical_s:5.1f}s "
+        f"x{f.overhead:.2f} llm {f.llm_rounds}/{f.llm_calls} tok {f.tokens} {f.actions}"
+    )
+
+
+def run() -> str:
+    if not DATA.is_dir():
+        return (
+            "## Wall time at real latency\n\nSkipped: ../shared/data/hotpotqa100 is not present.\n"
+        )
+    items, site = two_hop_items(DATA, QUESTIONS)
+    rows, policy = measure(items, site)
+    from bench.latency_report import render
+
+    return render(rows, total_composition(policy.agent_prompts), len(policy.agent_prompts), _load())
+
+
+def _load() -> str:
+    """The machine's load while measuring: overhead is CPU time, so it matters."""
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return "unknown."
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores."
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
