@@ -71,6 +71,8 @@ async def build_deps(
     cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled)
     stack.callback(cache.close)
     corpus = local_corpus(settings)
+    if corpus is not None:
+        corpus.require_documents()
     search: SearchProvider = build_search(settings, cache=cache, corpus=corpus)
     web_reader = build_reader(settings, cache=cache)
     _push_close(stack, search)

@@ -27,8 +27,9 @@ from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinish
 from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
 from deepsearch.agent.language import answer_language
+from deepsearch.agent.progress import ProgressWatch
 from deepsearch.agent.ranking import refresh_url_list
-from deepsearch.agent.result import ResearchResult, Status, UsageReport
+from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind
 from deepsearch.agent.schema import (
     AllowFlags,
     AnswerPayload,
@@ -81,6 +82,7 @@ class ResearchRun:
         self.stop_reason = ""
         self.fatal: RunError | None = None  # the error that ended the run, if any
         self._last_step_cost = 0
+        self.progress = ProgressWatch()
 
     # ------------------------------------------------------------- driving
 
@@ -141,6 +143,7 @@ class ResearchRun:
             usage=UsageReport.from_tracker(self.deps.llm.tracker),
             elapsed_s=round(self.deps.clock.monotonic() - self.started, 3),
             error=error,
+            error_kind=error_kind(self.fatal, error),
         )
 
     async def _research_phase(self) -> bool:
@@ -160,6 +163,8 @@ class ResearchRun:
         except ProviderAuthError:
             raise  # no later call can succeed either
         except RunError as exc:  # a provider failure mid-run still gets a Beast Mode answer
+            if exc.fatal:
+                raise  # e.g. search cannot work: Beast Mode would only guess
             self.stop_reason = f"error: {exc}"
             if self._provider_unreachable(exc):
                 raise  # not one step worked: asking the same dead endpoint again only waits
@@ -181,6 +186,8 @@ class ResearchRun:
             raise LoopStopped(f"step limit of {self.options.max_steps} reached")
         if self.state.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
             raise LoopStopped("the model gave no usable reply several times in a row")
+        if self.progress.stalled(self.state):
+            raise LoopStopped(self.progress.reason())
 
     # ------------------------------------------------------------- one step
 

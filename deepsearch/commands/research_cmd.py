@@ -251,7 +251,7 @@ def _run(
 
     from deepsearch.agent.loop import ResearchRun
     from deepsearch.commands.render import LiveView, print_answer, summary_line
-    from deepsearch.errors import ConfigError, DeepsearchError, ProviderAuthError
+    from deepsearch.errors import ConfigError, DeepsearchError
     from deepsearch.runtime import build_deps, build_trace, run_options
 
     view = LiveView(quiet=quiet)
@@ -293,19 +293,32 @@ def _run(
         view.console.print(f"[dim]{escape(summary_line(result))}[/]")
     if result.error and not as_json:
         view.console.print(f"[bold red]error:[/] {escape(result.error)}")
-    run = holder.get("run")
-    if run is not None and isinstance(run.fatal, ProviderAuthError):
-        return EXIT_USAGE  # a rejected key is a configuration problem, fixed by the user
+    return exit_code(result)
+
+
+def exit_code(result: ResearchResult) -> int:
+    """From the result's data: a configuration cause (rejected key, unknown model, search
+    that cannot work) is 2 whatever was found; a run that could not go on is 1."""
+    if result.error_kind == "configuration":
+        return EXIT_USAGE
+    if result.error_kind == "fatal":
+        return EXIT_RUNTIME
     return STATUS_EXIT[result.status]
 
 
 def _empty_result(
     question: str, settings: Settings, status: Status, error: str | None
 ) -> ResearchResult:
-    from deepsearch.agent.result import ResearchResult, UsageReport
+    from deepsearch.agent.result import ResearchResult, UsageReport, error_kind
     from deepsearch.llm.tracker import TokenTracker
 
     usage = UsageReport.from_tracker(TokenTracker(settings.agent.token_budget))  # nothing spent
     return ResearchResult(
-        question=question, answer="", status=status, usage=usage, elapsed_s=0.0, error=error
+        question=question,
+        answer="",
+        status=status,
+        usage=usage,
+        elapsed_s=0.0,
+        error=error,
+        error_kind=error_kind(None, error),
     )
