@@ -3,6 +3,9 @@ where deepsearch errors become one-line messages and exit codes.
 
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
 2 usage or configuration error; 1 runtime failure; 130 interrupted.
+
+`route()` decides what a command line means before Typer sees it: a question (one
+word or many, unquoted), a command, `help`/`version`, or `-` / piped stdin.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def _root(
         bool,
         typer.Option(
             "--version",
+            "-V",
             callback=_version_callback,
             is_eager=True,
             help="Show the version and exit.",
@@ -66,13 +70,31 @@ def make_app(*, full: bool = True) -> typer.Typer:
     return app
 
 
+ROOT_FLAGS = {"--help", "-h", "--version", "-V"}
+WORD_FLAGS = {"help": "--help", "version": "--version"}  # the whole argument only
+
+
+def route(args: list[str], *, stdin_is_tty: bool) -> list[str]:
+    """The argument list Typer runs: `deepsearch "question"` (or unquoted words, or `-`,
+    or nothing with a question piped on stdin) means `deepsearch research ...`."""
+    if len(args) == 1 and args[0] in WORD_FLAGS:
+        return [WORD_FLAGS[args[0]]]
+    if not args:
+        return [] if stdin_is_tty else ["research"]  # bare on a terminal: the help
+    if args[0] in ROOT_FLAGS or args[0] in SUBCOMMANDS:
+        return args
+    return ["research", *args]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: `deepsearch "question"` means `deepsearch research "question"`."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    first_positional = next((a for a in args if not a.startswith("-")), None)
-    wants_root = any(a in ("--help", "-h", "--version") for a in args[:1])
-    has_command = any(a in SUBCOMMANDS for a in args)  # also after root options' values
-    if first_positional is not None and not has_command and not wants_root:
-        args.insert(0, "research")
-    full = any(a in SUBCOMMANDS for a in args)
+    args = route(list(sys.argv[1:] if argv is None else argv), stdin_is_tty=_stdin_is_tty())
+    full = bool(args) and args[0] in SUBCOMMANDS
     make_app(full=full)(args=args, prog_name="deepsearch")
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):  # closed stdin
+        return False

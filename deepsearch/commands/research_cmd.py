@@ -63,7 +63,13 @@ def _hosts(value: str | None) -> list[str] | None:
 
 
 def research(
-    question: Annotated[str, typer.Argument(help="The question to research.", show_default=False)],
+    question: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="The question (quotes optional; '-' or a pipe: read it from stdin).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (schema_version 1) on stdout.")
     ] = False,
@@ -149,10 +155,12 @@ def research(
     ] = False,
     config: ConfigOption = None,
 ) -> None:
+    from deepsearch.commands.question import question_text
     from deepsearch.config import load_config
     from deepsearch.errors import ConfigError
 
-    _check_usage(question, search_provider=search_provider, model=model, corpus=corpus)
+    text = question_text(question)
+    _check_usage(text, search_provider=search_provider, model=model, corpus=corpus)
     overrides = _overrides(
         budget=budget,
         effort=effort,
@@ -183,7 +191,7 @@ def research(
         raise fail(
             f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
         )
-    code = _run(question.strip(), settings, as_json=as_json, quiet=quiet, trace_path=trace)
+    code = _run(text, settings, as_json=as_json, quiet=quiet, trace_path=trace)
     raise typer.Exit(code)
 
 
@@ -193,6 +201,14 @@ def _check_usage(
     """Usage errors the option parser cannot see."""
     if not question.strip():
         raise fail("the question is empty", EXIT_USAGE)
+    from deepsearch.commands.question import near_command
+
+    if (command := near_command(question)) is not None:
+        raise fail(
+            f"{question!r} is not a question; did you mean `deepsearch {command}`? "
+            f'(to research the word itself, add a question mark: deepsearch "{question}?")',
+            EXIT_USAGE,
+        )
     for flag, value in (("--search-provider", search_provider), ("--model", model)):
         if value is not None and not value.strip(" ,"):
             raise fail(f"{flag} needs a value", EXIT_USAGE)
