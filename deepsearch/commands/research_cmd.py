@@ -11,6 +11,7 @@ import typer
 
 if TYPE_CHECKING:
     from deepsearch.agent.result import ResearchResult, Status
+    from deepsearch.commands.render import LiveView
     from deepsearch.config import Settings
 
 from deepsearch.commands.common import (
@@ -263,10 +264,9 @@ def _overrides(
 def _run(
     question: str, settings: Settings, *, as_json: bool, quiet: bool, trace_path: Path | None
 ) -> int:
-    from rich.markup import escape
-
     from deepsearch.agent.loop import ResearchRun
-    from deepsearch.commands.render import LiveView, print_answer, summary_line
+    from deepsearch.commands.render import LiveView
+    from deepsearch.commands.signals import signals_interrupt
     from deepsearch.errors import ConfigError, DeepsearchError
     from deepsearch.runtime import build_deps, build_trace, run_options
 
@@ -290,26 +290,38 @@ def _run(
         return _empty_result(question, settings, status, error)
 
     view.start("starting: reading the question…")
-    try:
-        result = asyncio.run(go())
-    except KeyboardInterrupt:
-        result = cut_short("interrupted", None)
-    except ConfigError as exc:
-        view.stop()
-        raise fail(str(exc), EXIT_USAGE) from None
-    except OSError as exc:  # e.g. the trace file cannot be created
-        result = cut_short("failed", f"{exc.filename or 'file'}: {exc.strerror or exc}")
-    except DeepsearchError as exc:
-        result = cut_short("failed", str(exc))
-    except Exception as exc:  # a bug must still print what was found, not a traceback
-        result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
+    with signals_interrupt() as caught:
+        try:
+            result = asyncio.run(go())
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
+            result = cut_short("interrupted", None)
+        except ConfigError as exc:
+            view.stop()
+            raise fail(str(exc), EXIT_USAGE) from None
+        except OSError as exc:  # e.g. the trace file cannot be created
+            result = cut_short("failed", f"{exc.filename or 'file'}: {exc.strerror or exc}")
+        except DeepsearchError as exc:
+            result = cut_short("failed", str(exc))
+        except Exception as exc:  # a bug must still print what was found, not a traceback
+            result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
+        _report(result, view, as_json=as_json, quiet=quiet)
+    if result.status == "interrupted":
+        return caught.exit_code()
+    return exit_code(result)
+
+
+def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: bool) -> None:
+    """The answer on stdout; the summary and the error on stderr."""
+    from rich.markup import escape
+
+    from deepsearch.commands.render import print_answer, summary_line
+
     view.stop()
     print_answer(result, as_json=as_json)
     if not quiet:
         view.console.print(f"[dim]{escape(summary_line(result))}[/]")
     if result.error and not as_json:
         view.console.print(f"[bold red]error:[/] {escape(result.error)}")
-    return exit_code(result)
 
 
 def exit_code(result: ResearchResult) -> int:
