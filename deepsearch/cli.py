@@ -11,9 +11,12 @@ word or many, unquoted), a command, `help`/`version`, or `-` / piped stdin.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from typer._click.exceptions import UsageError
 
 from deepsearch import __version__
 from deepsearch.commands.common import COMMAND_HELP, SUBCOMMANDS
@@ -88,9 +91,50 @@ def route(args: list[str], *, stdin_is_tty: bool) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: `deepsearch "question"` means `deepsearch research "question"`."""
-    args = route(list(sys.argv[1:] if argv is None else argv), stdin_is_tty=_stdin_is_tty())
+    sys.exit(run(list(sys.argv[1:] if argv is None else argv)))
+
+
+def run(argv: list[str]) -> int:
+    """Run one command line; the exit code. Usage errors are one line with a hint; a
+    write error on stdout (help to a full disk, a closed pipe) is never a traceback."""
+    # Typer vendors its own click: its exceptions, not the `click` package's.
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+    from deepsearch.commands.output import guarded_stdout
+
+    args = route(argv, stdin_is_tty=_stdin_is_tty())
     full = bool(args) and args[0] in SUBCOMMANDS
-    make_app(full=full)(args=args, prog_name="deepsearch")
+    command = typer.main.get_command(make_app(full=full))
+    try:
+        with guarded_stdout():
+            code = command.main(args=args, prog_name="deepsearch", standalone_mode=False)
+    except typer.Exit as done:  # raised by guarded_stdout itself
+        return done.exit_code
+    except NoArgsIsHelpError as exc:
+        exc.show()
+        return exc.exit_code
+    except UsageError as exc:
+        return _usage_error(exc)
+    except ClickException as exc:
+        _error_line(exc.format_message())
+        return exc.exit_code
+    except typer.Abort:
+        return 130
+    return code if isinstance(code, int) else 0
+
+
+def _usage_error(exc: UsageError) -> int:
+    """`error: No such option: --jsn (did you mean --json?)` plus where to look."""
+    ctx = exc.ctx
+    where = ctx.command_path if ctx is not None else "deepsearch"
+    _error_line(f"{exc.format_message()}  (see: {where} --help)")
+    return exc.exit_code
+
+
+def _error_line(message: str) -> None:
+    from deepsearch.commands.common import fail
+
+    fail(" ".join(message.split()), 2)  # prints the line; the Exit it returns is unused
 
 
 def _stdin_is_tty() -> bool:

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.result import ResearchResult
+from deepsearch.commands.output import clean_line
 
 ACTION_STYLE = {
     "search": "cyan",
@@ -26,7 +27,7 @@ ACTION_STYLE = {
 
 
 def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    text = " ".join(clean_line(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -65,7 +66,7 @@ class LiveView:
             self._print_step(event)
             self._spin(f"step {event.step} done; next step…")
         elif isinstance(event, Notice):
-            self.console.print(Text(f"  · {event.text}", style="dim"))
+            self.console.print(Text(f"  · {clean_line(event.text)}", style="dim"))
         elif isinstance(event, PhaseChanged):
             self._phase(event)
 
@@ -89,7 +90,8 @@ class LiveView:
 
     def _phase(self, event: PhaseChanged) -> None:
         if event.phase == "beast":
-            self.console.print(Text(f"  ⚡ Beast Mode: {event.reason}", style="bold yellow"))
+            reason = clean_line(event.reason)
+            self.console.print(Text(f"  ⚡ Beast Mode: {reason}", style="bold yellow"))
             self._spin("Beast Mode: forcing the best answer from all knowledge…")
         elif event.phase == "finalizing":
             self._spin("finalizing: editing and anchoring citations…")

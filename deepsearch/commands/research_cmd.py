@@ -314,10 +314,13 @@ def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: boo
     """The answer on stdout; the summary and the error on stderr."""
     from rich.markup import escape
 
+    from deepsearch.commands.output import guarded_stdout, safe_result
     from deepsearch.commands.render import print_answer, summary_line
 
     view.stop()
-    print_answer(result, as_json=as_json)
+    result = safe_result(result)  # no escape sequence from a source reaches a terminal
+    with guarded_stdout():
+        print_answer(result, as_json=as_json)
     if not quiet:
         view.console.print(f"[dim]{escape(summary_line(result))}[/]")
     if result.error and not as_json:
