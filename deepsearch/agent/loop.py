@@ -227,7 +227,9 @@ class ResearchRun:
         if st.omitted_knowledge:
             self._emit(
                 Notice(
-                    text=f"{st.omitted_knowledge} knowledge items left out of the prompt to fit the context"
+                    text="the evidence found no longer all fits the model's context: "
+                    "the least relevant is left out of the prompt",
+                    once="omitted_knowledge",
                 )
             )
         messages = [Message(role="user", content=st.current_question)]

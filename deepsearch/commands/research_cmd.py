@@ -11,7 +11,7 @@ import typer
 
 if TYPE_CHECKING:
     from deepsearch.agent.result import ResearchResult, Status
-    from deepsearch.commands.render import LiveView
+    from deepsearch.commands.live import LiveView
     from deepsearch.config import Settings
 
 from deepsearch.commands.common import (
@@ -265,7 +265,7 @@ def _run(
     question: str, settings: Settings, *, as_json: bool, quiet: bool, trace_path: Path | None
 ) -> int:
     from deepsearch.agent.loop import ResearchRun
-    from deepsearch.commands.render import LiveView
+    from deepsearch.commands.live import LiveView
     from deepsearch.commands.signals import signals_interrupt
     from deepsearch.errors import ConfigError, DeepsearchError
     from deepsearch.runtime import build_deps, build_trace, run_options
@@ -289,7 +289,7 @@ def _run(
             return run.snapshot(status, error=error)
         return _empty_result(question, settings, status, error)
 
-    view.start("starting: reading the question…")
+    view.start("starting")
     with signals_interrupt() as caught:
         try:
             result = asyncio.run(go())
