@@ -3,14 +3,20 @@ where deepsearch errors become one-line messages and exit codes.
 
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
 2 usage or configuration error; 1 runtime failure; 130 interrupted.
+
+`route()` decides what a command line means before Typer sees it: a question (one
+word or many, unquoted), a command, `help`/`version`, or `-` / piped stdin.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from typer._click.exceptions import UsageError
 
 from deepsearch import __version__
 from deepsearch.commands.common import COMMAND_HELP, SUBCOMMANDS
@@ -27,6 +33,7 @@ def _root(
         bool,
         typer.Option(
             "--version",
+            "-V",
             callback=_version_callback,
             is_eager=True,
             help="Show the version and exit.",
@@ -66,13 +73,72 @@ def make_app(*, full: bool = True) -> typer.Typer:
     return app
 
 
+ROOT_FLAGS = {"--help", "-h", "--version", "-V"}
+WORD_FLAGS = {"help": "--help", "version": "--version"}  # the whole argument only
+
+
+def route(args: list[str], *, stdin_is_tty: bool) -> list[str]:
+    """The argument list Typer runs: `deepsearch "question"` (or unquoted words, or `-`,
+    or nothing with a question piped on stdin) means `deepsearch research ...`."""
+    if len(args) == 1 and args[0] in WORD_FLAGS:
+        return [WORD_FLAGS[args[0]]]
+    if not args:
+        return [] if stdin_is_tty else ["research"]  # bare on a terminal: the help
+    if args[0] in ROOT_FLAGS or args[0] in SUBCOMMANDS:
+        return args
+    return ["research", *args]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: `deepsearch "question"` means `deepsearch research "question"`."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    first_positional = next((a for a in args if not a.startswith("-")), None)
-    wants_root = any(a in ("--help", "-h", "--version") for a in args[:1])
-    has_command = any(a in SUBCOMMANDS for a in args)  # also after root options' values
-    if first_positional is not None and not has_command and not wants_root:
-        args.insert(0, "research")
-    full = any(a in SUBCOMMANDS for a in args)
-    make_app(full=full)(args=args, prog_name="deepsearch")
+    sys.exit(run(list(sys.argv[1:] if argv is None else argv)))
+
+
+def run(argv: list[str]) -> int:
+    """Run one command line; the exit code. Usage errors are one line with a hint; a
+    write error on stdout (help to a full disk, a closed pipe) is never a traceback."""
+    # Typer vendors its own click: its exceptions, not the `click` package's.
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+    from deepsearch.commands.output import guarded_stdout
+
+    args = route(argv, stdin_is_tty=_stdin_is_tty())
+    full = bool(args) and args[0] in SUBCOMMANDS
+    command = typer.main.get_command(make_app(full=full))
+    try:
+        with guarded_stdout():
+            code = command.main(args=args, prog_name="deepsearch", standalone_mode=False)
+    except typer.Exit as done:  # raised by guarded_stdout itself
+        return done.exit_code
+    except NoArgsIsHelpError as exc:
+        exc.show()
+        return exc.exit_code
+    except UsageError as exc:
+        return _usage_error(exc)
+    except ClickException as exc:
+        _error_line(exc.format_message())
+        return exc.exit_code
+    except typer.Abort:
+        return 130
+    return code if isinstance(code, int) else 0
+
+
+def _usage_error(exc: UsageError) -> int:
+    """`error: No such option: --jsn (did you mean --json?)` plus where to look."""
+    ctx = exc.ctx
+    where = ctx.command_path if ctx is not None else "deepsearch"
+    _error_line(f"{exc.format_message()}  (see: {where} --help)")
+    return exc.exit_code
+
+
+def _error_line(message: str) -> None:
+    from deepsearch.commands.common import fail
+
+    fail(" ".join(message.split()), 2)  # prints the line; the Exit it returns is unused
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):  # closed stdin
+        return False

@@ -12,9 +12,10 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from deepsearch.errors import ConfigError
 from deepsearch.resources import default_config_path
@@ -55,6 +56,17 @@ _LIST_KEYS = {"search.providers"}
 DEFAULT_USER_CONFIG = Path("~/.config/deepsearch/config.json")
 
 
+def _http_url(value: str) -> str:
+    """A provider endpoint must be http(s)://host…: a typo fails at load, not mid-run."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {redact_userinfo(value)!r}")
+    return value.strip()
+
+
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -82,25 +94,25 @@ class ProviderModels(_Strict):
 class LLMConfig(_Strict):
     provider: ProviderName | None = None
     model: str | None = None
-    openai_base_url: str | None = None
-    gemini_base_url: str | None = None
-    ollama_url: str = "http://127.0.0.1:11434"
+    openai_base_url: HttpUrl | None = None
+    gemini_base_url: HttpUrl | None = None
+    ollama_url: HttpUrl = "http://127.0.0.1:11434"
     timeout_s: float = Field(120, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     concurrency: int = Field(4, ge=1, le=64)
     embedding_model: str | None = None
     jina_embedding_model: str | None = None
-    jina_embedding_url: str = "https://api.jina.ai"
+    jina_embedding_url: HttpUrl = "https://api.jina.ai"
     providers: dict[ProviderName, ProviderModels]
 
 
 class SearchConfig(_Strict):
     providers: list[SearchProviderName] = Field(default_factory=lambda: ["duckduckgo"])
     results_per_query: int = Field(10, ge=1, le=50)
-    searxng_url: str | None = None
-    jina_url: str = "https://s.jina.ai"
-    brave_url: str = "https://api.search.brave.com/res/v1/web/search"
-    serper_url: str = "https://google.serper.dev/search"
+    searxng_url: HttpUrl | None = None
+    jina_url: HttpUrl = "https://s.jina.ai"
+    brave_url: HttpUrl = "https://api.search.brave.com/res/v1/web/search"
+    serper_url: HttpUrl = "https://google.serper.dev/search"
     corpus_dir: str | None = None
     rate_limit_per_s: float = Field(2.0, gt=0, description="requests per second, per provider")
     rate_limits: dict[SearchProviderName, float] = Field(
@@ -111,7 +123,7 @@ class SearchConfig(_Strict):
 
 class ReaderConfig(_Strict):
     provider: Literal["local", "jina"] = "local"
-    jina_url: str = "https://r.jina.ai"
+    jina_url: HttpUrl = "https://r.jina.ai"
     timeout_s: float = Field(30, gt=0)
     connect_timeout_s: float = Field(10, gt=0)
     max_bytes: int = Field(10 * 1024 * 1024, ge=1024)
@@ -313,6 +325,7 @@ def _describe_validation_error(exc: ValidationError, sources: dict[str, str]) ->
         if source:
             break
     message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+    message = message.removeprefix("Value error, ")
     index = next((p for p in err["loc"] if isinstance(p, int)), None)
     if index is not None:
         message = f"item {index}: {message}"

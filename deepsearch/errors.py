@@ -6,9 +6,11 @@
         ├── BudgetExceeded          a token budget would be overrun by the next call
         ├── ProviderError           an LLM provider failed (provider, model kept)
         │   ├── ProviderAuthError   401/403: names the environment variable to fix
+        │   ├── ModelNotFoundError  404 model_not_found: the model name is wrong (exit 2)
         │   ├── ContextLengthError  the prompt does not fit the model's window
         │   └── StructuredOutputError  no valid object after every recovery step
         ├── SearchError             every search provider in the chain failed
+        │   (web.search.chain.SearchUnavailable: and again on the next try; fatal)
         └── SandboxUnavailable      no real isolation for the coding action
 
 The CLI is the only place that turns these into exit codes and one-line messages.
@@ -26,7 +28,14 @@ class ConfigError(DeepsearchError):
 
 
 class RunError(DeepsearchError):
-    """A failure while running. Exit code 1."""
+    """A failure while running. Exit code 1.
+
+    `configuration`: only the user can fix it (a rejected key, an unknown model, a
+    search URL that cannot work): exit code 2. `fatal`: no later step can succeed, so
+    the run stops at once (no Beast Mode); what was found so far is still printed."""
+
+    configuration: bool = False
+    fatal: bool = False
 
 
 class BudgetExceeded(RunError):
@@ -52,6 +61,16 @@ class ProviderError(RunError):
 
 class ProviderAuthError(ProviderError):
     """The provider rejected our credentials (HTTP 401/403)."""
+
+    configuration = True
+    fatal = True
+
+
+class ModelNotFoundError(ProviderError):
+    """The provider does not know the configured model (HTTP 404 model_not_found)."""
+
+    configuration = True
+    fatal = True
 
 
 class ContextLengthError(ProviderError):

@@ -5,16 +5,23 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.events import AgentEvent
+from deepsearch.agent.events import Activity, AgentEvent
 from deepsearch.agent.similarity import Similarity, make_similarity
 from deepsearch.config import Settings
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.tracing import TracedReader, TracedSearch, TraceWriter
-from deepsearch.web.types import Page, Reader, ReadFailure, SearchProvider
+from deepsearch.web.types import (
+    Page,
+    Reader,
+    ReadFailure,
+    SearchProvider,
+    SearchQuery,
+    SearchResult,
+)
 
 if TYPE_CHECKING:  # the local corpus module is only needed when a run builds one
     from deepsearch.web.search.local import LocalCorpus
@@ -65,12 +72,14 @@ async def build_deps(
     from deepsearch.web.search import build_search, local_corpus
 
     tracker = TokenTracker(settings.agent.token_budget)
-    llm = build_llm_client(settings, tracker, trace=trace)
+    llm = build_llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
     stack.push_async_callback(llm.aclose)
 
     cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled)
     stack.callback(cache.close)
     corpus = local_corpus(settings)
+    if corpus is not None:
+        corpus.require_documents()
     search: SearchProvider = build_search(settings, cache=cache, corpus=corpus)
     web_reader = build_reader(settings, cache=cache)
     _push_close(stack, search)
@@ -79,6 +88,7 @@ async def build_deps(
     if trace is not None:
         search = TracedSearch(search, trace)
         reader = TracedReader(reader, trace)
+    search, reader = ActivitySearch(search, emit), ActivityReader(reader, emit)
 
     similarity = build_similarity(llm)
     return AgentDeps(
@@ -116,6 +126,63 @@ class RoutingReader:
                 )
             return await read_local(url, self.corpus)
         return await self.web.read(url)
+
+
+TraceFn = Callable[[str, dict[str, Any]], None]
+
+
+def llm_tap(
+    emit: Callable[[AgentEvent], None], tracker: TokenTracker, trace: TraceWriter | None
+) -> TraceFn:
+    """The LLM client's trace hook, also telling the live view which tool is calling."""
+
+    def tap(kind: str, payload: dict[str, Any]) -> None:
+        if trace is not None:
+            trace(kind, payload)
+        if kind in ("llm_request", "llm_response", "llm_error"):
+            delta: Literal[1, -1] = 1 if kind == "llm_request" else -1
+            tool = str(payload.get("tool", ""))
+            _safe_emit(emit, Activity(what="llm", delta=delta, tool=tool, tokens_used=tracker.used))
+
+    return tap
+
+
+def _safe_emit(emit: Callable[[AgentEvent], None], event: AgentEvent) -> None:
+    try:
+        emit(event)
+    except Exception:  # the view must never break the run
+        pass
+
+
+class ActivitySearch:
+    """Tells the live view a search is in flight (the spinner: "searching 3 queries")."""
+
+    def __init__(self, inner: SearchProvider, emit: Callable[[AgentEvent], None]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._emit = emit
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]:
+        _safe_emit(self._emit, Activity(what="search", delta=1))
+        try:
+            return await self.inner.search(query)
+        finally:
+            _safe_emit(self._emit, Activity(what="search", delta=-1))
+
+
+class ActivityReader:
+    """Tells the live view a page is being read ("reading 5 pages")."""
+
+    def __init__(self, inner: Reader, emit: Callable[[AgentEvent], None]) -> None:
+        self.inner = inner
+        self._emit = emit
+
+    async def read(self, url: str) -> Page | ReadFailure:
+        _safe_emit(self._emit, Activity(what="read", delta=1))
+        try:
+            return await self.inner.read(url)
+        finally:
+            _safe_emit(self._emit, Activity(what="read", delta=-1))
 
 
 def _push_close(stack: AsyncExitStack, obj: object) -> None:

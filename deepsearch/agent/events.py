@@ -28,6 +28,19 @@ class StepFinished(BaseModel):
 class Notice(BaseModel):
     kind: Literal["notice"] = "notice"
     text: str
+    once: str = ""  # a key: the view shows a notice with the same key only once per run
+
+
+class Activity(BaseModel):
+    """Work that started (`delta` 1) or ended (-1): searches, page reads, LLM calls,
+    index builds. The live view's spinner names what is in flight."""
+
+    kind: Literal["activity"] = "activity"
+    what: Literal["search", "read", "llm", "index"]
+    delta: Literal[1, -1]
+    tool: str = ""  # for "llm": which tool calls (agent, evaluator, ...)
+    detail: str = ""  # e.g. "17 files, 4.2 MB" for "index"
+    tokens_used: int | None = None
 
 
 class PhaseChanged(BaseModel):
@@ -36,4 +49,4 @@ class PhaseChanged(BaseModel):
     reason: str = ""
 
 
-AgentEvent = StepStarted | StepFinished | Notice | PhaseChanged
+AgentEvent = StepStarted | StepFinished | Notice | PhaseChanged | Activity

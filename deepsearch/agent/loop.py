@@ -26,8 +26,9 @@ from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_ur
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
 from deepsearch.agent.language import answer_language
 from deepsearch.agent.prefetch import Prefetcher
+from deepsearch.agent.progress import ProgressWatch
 from deepsearch.agent.ranking import refresh_url_list
-from deepsearch.agent.result import ResearchResult, Status, UsageReport
+from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind
 from deepsearch.agent.schema import (
     AllowFlags,
     AnswerPayload,
@@ -78,6 +79,7 @@ class ResearchRun:
         self._last_step_cost = 0
         # Background reads of the top unread URLs while the model decides.
         self.prefetch = Prefetcher(deps.reader)
+        self.progress = ProgressWatch()
 
     # ------------------------------------------------------------- driving
 
@@ -145,6 +147,7 @@ class ResearchRun:
             usage=UsageReport.from_tracker(self.deps.llm.tracker),
             elapsed_s=round(self.deps.clock.monotonic() - self.started, 3),
             error=error,
+            error_kind=error_kind(self.fatal, error),
         )
 
     async def _research_phase(self) -> bool:
@@ -164,6 +167,8 @@ class ResearchRun:
         except ProviderAuthError:
             raise  # no later call can succeed either
         except RunError as exc:  # a provider failure mid-run still gets a Beast Mode answer
+            if exc.fatal:
+                raise  # e.g. search cannot work: Beast Mode would only guess
             self.stop_reason = f"error: {exc}"
             if self._provider_unreachable(exc):
                 raise  # not one step worked: asking the same dead endpoint again only waits
@@ -185,6 +190,8 @@ class ResearchRun:
             raise LoopStopped(f"step limit of {self.options.max_steps} reached")
         if self.state.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
             raise LoopStopped("the model gave no usable reply several times in a row")
+        if self.progress.stalled(self.state):
+            raise LoopStopped(self.progress.reason())
 
     # ------------------------------------------------------------- one step
 
@@ -231,7 +238,9 @@ class ResearchRun:
         if st.omitted_knowledge:
             self._emit(
                 Notice(
-                    text=f"{st.omitted_knowledge} knowledge items left out of the prompt to fit the context"
+                    text="the evidence found no longer all fits the model's context: "
+                    "the least relevant is left out of the prompt",
+                    once="omitted_knowledge",
                 )
             )
         messages = [Message(role="user", content=st.current_question)]

@@ -8,10 +8,25 @@ from pydantic import BaseModel, Field
 
 from deepsearch.agent.state import StepRecord
 from deepsearch.agent.types import Reference
+from deepsearch.errors import RunError
 from deepsearch.llm.tracker import TokenTracker
 
 SCHEMA_VERSION = "1"
 Status = Literal["answered", "forced", "interrupted", "failed"]
+# configuration: only the user can fix it (exit 2); fatal: the run could not go on
+# (exit 1); runtime: an error the run worked around (the status decides the exit).
+ErrorKind = Literal["configuration", "fatal", "runtime"]
+
+
+def error_kind(fatal: RunError | None, error: str | None) -> ErrorKind | None:
+    """The kind of `error`, from the RunError that ended the run (if one did)."""
+    if error is None:
+        return None
+    if fatal is None:
+        return "runtime"
+    if fatal.configuration:
+        return "configuration"
+    return "fatal" if fatal.fatal else "runtime"
 
 
 class ToolUsageReport(BaseModel):
@@ -50,3 +65,4 @@ class ResearchResult(BaseModel):
     usage: UsageReport
     elapsed_s: float
     error: str | None = None
+    error_kind: ErrorKind | None = None

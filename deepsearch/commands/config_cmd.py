@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from deepsearch.commands.common import EXIT_USAGE, ConfigOption, fail
-from deepsearch.config import effective_items, effective_values, load_config
+from deepsearch.commands.output import guarded_stdout
+from deepsearch.config import LoadedConfig, effective_items, effective_values, load_config
 from deepsearch.errors import ConfigError
 
 
@@ -21,6 +22,11 @@ def show_config(
         loaded = load_config(config_file=config)
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
+    with guarded_stdout():
+        _print(loaded, as_json=as_json)
+
+
+def _print(loaded: LoadedConfig, *, as_json: bool) -> None:
     if as_json:
         values = effective_values(loaded)
         payload = {

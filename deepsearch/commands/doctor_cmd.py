@@ -49,7 +49,10 @@ def doctor(config: ConfigOption = None) -> None:
         checks = asyncio.run(_all_checks(settings, provider_name))
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
-    _print_table(checks)
+    from deepsearch.commands.output import guarded_stdout
+
+    with guarded_stdout():
+        _print_table(checks)
     if not all(check.ok for check in checks):
         raise fail(f"{sum(not c.ok for c in checks)} of {len(checks)} checks failed", EXIT_RUNTIME)
 

@@ -11,6 +11,7 @@ import typer
 
 if TYPE_CHECKING:
     from deepsearch.agent.result import ResearchResult, Status
+    from deepsearch.commands.live import LiveView
     from deepsearch.config import Settings
 
 from deepsearch.commands.common import (
@@ -63,7 +64,13 @@ def _hosts(value: str | None) -> list[str] | None:
 
 
 def research(
-    question: Annotated[str, typer.Argument(help="The question to research.", show_default=False)],
+    question: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="The question (quotes optional; '-' or a pipe: read it from stdin).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (schema_version 1) on stdout.")
     ] = False,
@@ -149,10 +156,12 @@ def research(
     ] = False,
     config: ConfigOption = None,
 ) -> None:
+    from deepsearch.commands.question import question_text
     from deepsearch.config import load_config
     from deepsearch.errors import ConfigError
 
-    _check_usage(question, search_provider=search_provider, model=model, corpus=corpus)
+    text = question_text(question)
+    _check_usage(text, search_provider=search_provider, model=model, corpus=corpus)
     overrides = _overrides(
         budget=budget,
         effort=effort,
@@ -183,7 +192,7 @@ def research(
         raise fail(
             f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
         )
-    code = _run(question.strip(), settings, as_json=as_json, quiet=quiet, trace_path=trace)
+    code = _run(text, settings, as_json=as_json, quiet=quiet, trace_path=trace)
     raise typer.Exit(code)
 
 
@@ -193,6 +202,14 @@ def _check_usage(
     """Usage errors the option parser cannot see."""
     if not question.strip():
         raise fail("the question is empty", EXIT_USAGE)
+    from deepsearch.commands.question import near_command
+
+    if (command := near_command(question)) is not None:
+        raise fail(
+            f"{question!r} is not a question; did you mean `deepsearch {command}`? "
+            f'(to research the word itself, add a question mark: deepsearch "{question}?")',
+            EXIT_USAGE,
+        )
     for flag, value in (("--search-provider", search_provider), ("--model", model)):
         if value is not None and not value.strip(" ,"):
             raise fail(f"{flag} needs a value", EXIT_USAGE)
@@ -247,11 +264,10 @@ def _overrides(
 def _run(
     question: str, settings: Settings, *, as_json: bool, quiet: bool, trace_path: Path | None
 ) -> int:
-    from rich.markup import escape
-
     from deepsearch.agent.loop import ResearchRun
-    from deepsearch.commands.render import LiveView, print_answer, summary_line
-    from deepsearch.errors import ConfigError, DeepsearchError, ProviderAuthError
+    from deepsearch.commands.live import LiveView
+    from deepsearch.commands.signals import signals_interrupt
+    from deepsearch.errors import ConfigError, DeepsearchError
     from deepsearch.runtime import build_deps, build_trace, run_options
 
     view = LiveView(quiet=quiet)
@@ -273,39 +289,67 @@ def _run(
             return run.snapshot(status, error=error)
         return _empty_result(question, settings, status, error)
 
-    view.start("starting: reading the question…")
-    try:
-        result = asyncio.run(go())
-    except KeyboardInterrupt:
-        result = cut_short("interrupted", None)
-    except ConfigError as exc:
-        view.stop()
-        raise fail(str(exc), EXIT_USAGE) from None
-    except OSError as exc:  # e.g. the trace file cannot be created
-        result = cut_short("failed", f"{exc.filename or 'file'}: {exc.strerror or exc}")
-    except DeepsearchError as exc:
-        result = cut_short("failed", str(exc))
-    except Exception as exc:  # a bug must still print what was found, not a traceback
-        result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
+    view.start("starting")
+    with signals_interrupt() as caught:
+        try:
+            result = asyncio.run(go())
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
+            result = cut_short("interrupted", None)
+        except ConfigError as exc:
+            view.stop()
+            raise fail(str(exc), EXIT_USAGE) from None
+        except OSError as exc:  # e.g. the trace file cannot be created
+            result = cut_short("failed", f"{exc.filename or 'file'}: {exc.strerror or exc}")
+        except DeepsearchError as exc:
+            result = cut_short("failed", str(exc))
+        except Exception as exc:  # a bug must still print what was found, not a traceback
+            result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
+        _report(result, view, as_json=as_json, quiet=quiet)
+    if result.status == "interrupted":
+        return caught.exit_code()
+    return exit_code(result)
+
+
+def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: bool) -> None:
+    """The answer on stdout; the summary and the error on stderr."""
+    from rich.markup import escape
+
+    from deepsearch.commands.output import guarded_stdout, safe_result
+    from deepsearch.commands.render import print_answer, summary_line
+
     view.stop()
-    print_answer(result, as_json=as_json)
+    result = safe_result(result)  # no escape sequence from a source reaches a terminal
+    with guarded_stdout():
+        print_answer(result, as_json=as_json)
     if not quiet:
         view.console.print(f"[dim]{escape(summary_line(result))}[/]")
     if result.error and not as_json:
         view.console.print(f"[bold red]error:[/] {escape(result.error)}")
-    run = holder.get("run")
-    if run is not None and isinstance(run.fatal, ProviderAuthError):
-        return EXIT_USAGE  # a rejected key is a configuration problem, fixed by the user
+
+
+def exit_code(result: ResearchResult) -> int:
+    """From the result's data: a configuration cause (rejected key, unknown model, search
+    that cannot work) is 2 whatever was found; a run that could not go on is 1."""
+    if result.error_kind == "configuration":
+        return EXIT_USAGE
+    if result.error_kind == "fatal":
+        return EXIT_RUNTIME
     return STATUS_EXIT[result.status]
 
 
 def _empty_result(
     question: str, settings: Settings, status: Status, error: str | None
 ) -> ResearchResult:
-    from deepsearch.agent.result import ResearchResult, UsageReport
+    from deepsearch.agent.result import ResearchResult, UsageReport, error_kind
     from deepsearch.llm.tracker import TokenTracker
 
     usage = UsageReport.from_tracker(TokenTracker(settings.agent.token_budget))  # nothing spent
     return ResearchResult(
-        question=question, answer="", status=status, usage=usage, elapsed_s=0.0, error=error
+        question=question,
+        answer="",
+        status=status,
+        usage=usage,
+        elapsed_s=0.0,
+        error=error,
+        error_kind=error_kind(None, error),
     )

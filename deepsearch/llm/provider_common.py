@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from deepsearch.config import redact_userinfo
-from deepsearch.errors import ContextLengthError, ProviderAuthError, ProviderError
+from deepsearch.errors import (
+    ContextLengthError,
+    ModelNotFoundError,
+    ProviderAuthError,
+    ProviderError,
+)
 from deepsearch.llm.base import Usage
 
 
@@ -102,7 +107,14 @@ class ErrorWording:
         return self._error(f"cannot reach {self.where}: {message}")
 
     def http(self, status: Any, message: str) -> ProviderError:
-        return self._error(f"{self.where} answered HTTP {status}{self._for_model}: {message}")
+        text = f"{self.where} answered HTTP {status}{self._for_model}: {message}"
+        if status == 404 and self.model:  # no such model (or no such path): configuration
+            return ModelNotFoundError(
+                f"{text} (check --model / DEEPSEARCH_MODEL and the endpoint URL)",
+                provider=self.provider,
+                model=self.model,
+            )
+        return self._error(text)
 
     def failed(self, exc: Exception, message: str) -> ProviderError:
         return self._error(f"{self.where} failed{self._for_model}: {type(exc).__name__}: {message}")

@@ -250,8 +250,13 @@ def test_plain_output_is_markdown_and_view_goes_to_stderr(
 
 
 @pytest.mark.timeout(120)
-def test_ctrl_c_prints_the_partial_result_and_exits_130(
-    web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
+@pytest.mark.parametrize(
+    ("signum", "code"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["ctrl-c", "sigterm", "sighup"],
+)
+def test_a_signal_prints_the_partial_result_and_exits_128_plus_n(
+    web: LoopbackServer, search: FakeSearchServers, tmp_path: Path, signum: int, code: int
 ) -> None:
     stall = Reply(content=json.dumps(ANSWER_STEP), delay_s=60)
     with FakeOpenAIServer(router([SEARCH, stall])) as llm:
@@ -266,9 +271,9 @@ def test_ctrl_c_prints_the_partial_result_and_exits_130(
         while sum(schema_name(r.body) == "AgentStep" for r in llm.chat_requests) < 2:
             assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()  # type: ignore[union-attr]
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         stdout, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == code, stderr
     out = json.loads(stdout)
     assert out["status"] == "interrupted"
     assert [s["action"] for s in out["steps"]] == ["search"]

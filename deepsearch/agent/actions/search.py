@@ -11,6 +11,7 @@ from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.similarity import Similarity
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
+from deepsearch.web.search.chain import SearchUnavailable
 from deepsearch.web.types import SearchQuery, SearchResult
 
 _TAG = re.compile(r"<[^>]+>")
@@ -85,8 +86,8 @@ async def run_queries(
     errors: list[str] = []
     for query, outcome in zip(queries, outcomes, strict=True):
         if isinstance(outcome, BaseException):
-            if isinstance(outcome, asyncio.CancelledError):
-                raise outcome
+            if isinstance(outcome, asyncio.CancelledError | SearchUnavailable):
+                raise outcome  # SearchUnavailable: no provider can answer; the run stops
             errors.append(f'"{query.q}": {str(outcome)[:160] or type(outcome).__name__}')
         else:
             results.extend(outcome)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+import socket
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -28,13 +29,41 @@ ErrorKind = Literal["auth", "rate_limited", "timeout", "http", "network", "bad_r
 
 
 class SearchProviderError(SearchError):
-    """One provider failed one query."""
+    """One provider failed one query. `configuration` marks causes only the user can fix
+    (a rejected key, a URL that is no URL, a host that does not exist): retrying is futile."""
 
-    def __init__(self, provider: str, kind: ErrorKind, detail: str = "") -> None:
+    def __init__(
+        self, provider: str, kind: ErrorKind, detail: str = "", *, configuration: bool = False
+    ) -> None:
         self.provider = provider
         self.kind = kind
         self.detail = detail
+        self.configuration = configuration or kind == "auth"
         super().__init__(f"{provider}: {kind}" + (f" ({detail})" if detail else ""))
+
+
+def _unknown_host(exc: BaseException) -> bool:
+    """A DNS answer that the name does not exist (not a temporary resolver failure)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):
+            return seen.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", -5))
+        seen = seen.__cause__ or seen.__context__
+    return "Name or service not known" in str(exc)
+
+
+def transport_error(provider: str, exc: Exception) -> SearchProviderError:
+    """An httpx transport failure, with the causes that are configuration told apart."""
+    import httpx
+
+    name = type(exc).__name__
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return SearchProviderError(
+            provider, "network", f"{name}: not a usable URL", configuration=True
+        )
+    if isinstance(exc, httpx.ConnectError) and _unknown_host(exc):
+        return SearchProviderError(provider, "network", f"{name}: unknown host", configuration=True)
+    return SearchProviderError(provider, "network", name)
 
 
 # Block-level tags separate words; inline ones (<b>, <em> ...) sit inside a sentence.
@@ -156,8 +185,8 @@ async def request_json(
         raise SearchProviderError(
             provider, "timeout", f"no answer within {timeout_s:g} s"
         ) from None
-    except httpx.HTTPError as exc:
-        raise SearchProviderError(provider, "network", type(exc).__name__) from None
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise transport_error(provider, exc) from None
     status = response.status_code
     if status in (401, 403):
         raise SearchProviderError(provider, "auth", f"HTTP {status}: check the API key")

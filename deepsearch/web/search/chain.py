@@ -10,8 +10,11 @@ For each query the providers are tried in order:
 * `site:` goes into the query for engines that understand the operator, and results
   are filtered by host in every case, so a restriction is never silently ignored.
 
-If every provider errored, `SearchError` lists one line per provider. If at least
-one answered but found nothing, the answer is simply `[]`.
+If at least one provider answered but found nothing, the answer is simply `[]`. If
+every provider errored, the query is tried once more after a pause; when every
+provider errors again, `SearchUnavailable` (an `AllProvidersFailed`, one line per
+provider) says searching cannot work in this run, and the agent stops instead of
+burning its budget. A 429 is not retried this way: it proves the service is alive.
 """
 
 from __future__ import annotations
@@ -52,6 +55,50 @@ class ProbeResult(BaseModel):
     results: int = 0
     detail: str = ""
     elapsed_s: float = 0.0
+
+
+class ProviderFailure(BaseModel):
+    """Why one provider could not answer; `configuration` when only the user can fix it."""
+
+    name: str
+    detail: str
+    kind: str = ""
+    configuration: bool = False
+
+
+class AllProvidersFailed(SearchError):
+    """Every provider in the chain errored on one query (none merely found nothing)."""
+
+    def __init__(self, failures: Sequence[ProviderFailure]) -> None:
+        self.failures = list(failures)
+        lines = [f"{f.name}: {f.detail}" for f in self.failures] or [
+            "no search provider is configured"
+        ]
+        super().__init__("every search provider failed:\n  " + "\n  ".join(lines))
+
+
+class SearchUnavailable(AllProvidersFailed):
+    """Every provider errored on a search and again on the next try: stop the run.
+
+    `configuration` is True when every failure is one the user must fix (exit 2)."""
+
+    fatal = True
+
+    def __init__(self, failures: Sequence[ProviderFailure]) -> None:
+        super().__init__(failures)
+        self.configuration = bool(self.failures) and all(f.configuration for f in self.failures)
+        named = "; ".join(f"{f.name}: {f.detail}" for f in self.failures)
+        self.args = (f"search is not working, so the run stopped ({named})",)
+
+
+def _failure(name: str, exc: SearchError) -> ProviderFailure:
+    typed = exc if isinstance(exc, SearchProviderError) else None
+    return ProviderFailure(
+        name=name,
+        detail=str(exc).removeprefix(f"{name}: "),
+        kind=typed.kind if typed else "",
+        configuration=typed is not None and typed.configuration,
+    )
 
 
 class MinIntervalLimiter:
@@ -99,11 +146,13 @@ class _Slot:
         self.provider = provider
         self.limiter = limiter
         self.status = ProviderStatus(name=provider.name, state="ready")
+        self.last_failure: ProviderFailure | None = None
 
     def record_failure(self, exc: SearchError, max_failures: int) -> None:
         self.status.failures += 1
         self.status.consecutive_failures += 1
         self.status.reason = str(exc)
+        self.last_failure = _failure(self.provider.name, exc)
         auth = isinstance(exc, SearchProviderError) and exc.kind == "auth"
         if auth or self.status.consecutive_failures >= max_failures:
             self.status.state = "disabled"
@@ -143,6 +192,7 @@ class SearchChain:
         monotonic: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         on_close: Sequence[Callable[[], Awaitable[Any]]] = (),
+        retry_pause_s: float = 1.0,
     ) -> None:
         limits = rate_limits or {}
         self.rate_limits = {p.name: limits[p.name] for p in providers if limits.get(p.name)}
@@ -160,6 +210,8 @@ class SearchChain:
         self._max_failures = max_failures
         self._unconfigured = dict(unconfigured or {})
         self._on_close = list(on_close)
+        self._sleep = sleep
+        self._retry_pause_s = retry_pause_s
 
     @property
     def providers(self) -> list[SearchProvider]:
@@ -205,12 +257,33 @@ class SearchChain:
             raise SearchProviderError(slot.provider.name, "network", type(exc).__name__) from None
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:
-        reasons: list[str] = []
+        try:
+            return await self._search(query)
+        except AllProvidersFailed as exc:
+            if any(f.kind == "rate_limited" for f in exc.failures):
+                raise  # a 429 says the service works: the failover and back-off handle it
+            first = exc
+        await self._sleep(self._retry_pause_s)  # the next try, after a pause
+        try:
+            return await self._search(query)
+        except AllProvidersFailed as exc:
+            raise SearchUnavailable(exc.failures or first.failures) from None
+
+    async def _search(self, query: SearchQuery) -> list[SearchResult]:
+        failures: list[ProviderFailure] = []
         answered = False
         for slot in self._slots:
             name = slot.provider.name
             if slot.status.state == "disabled":
-                reasons.append(f"{name}: skipped ({slot.status.reason})")
+                last = slot.last_failure
+                failures.append(
+                    ProviderFailure(
+                        name=name,
+                        detail=f"skipped ({slot.status.reason})",
+                        kind=last.kind if last is not None else "",
+                        configuration=last is not None and last.configuration,
+                    )
+                )
                 continue
             provider_query = self._provider_query(slot.provider, query)
             # The local corpus has its own persistent index and changes with its files:
@@ -227,22 +300,19 @@ class SearchChain:
                 results = await self._call(slot, provider_query)
             except SearchError as exc:
                 slot.record_failure(exc, self._max_failures)
-                reasons.append(str(exc))
+                failures.append(_failure(name, exc))
                 continue
             slot.record_success()
             answered = True
             results = filter_by_sites(results, query.sites)[: query.limit]
             if not results:
-                reasons.append(f"{name}: no results")
                 continue
             if cacheable:
                 self._store(key, results)
             return results
         if answered:
             return []
-        if not reasons:
-            reasons.append("no search provider is configured")
-        raise SearchError("every search provider failed:\n  " + "\n  ".join(reasons))
+        raise AllProvidersFailed(failures)
 
     async def probe(self, q: str = "python programming language") -> list[ProbeResult]:
         """Ask every configured provider `q` once, bypassing cache and failover.

@@ -177,6 +177,13 @@ class LocalCorpus:
                 found.append(path)
         return found
 
+    def require_documents(self) -> None:
+        """ConfigError naming the folder when it holds nothing to index: searching an
+        empty corpus would only burn the budget on queries that cannot find anything."""
+        if not self.files():
+            kinds = ", ".join(sorted(CONTENT_TYPES))
+            raise ConfigError(f"--corpus {self.root}: no files to index (looked for {kinds})")
+
     def fingerprint(self) -> str:
         rows = []
         for path in self.files():

@@ -1,0 +1,72 @@
+"""What the user typed as the question: unquoted words joined, `-` or a pipe read from
+stdin, and single words that are a command name mistyped (`confg`) caught before a paid
+research run starts."""
+
+from __future__ import annotations
+
+import sys
+
+from deepsearch.commands.common import EXIT_USAGE, SUBCOMMANDS, fail
+
+COMMAND_WORDS = (*sorted(SUBCOMMANDS), "help", "version")
+MAX_STDIN_CHARS = 100_000
+
+
+def question_text(words: list[str] | None) -> str:
+    """The question: the words joined by spaces, or stdin for `-` / no words at all."""
+    words = list(words or [])
+    if words in ([], ["-"]):
+        return _read_stdin()
+    if "-" in words:
+        raise fail("'-' (read the question from stdin) must be the only word", EXIT_USAGE)
+    return " ".join(w.strip() for w in words if w.strip())
+
+
+def _read_stdin() -> str:
+    stream = sys.stdin
+    if stream is None or _is_tty(stream):
+        raise fail('no question: deepsearch "your question" (or pipe it on stdin)', EXIT_USAGE)
+    try:
+        text = stream.read(MAX_STDIN_CHARS + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(
+            f"cannot read the question from stdin ({type(exc).__name__})", EXIT_USAGE
+        ) from None
+    if len(text) > MAX_STDIN_CHARS:
+        raise fail(f"the question on stdin is longer than {MAX_STDIN_CHARS} characters", EXIT_USAGE)
+    return " ".join(text.split())
+
+
+def _is_tty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (ValueError, OSError):
+        return False
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insert, delete, substitute, swap two neighbours."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(rows[i - 1][j] + 1, row[j - 1] + 1, rows[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[i - 2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def near_command(question: str) -> str | None:
+    """The command a one-word "question" most likely meant, if it is that close to one:
+    one edit for short words, two for words of six letters or more."""
+    word = question.strip().lower()
+    if not word.isalpha():
+        return None  # "config?", "doctors'", two words: a real question
+    allowed = 1 if len(word) <= 5 else 2
+    best = min(COMMAND_WORDS, key=lambda name: edit_distance(word, name))
+    if edit_distance(word, best) > allowed:
+        return None
+    return f"--{best}" if best in ("help", "version") else best

@@ -1,0 +1,52 @@
+"""SIGTERM and SIGHUP end a run the way Ctrl-C does: what was found is printed (the JSON
+object with status "interrupted"), then the shell's exit code for the signal (128+n).
+
+`timeout`, a CI job limit, `docker stop` and a closed terminal send these; without a
+handler Python dies on the spot and stdout stays empty.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
+
+from deepsearch.commands.common import EXIT_INTERRUPTED
+
+HANDLED = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@dataclass
+class Caught:
+    """The first handled signal received, if any."""
+
+    signum: int | None = None
+
+    def exit_code(self) -> int:
+        """128 + the signal number, as a shell reports it; Ctrl-C's 130 otherwise."""
+        return 128 + self.signum if self.signum is not None else EXIT_INTERRUPTED
+
+
+@contextmanager
+def signals_interrupt() -> Iterator[Caught]:
+    """Within the block, SIGTERM/SIGHUP raise KeyboardInterrupt (once: a second signal
+    during the clean-up is ignored, so the partial answer still gets printed)."""
+    caught = Caught()
+    if threading.current_thread() is not threading.main_thread():
+        yield caught  # signal handlers can only be installed from the main thread
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if caught.signum is None:
+            caught.signum = signum
+            raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in HANDLED}
+    try:
+        yield caught
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

@@ -1,0 +1,83 @@
+"""A broken search setup ends the run early with a named cause and the right exit code
+(issue 10, item 1). In process: the point is the command's logic, not the process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deepsearch.agent.result import ResearchResult, UsageReport
+from deepsearch.commands.research_cmd import exit_code
+from tests.cli.test_config_and_doctor import closed_port_url, run_in_process
+from tests.cli.test_end_to_end import SEARCH, SECRET, router
+from tests.fakes.openai_server import FakeOpenAIServer
+
+OPENAI = ["--llm-provider", "openai", "--no-cache", "--json"]
+
+
+def _result(**fields: object) -> ResearchResult:
+    usage = UsageReport(prompt_tokens=0, completion_tokens=0, total_tokens=0, budget=1000)
+    return ResearchResult(question="q", answer="", usage=usage, elapsed_s=0, **fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "code"),
+    [
+        ("forced", "configuration", 2),
+        ("failed", "configuration", 2),
+        ("forced", "fatal", 1),
+        ("failed", "fatal", 1),
+        ("forced", "runtime", 3),
+        ("forced", None, 3),
+        ("answered", None, 0),
+        ("interrupted", None, 130),
+    ],
+)
+def test_the_exit_code_comes_from_the_result_data(status: str, kind: str | None, code: int) -> None:
+    assert exit_code(_result(status=status, error_kind=kind, error="x" if kind else None)) == code
+
+
+def test_a_search_url_that_is_no_url_fails_at_load() -> None:
+    done = run_in_process(
+        "research", "q?", "--searxng-url", "not-a-url", "--llm-provider", "openai"
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--searxng-url" in lines[0] and "not an http(s) URL" in lines[0]
+
+
+def test_an_empty_corpus_folder_exits_2_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "picture.png").write_bytes(b"\x89PNG")
+    with FakeOpenAIServer(router([SEARCH])) as llm:
+        done = run_in_process(
+            "research", "q?", *OPENAI, "--corpus", str(tmp_path / "notes"),
+            OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=llm.base_url,
+        )  # fmt: skip
+        assert not llm.chat_requests, "nothing is spent on a corpus that cannot answer"
+    assert done.returncode == 2
+    assert str(tmp_path / "notes") in done.stderr and "no files to index" in done.stderr
+
+
+@pytest.mark.timeout(30)
+def test_a_dead_search_endpoint_ends_within_two_steps_with_a_named_cause(
+    tmp_path: Path,
+) -> None:
+    searches = [
+        {"think": "", "action": "search", "search": {"queries": [f"query number {i}"]}}
+        for i in range(20)
+    ]
+    with FakeOpenAIServer(router(searches)) as llm:
+        done = run_in_process(
+            "research", "Who directed the film?", *OPENAI, "--search-provider", "searxng",
+            "--searxng-url", closed_port_url(), "--allow-private-urls",
+            OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=llm.base_url,
+            DEEPSEARCH_CACHE_DIR=str(tmp_path / "cache"),
+        )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    out = json.loads(done.stdout)
+    assert out["status"] == "failed" and out["error_kind"] == "fatal"
+    assert len(out["steps"]) <= 2
+    assert "searxng: network (ConnectError)" in out["error"]
