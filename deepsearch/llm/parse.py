@@ -17,9 +17,6 @@ import json
 import re
 from typing import Any
 
-import hjson
-import json_repair
-
 _REASONING_TAGS = ("think", "thinking", "reasoning", "reflection", "analysis")
 _CLOSED_BLOCK = re.compile(
     r"<(?P<tag>" + "|".join(_REASONING_TAGS) + r")\b[^>]*>.*?</(?P=tag)\s*>",
@@ -146,6 +143,8 @@ def _suspicious_hjson(value: Any) -> bool:
 
 def _repair(candidate: str) -> Any:
     """json_repair, refusing repairs that invent structure (a key with no value)."""
+    import json_repair  # only malformed replies get here: kept off start-up
+
     try:
         value, log = json_repair.repair_json(candidate, return_objects=True, logging=True)
     except Exception:  # a library bug on odd input must not crash a run
@@ -282,6 +281,8 @@ def parse_json_lenient(text: str, *, require_object: bool = True) -> Any:
     # that would turn prose like "Note: none found" into data.
     fallback: Any = _NOTHING
     if not require_object or candidate.lstrip().startswith("{"):
+        import hjson  # only malformed replies get here: kept off start-up
+
         try:
             value = hjson.loads(candidate)
         except Exception:  # hjson raises assorted types on bad input; next rung instead
