@@ -84,10 +84,11 @@ def _heavy_loaded(env: dict[str, str]) -> list[str]:
 
 
 FIRST_REQUEST_RUNS = 7
-# Measured with this harness on the commit before issue 8's start-up work (the
-# vocabulary built before the first request, in tiktoken's base64 text format).
-BEFORE_FIRST_REQUEST_MS = 2390
-BEFORE_VOCAB_MS = 520
+# Measured with `_first_request_ms` by hand, alternating runs of the commit before
+# issue 8's start-up work (the vocabulary built before the first request) with
+# runs of this code, in three sessions of 9-11 runs each (medians, ms).
+AB_BEFORE_MS = (2040, 2312, 2859)
+AB_AFTER_MS = (1715, 2056, 1906)
 
 
 def _first_request_ms(env: dict[str, str]) -> float | None:
@@ -175,10 +176,10 @@ def _first_request_lines(env: dict[str, str]) -> list[str]:
         "",
         f'`deepsearch "question"` against a loopback fake OpenAI server, median of '
         f"{len(times)} runs after one warm-up: **{median:.0f} ms** (min {min(times):.0f}, "
-        f"max {max(times):.0f}); before this work {BEFORE_FIRST_REQUEST_MS} ms on the same "
-        "harness. In fresh interpreters: importing the openai SDK takes "
-        f"{sdk_ms:.0f} ms; building the token vocabulary {vocab_ms:.0f} ms (before: "
-        f"{BEFORE_VOCAB_MS} ms with tiktoken's base64 text format).",
+        f"max {max(times):.0f}). Alternated with the code before this work (three sessions, "
+        f"medians): before {', '.join(map(str, AB_BEFORE_MS))} ms, after "
+        f"{', '.join(map(str, AB_AFTER_MS))} ms. In fresh interpreters: importing the openai "
+        f"SDK takes {sdk_ms:.0f} ms, building the token vocabulary {vocab_ms:.0f} ms.",
         "",
         "The vocabulary is no longer on the path to the first request: while it is not "
         "built, a call whose prompt is small enough that a proven upper bound (its UTF-8 "
@@ -186,7 +187,12 @@ def _first_request_lines(env: dict[str, str]) -> list[str]:
         "a background thread while the reply is awaited, and the exact count follows (the "
         "request is identical to the one an exact count would give). The SDK import stays "
         "on the path: the request needs it, and a thread cannot overlap it with other "
-        "CPU-bound start-up work under the GIL (measured: no gain).",
+        "CPU-bound start-up work under the GIL (measured: no gain). Neither could a faster "
+        "vocabulary file: a length-prefixed binary format decoded no faster in a fresh "
+        "process (building the dict of 200k byte strings dominates), and tiktoken's Rust "
+        "constructor holds the GIL for ~0.3 s, which is why the build thread starts 0.1 s "
+        "after the SDK is ready rather than at once (started at once, it delayed the "
+        "request by the whole build).",
     ]
 
 
