@@ -30,7 +30,7 @@ from deepsearch.llm.base import (
 )
 from deepsearch.llm.parse import ParseFailure, extract_json_text, parse_json_lenient
 from deepsearch.llm.provider_common import Embeddings
-from deepsearch.llm.schema_dialects import drop_null_defaults
+from deepsearch.llm.schema_dialects import distill_schema, drop_null_defaults
 from deepsearch.llm.tokens import (
     count_tokens,
     encoding_for_model,
@@ -66,20 +66,6 @@ class TextResult(BaseModel):
 def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """Schemas are immutable classes; generating their JSON schema is not cheap."""
     return schema.model_json_schema()
-
-
-def distill_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop descriptions and length limits: a simpler target for a weaker model."""
-    dropped = {"description", "maxLength", "minLength", "maxItems", "minItems", "title", "examples"}
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {k: walk(v) for k, v in node.items() if k not in dropped}
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    return walk(deepcopy(schema))
 
 
 def _trim_to_limits(value: Any, error: ValidationError) -> Any:

@@ -18,10 +18,11 @@ from deepsearch.agent.actions.coding import CodeReply
 from deepsearch.agent.evaluator import CHECKS, ErrorAnalysis, QuestionEval
 from deepsearch.agent.rewrite import RewriteReply
 from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
-from deepsearch.llm.client import distill_schema
+from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.gemini_provider import gemini_schema
 from deepsearch.llm.openai_provider import strict_schema
-from deepsearch.llm.schema_dialects import drop_null_defaults
+from deepsearch.llm.schema_dialects import distill_schema, drop_null_defaults
+from deepsearch.llm.testing import offline_settings
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.llm import gemini_rules, strict_rules
@@ -244,3 +245,32 @@ async def test_the_gemini_fake_rejects_schemas_outside_its_subset(
     assert info.value.code == 400 and info.value.status == "INVALID_ARGUMENT"
     assert gemini_server.schema_rejections and "not in Gemini's schema subset" in str(info.value)
     await sdk.aio.aclose()
+
+
+async def test_every_schema_is_accepted_strict_by_the_fake_and_natively_by_gemini(
+    openai_server: FakeOpenAIServer, gemini_server: FakeGeminiServer
+) -> None:
+    """Through the real SDKs: what the providers send, not just what the transform
+    returns, passes the fakes' enforcement (no fallback to JSON mode)."""
+    from deepsearch.llm.gemini_provider import GeminiProvider
+    from deepsearch.llm.openai_provider import OpenAIProvider
+
+    openai = OpenAIProvider(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    gemini = GeminiProvider(api_key="k", base_url=gemini_server.url, max_retries=0)
+    model = offline_settings().tool_settings("openai", "agent")
+    for name, schema in SCHEMAS:
+        request = CompletionRequest(
+            tool="agent",
+            settings=model,
+            system="s",
+            messages=ASK,
+            json_schema=schema,
+            schema_name=name,
+        )
+        assert (await openai.complete(request)).mode == "json_schema", name
+        assert (await gemini.complete(request)).mode == "json_schema", name
+    assert openai_server.schema_rejections == [] and gemini_server.schema_rejections == []
+    sent = [r.body["response_format"]["json_schema"] for r in openai_server.chat_requests]
+    assert len(sent) == len(SCHEMAS) and all(s["strict"] is True for s in sent)
+    await openai.aclose()
+    await gemini.aclose()
