@@ -26,7 +26,7 @@ from deepsearch.llm.testing import offline_settings
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.llm import gemini_rules, strict_rules
-from tests.llm.helpers import ASK, gemini_client, openai_client
+from tests.llm.helpers import ASK, Answer, gemini_client, openai_client
 
 # Every combination of allowed actions the loop can ask for (AllowFlags -> allowed()).
 COMBOS = [
@@ -274,3 +274,30 @@ async def test_every_schema_is_accepted_strict_by_the_fake_and_natively_by_gemin
     assert len(sent) == len(SCHEMAS) and all(s["strict"] is True for s in sent)
     await openai.aclose()
     await gemini.aclose()
+
+
+class Node(BaseModel):
+    name: str
+    children: list[Node] = Field(default_factory=list)
+
+
+def test_what_no_subset_can_express_is_reported_not_mangled() -> None:
+    # A recursive model and a free-form map: sent non-strict / in the prompt instead.
+    class Free(BaseModel):
+        data: dict[str, int]
+
+    for schema in (Node.model_json_schema(), Free.model_json_schema()):
+        assert strict_schema(schema) is None
+        assert gemini_schema(schema) is None
+
+
+async def test_gemini_sends_an_inexpressible_schema_in_the_prompt_without_marking_the_model(
+    gemini_server: FakeGeminiServer,
+) -> None:
+    gemini_server.enqueue('{"name": "root"}', '{"answer": "42", "confidence": 0.5}')
+    client, provider = gemini_client(gemini_server.url)
+    assert (await client.generate_object("agent", Node, "s", ASK)).value.name == "root"
+    await client.generate_object("agent", Answer, "s", ASK)
+    configs = [r.body["generationConfig"] for r in gemini_server.generate_requests]
+    assert ["responseJsonSchema" in c for c in configs] == [False, True]
+    await provider.aclose()
