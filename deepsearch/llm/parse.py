@@ -24,12 +24,11 @@ _CLOSED_BLOCK = re.compile(
 )
 _DANGLING_CLOSE = re.compile(r"^.*?</(?:" + "|".join(_REASONING_TAGS) + r")\s*>", re.DOTALL | re.I)
 _UNCLOSED_OPEN = re.compile(r"<(?:" + "|".join(_REASONING_TAGS) + r")\b[^>]*>", re.IGNORECASE)
-# A fence closes only at the start of a line (as in CommonMark) or at the very end of
-# the reply: backticks inside a JSON string value (`"code": "```py ..."`) are never
-# at a line start, since JSON strings cannot hold a raw newline.
-_FENCE = re.compile(
-    r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:\n[ \t]{0,3}```|```[ \t]*\Z|\Z)", re.DOTALL
-)
+# A fence closes only at the start of a line (as in CommonMark): backticks inside a
+# JSON string value (`"code": "```py ..."`) are never at a line start, since JSON
+# strings cannot hold a raw newline. A closing fence glued to the last line
+# (`{...}````) leaves the backticks in the body, which the repair rung drops.
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:\n[ \t]{0,3}```|\Z)", re.DOTALL)
 
 
 # fullmatch, not match with "$": "$" also matches before a trailing newline, which
