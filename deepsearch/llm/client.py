@@ -18,8 +18,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from deepsearch.config import ProviderName, Settings, ToolName
-from deepsearch.errors import ContextLengthError, StructuredOutputError
+from deepsearch.config import ModelSettings, ProviderName, Settings, ToolName
+from deepsearch.errors import BudgetExceeded, ContextLengthError, StructuredOutputError
 from deepsearch.llm.base import (
     Completion,
     CompletionRequest,
@@ -30,12 +30,22 @@ from deepsearch.llm.base import (
 )
 from deepsearch.llm.parse import ParseFailure, extract_json_text, parse_json_lenient
 from deepsearch.llm.provider_common import Embeddings
-from deepsearch.llm.schema_dialects import drop_null_defaults
-from deepsearch.llm.tokens import count_tokens
+from deepsearch.llm.schema_dialects import distill_schema, drop_null_defaults
+from deepsearch.llm.tokens import (
+    count_tokens,
+    encoding_for_model,
+    is_loaded,
+    preload,
+    upper_bound_tokens,
+)
 from deepsearch.llm.tracker import TokenTracker
 
 T = TypeVar("T", bound=BaseModel)
 MIN_OUTPUT_TOKENS = 256
+# How long the vocabulary build waits for the first request to be on the wire
+# (sending it takes ~10-50 ms once the SDK is imported; the build then runs while
+# the reply is awaited, which at real latency takes 0.6 s or more).
+PRELOAD_DELAY_S = 0.1
 # Texts per embeddings request: under Gemini's 100-per-batch limit and OpenAI's 2048.
 EMBED_BATCH = 96
 TraceFn = Callable[[str, dict[str, Any]], None]
@@ -56,20 +66,6 @@ class TextResult(BaseModel):
 def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """Schemas are immutable classes; generating their JSON schema is not cheap."""
     return schema.model_json_schema()
-
-
-def distill_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop descriptions and length limits: a simpler target for a weaker model."""
-    dropped = {"description", "maxLength", "minLength", "maxItems", "minItems", "title", "examples"}
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {k: walk(v) for k, v in node.items() if k not in dropped}
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    return walk(deepcopy(schema))
 
 
 def _trim_to_limits(value: Any, error: ValidationError) -> Any:
@@ -272,27 +268,7 @@ class LLMClient:
         prompt_text = system + "".join(m.content for m in messages)
         if json_schema is not None:
             prompt_text += json.dumps(json_schema)
-        prompt_estimate = count_tokens(prompt_text, model=model_settings.model)
-        if prompt_estimate > self.context_window:
-            raise ContextLengthError(
-                f"prompt of ~{prompt_estimate} tokens exceeds the {self.context_window}-token "
-                f"context window of {model_settings.model}",
-                provider=self.provider_name,
-                model=model_settings.model,
-            )
-        max_tokens = self.tracker.reserve(
-            prompt_estimate=prompt_estimate, wanted_output=model_settings.max_tokens
-        )
-        # Prompt and output share the model's window: never ask for more than is left.
-        room = self.context_window - int(prompt_estimate * self.tracker.prompt_ratio)
-        if room < MIN_OUTPUT_TOKENS:
-            raise ContextLengthError(
-                f"prompt of ~{prompt_estimate} tokens leaves no room for output in the "
-                f"{self.context_window}-token context window of {model_settings.model}",
-                provider=self.provider_name,
-                model=model_settings.model,
-            )
-        max_tokens = min(max_tokens, room)
+        prompt_estimate, max_tokens = self._plan(prompt_text, model_settings)
         request = CompletionRequest(
             tool=tool,
             settings=model_settings,
@@ -305,6 +281,8 @@ class LLMClient:
         self._emit("llm_request", request.model_dump(mode="json"))
         async with self._slots:
             completion = await self.provider.complete(request)
+        if prompt_estimate is None:  # sent on the upper bound: count exactly now
+            prompt_estimate = count_tokens(prompt_text, model=model_settings.model)
         usage = completion.usage
         if usage is None or usage.total_tokens <= 0:
             usage = Usage(
@@ -326,6 +304,60 @@ class LLMClient:
             },
         )
         return completion, usage
+
+    def _plan(self, prompt_text: str, model: ModelSettings) -> tuple[int | None, int]:
+        """(prompt estimate, output cap) of a call; the estimate is None when the
+        request can go out before the vocabulary is built.
+
+        The first call of a run would otherwise wait ~0.5 s for the tokenizer. Its
+        prompt is sized with a bound the true count never exceeds (its UTF-8
+        bytes); when even that bound gives the same output cap as any smaller
+        count would (the full wanted output), the exact count cannot change the
+        request, so it is sent at once and counted exactly while the reply is
+        awaited (the vocabulary builds in a background thread meanwhile).
+        """
+        encoding = encoding_for_model(model.model)
+        if not is_loaded(encoding):
+            bound = upper_bound_tokens(prompt_text)
+            try:
+                if self._output_cap(bound, model) == model.max_tokens:
+                    self._prepare_provider()
+                    preload(encoding, delay_s=PRELOAD_DELAY_S)
+                    return None, model.max_tokens
+            except (ContextLengthError, BudgetExceeded):
+                pass  # the bound is too coarse here: count exactly
+        estimate = count_tokens(prompt_text, model=model.model)
+        return estimate, self._output_cap(estimate, model)
+
+    def _output_cap(self, prompt_estimate: int, model: ModelSettings) -> int:
+        """The output-token cap for a prompt of `prompt_estimate` tokens, or raise."""
+        if prompt_estimate > self.context_window:
+            raise ContextLengthError(
+                f"prompt of ~{prompt_estimate} tokens exceeds the {self.context_window}-token "
+                f"context window of {model.model}",
+                provider=self.provider_name,
+                model=model.model,
+            )
+        max_tokens = self.tracker.reserve(
+            prompt_estimate=prompt_estimate, wanted_output=model.max_tokens
+        )
+        # Prompt and output share the model's window: never ask for more than is left.
+        room = self.context_window - int(prompt_estimate * self.tracker.prompt_ratio)
+        if room < MIN_OUTPUT_TOKENS:
+            raise ContextLengthError(
+                f"prompt of ~{prompt_estimate} tokens leaves no room for output in the "
+                f"{self.context_window}-token context window of {model.model}",
+                provider=self.provider_name,
+                model=model.model,
+            )
+        return min(max_tokens, room)
+
+    def _prepare_provider(self) -> None:
+        """Import the provider's SDK now, before the vocabulary thread starts: both
+        are CPU-bound, and the request needs only the SDK."""
+        prepare = getattr(self.provider, "prepare", None)
+        if callable(prepare):
+            prepare()
 
     async def _embed_batch(self, batch: list[str]) -> tuple[list[list[float]], int | None]:
         """Vectors and the server-reported token count (None when unreported)."""

@@ -100,6 +100,11 @@ class GeminiProvider:
             self._client = genai.Client(api_key=self._api_key or "missing", http_options=options)
         return self._client
 
+    def prepare(self) -> None:
+        """Import the SDK and build the client now (the client calls this before a
+        first request it sends without waiting for the tokenizer)."""
+        _ = self.client.aio.models
+
     # ------------------------------------------------------------ protocol
 
     async def complete(self, request: CompletionRequest) -> Completion:

@@ -116,6 +116,11 @@ class OpenAIProvider:
             embedding_model=llm.embedding_model,
         )
 
+    def prepare(self) -> None:
+        """Import the SDK and build the client now (the client calls this before a
+        first request it sends without waiting for the tokenizer)."""
+        _ = self.client.chat.completions  # the SDK imports its resources lazily
+
     # ------------------------------------------------------------ protocol
 
     @property

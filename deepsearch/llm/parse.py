@@ -17,9 +17,6 @@ import json
 import re
 from typing import Any
 
-import hjson
-import json_repair
-
 _REASONING_TAGS = ("think", "thinking", "reasoning", "reflection", "analysis")
 _CLOSED_BLOCK = re.compile(
     r"<(?P<tag>" + "|".join(_REASONING_TAGS) + r")\b[^>]*>.*?</(?P=tag)\s*>",
@@ -27,12 +24,11 @@ _CLOSED_BLOCK = re.compile(
 )
 _DANGLING_CLOSE = re.compile(r"^.*?</(?:" + "|".join(_REASONING_TAGS) + r")\s*>", re.DOTALL | re.I)
 _UNCLOSED_OPEN = re.compile(r"<(?:" + "|".join(_REASONING_TAGS) + r")\b[^>]*>", re.IGNORECASE)
-# A fence closes only at the start of a line (as in CommonMark) or at the very end of
-# the reply: backticks inside a JSON string value (`"code": "```py ..."`) are never
-# at a line start, since JSON strings cannot hold a raw newline.
-_FENCE = re.compile(
-    r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:\n[ \t]{0,3}```|```[ \t]*\Z|\Z)", re.DOTALL
-)
+# A fence closes only at the start of a line (as in CommonMark): backticks inside a
+# JSON string value (`"code": "```py ..."`) are never at a line start, since JSON
+# strings cannot hold a raw newline. A closing fence glued to the last line
+# (`{...}````) leaves the backticks in the body, which the repair rung drops.
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:\n[ \t]{0,3}```|\Z)", re.DOTALL)
 
 
 # fullmatch, not match with "$": "$" also matches before a trailing newline, which
@@ -146,6 +142,8 @@ def _suspicious_hjson(value: Any) -> bool:
 
 def _repair(candidate: str) -> Any:
     """json_repair, refusing repairs that invent structure (a key with no value)."""
+    import json_repair  # only malformed replies get here: kept off start-up
+
     try:
         value, log = json_repair.repair_json(candidate, return_objects=True, logging=True)
     except Exception:  # a library bug on odd input must not crash a run
@@ -282,6 +280,8 @@ def parse_json_lenient(text: str, *, require_object: bool = True) -> Any:
     # that would turn prose like "Note: none found" into data.
     fallback: Any = _NOTHING
     if not require_object or candidate.lstrip().startswith("{"):
+        import hjson  # only malformed replies get here: kept off start-up
+
         try:
             value = hjson.loads(candidate)
         except Exception:  # hjson raises assorted types on bad input; next rung instead

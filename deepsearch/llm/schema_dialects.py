@@ -23,6 +23,7 @@ raises `UnsupportedSchema`; the provider then sends it without constraints.
 from __future__ import annotations
 
 import json
+from copy import deepcopy
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -244,6 +245,20 @@ def to_dialect(schema: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
     """`schema` rewritten into `dialect`'s subset (a fresh copy, cached per schema)."""
     result: dict[str, Any] = json.loads(_cached(json.dumps(schema), dialect))
     return result
+
+
+def distill_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop descriptions and length limits: a simpler target for a weaker model."""
+    dropped = {"description", "maxLength", "minLength", "maxItems", "minItems", "title", "examples"}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items() if k not in dropped}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(deepcopy(schema))
 
 
 def drop_null_defaults(schema: dict[str, Any], data: Any) -> Any:

@@ -89,6 +89,7 @@ def test_no_object_is_a_parse_failure(text: str) -> None:
         ('{"a" "b"}', {"a": "b"}),
         ('{"a":"b,"c":"d"}', {"a": "b", "c": "d"}),  # Hjson's reading would be wrong
         ('Here is your JSON: {"key": "value', {"key": "value"}),
+        ('{"key:value}', {"key": "value"}),  # quotes missing, not a dangling key
     ],
 )
 def test_repairs(text: str, expected: dict) -> None:

@@ -18,14 +18,15 @@ from deepsearch.agent.actions.coding import CodeReply
 from deepsearch.agent.evaluator import CHECKS, ErrorAnalysis, QuestionEval
 from deepsearch.agent.rewrite import RewriteReply
 from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
-from deepsearch.llm.client import distill_schema
+from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.gemini_provider import gemini_schema
 from deepsearch.llm.openai_provider import strict_schema
-from deepsearch.llm.schema_dialects import drop_null_defaults
+from deepsearch.llm.schema_dialects import distill_schema, drop_null_defaults
+from deepsearch.llm.testing import offline_settings
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.llm import gemini_rules, strict_rules
-from tests.llm.helpers import ASK, gemini_client, openai_client
+from tests.llm.helpers import ASK, Answer, gemini_client, openai_client
 
 # Every combination of allowed actions the loop can ask for (AllowFlags -> allowed()).
 COMBOS = [
@@ -244,3 +245,59 @@ async def test_the_gemini_fake_rejects_schemas_outside_its_subset(
     assert info.value.code == 400 and info.value.status == "INVALID_ARGUMENT"
     assert gemini_server.schema_rejections and "not in Gemini's schema subset" in str(info.value)
     await sdk.aio.aclose()
+
+
+async def test_every_schema_is_accepted_strict_by_the_fake_and_natively_by_gemini(
+    openai_server: FakeOpenAIServer, gemini_server: FakeGeminiServer
+) -> None:
+    """Through the real SDKs: what the providers send, not just what the transform
+    returns, passes the fakes' enforcement (no fallback to JSON mode)."""
+    from deepsearch.llm.gemini_provider import GeminiProvider
+    from deepsearch.llm.openai_provider import OpenAIProvider
+
+    openai = OpenAIProvider(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    gemini = GeminiProvider(api_key="k", base_url=gemini_server.url, max_retries=0)
+    model = offline_settings().tool_settings("openai", "agent")
+    for name, schema in SCHEMAS:
+        request = CompletionRequest(
+            tool="agent",
+            settings=model,
+            system="s",
+            messages=ASK,
+            json_schema=schema,
+            schema_name=name,
+        )
+        assert (await openai.complete(request)).mode == "json_schema", name
+        assert (await gemini.complete(request)).mode == "json_schema", name
+    assert openai_server.schema_rejections == [] and gemini_server.schema_rejections == []
+    sent = [r.body["response_format"]["json_schema"] for r in openai_server.chat_requests]
+    assert len(sent) == len(SCHEMAS) and all(s["strict"] is True for s in sent)
+    await openai.aclose()
+    await gemini.aclose()
+
+
+class Node(BaseModel):
+    name: str
+    children: list[Node] = Field(default_factory=list)
+
+
+def test_what_no_subset_can_express_is_reported_not_mangled() -> None:
+    # A recursive model and a free-form map: sent non-strict / in the prompt instead.
+    class Free(BaseModel):
+        data: dict[str, int]
+
+    for schema in (Node.model_json_schema(), Free.model_json_schema()):
+        assert strict_schema(schema) is None
+        assert gemini_schema(schema) is None
+
+
+async def test_gemini_sends_an_inexpressible_schema_in_the_prompt_without_marking_the_model(
+    gemini_server: FakeGeminiServer,
+) -> None:
+    gemini_server.enqueue('{"name": "root"}', '{"answer": "42", "confidence": 0.5}')
+    client, provider = gemini_client(gemini_server.url)
+    assert (await client.generate_object("agent", Node, "s", ASK)).value.name == "root"
+    await client.generate_object("agent", Answer, "s", ASK)
+    configs = [r.body["generationConfig"] for r in gemini_server.generate_requests]
+    assert ["responseJsonSchema" in c for c in configs] == [False, True]
+    await provider.aclose()

@@ -1,13 +1,24 @@
-"""Token counting works with no network and no tiktoken cache."""
+"""Token counting works with no network and no tiktoken cache, and the first
+request of a run does not wait for the vocabulary."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deepsearch.llm import tokens
+from deepsearch.llm.testing import offline_settings
 from deepsearch.llm.tokens import count_tokens, get_encoding
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.llm.helpers import ASK, Answer, openai_client
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,3 +71,90 @@ def test_count_empty_and_short() -> None:
     assert count_tokens("") == 0
     text = "one two three four five six"
     assert count_tokens(text, model="gpt-4o") == len(get_encoding("o200k_base").encode(text))
+
+
+# ---------------------------------------------------------------- off the critical path
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=3000) | st.lists(st.text(max_size=400), max_size=12).map("\n\n".join))
+def test_the_upper_bound_is_never_below_the_count(text: str) -> None:
+    assert tokens.upper_bound_tokens(text) >= count_tokens(text, model="gpt-4o")
+
+
+@pytest.fixture
+def unbuilt_vocabulary(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[list[str], threading.Event]]:
+    """A fresh process's state: no encoding built. The build blocks until `release`
+    is set (or 2 s pass), and logs "built" (or "build timed out") in `events`."""
+    events: list[str] = []
+    release = threading.Event()
+    built = {name: tokens.get_encoding(name) for name in ("o200k_base", "cl100k_base")}
+
+    def slow_build(name: str):  # type: ignore[no-untyped-def]
+        events.append("built" if release.wait(2) else "build timed out")
+        return built[name]  # the real encoding, without paying for a rebuild
+
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(tokens, "_build", slow_build)
+    tokens._count_block.cache_clear()
+    yield events, release
+    tokens._count_block.cache_clear()
+
+
+async def test_first_request_is_sent_before_the_vocabulary_is_built(
+    openai_server: FakeOpenAIServer, unbuilt_vocabulary: tuple[list[str], threading.Event]
+) -> None:
+    events, release = unbuilt_vocabulary
+
+    def handler(body: dict) -> Reply:
+        events.append("request")
+        release.set()
+        return Reply(content='{"answer": "42", "confidence": 0.5}', usage=None)
+
+    openai_server.handler = handler
+    client, _ = openai_client(openai_server.base_url)
+    result = await client.generate_object("agent", Answer, "Be exact.", ASK)
+    assert events == ["request", "built"]
+    # The request is the one an exact count gives (the full output cap), and the
+    # usage recorded for it is the exact count, not the byte bound.
+    wanted = client.settings.tool_settings("openai", "agent").max_tokens
+    assert openai_server.chat_requests[0].body["max_tokens"] == wanted
+    body = openai_server.chat_requests[0].body
+    sent_text = "".join(m["content"] for m in body["messages"])
+    schema_text = json.dumps(Answer.model_json_schema())
+    assert result.usage.prompt_tokens == count_tokens(sent_text + schema_text)
+    assert result.usage.prompt_tokens < tokens.upper_bound_tokens(sent_text + schema_text) / 2
+
+
+async def test_a_tight_budget_counts_exactly_before_sending(
+    openai_server: FakeOpenAIServer, unbuilt_vocabulary: tuple[list[str], threading.Event]
+) -> None:
+    events, release = unbuilt_vocabulary
+    release.set()  # the build may run at once: it must happen before the request
+
+    def handler(body: dict) -> dict:
+        events.append("request")
+        return {"answer": "42", "confidence": 0.5}
+
+    openai_server.handler = handler
+    # The byte bound would cap the output below the wanted cap; the exact count does not.
+    wanted = offline_settings().tool_settings("openai", "agent").max_tokens
+    client, _ = openai_client(openai_server.base_url, budget=wanted + 150)
+    await client.generate_object("agent", Answer, "Be exact.", ASK)
+    assert events == ["built", "request"]
+    assert openai_server.chat_requests[0].body["max_tokens"] == wanted
+
+
+def test_preload_builds_in_the_background_once(
+    unbuilt_vocabulary: tuple[list[str], threading.Event],
+) -> None:
+    events, release = unbuilt_vocabulary
+    thread = tokens.preload("o200k_base")
+    assert thread is not None and not tokens.is_loaded("o200k_base")
+    release.set()
+    thread.join(5)
+    assert tokens.is_loaded("o200k_base") and events == ["built"]
+    assert tokens.preload("o200k_base") is None
+    assert get_encoding("o200k_base").encode("hello world") == [24912, 2375]
