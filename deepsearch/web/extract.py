@@ -18,7 +18,11 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
-from deepsearch.web.markdown_plain import markdown_to_plain, markdown_to_plain_with_links
+from deepsearch.web.markdown_plain import (
+    markdown_to_plain,
+    markdown_to_plain_with_links,
+    table_row,
+)
 
 __all__ = ["markdown_to_plain"]  # re-exported: callers import it from here
 
@@ -203,7 +207,7 @@ def _fallback_text(tree: object) -> str:
         body = tree.xpath("//body")  # type: ignore[attr-defined]
         root = body[0] if body else tree
         blocks = [" ".join(root.text_content().split())]  # type: ignore[attr-defined]
-    return "\n".join(b for b in blocks if b)
+    return "\n\n".join(b for b in blocks if b)
 
 
 def _html_title(tree: object) -> str:
@@ -216,14 +220,29 @@ _TABLE_ROW_LINE = re.compile(r"^\| (.*?) \|\s*$")
 
 
 def _compact_tables(text: str) -> str:
-    """trafilatura's '| a | b | ' rows -> 'a | b'; its '|---|' head rules dropped."""
+    """trafilatura's '| a | b | ' rows -> '| a | b |'; its '|---|' head rules dropped."""
     lines = []
     for line in text.split("\n"):
         if _TABLE_RULE_LINE.match(line):
             continue
         row = _TABLE_ROW_LINE.match(line)
-        lines.append(row.group(1).replace("\\|", "|") if row else line)
+        # trafilatura escapes a pipe inside a cell as "\|"
+        cells = row.group(1).replace("\\|", "¦").split(" | ") if row else []
+        lines.append(table_row(cells) if row else line)
     return "\n".join(lines)
+
+
+def _render_blocks(body: object) -> str:
+    """Each top-level block rendered on its own, blocks separated by a blank line."""
+    from lxml import etree
+    from trafilatura.xml import xmltotxt
+
+    blocks = [(body.text or "").strip()]  # type: ignore[attr-defined]
+    for child in list(body):  # type: ignore[call-overload]
+        wrapper = etree.Element("body")
+        wrapper.append(child)  # moved out of the (copied) tree, with its tail
+        blocks.append(_compact_tables(xmltotxt(wrapper, False)).strip())
+    return "\n\n".join(block for block in blocks if block)
 
 
 def _main_content(html: str, url: str | None) -> tuple[object | None, str]:
@@ -236,7 +255,6 @@ def _main_content(html: str, url: str | None) -> tuple[object | None, str]:
     """
     import trafilatura
     from lxml import etree
-    from trafilatura.xml import xmltotxt
 
     try:
         document = trafilatura.bare_extraction(
@@ -261,7 +279,7 @@ def _main_content(html: str, url: str | None) -> tuple[object | None, str]:
     plain = copy.deepcopy(body)
     etree.strip_tags(plain, "ref")
     _collapse_source_whitespace(plain)
-    return document, _compact_tables(xmltotxt(plain, False)).strip()
+    return document, _render_blocks(plain)
 
 
 _WHITESPACE = re.compile(r"\s+")
@@ -368,7 +386,7 @@ def pdf_to_text(body: bytes) -> Extracted:
     title = ""
     if reader.metadata is not None and reader.metadata.title:
         title = str(reader.metadata.title)
-    return Extracted(title=title.strip(), text="\n".join(p for p in pages if p))
+    return Extracted(title=title.strip(), text="\n\n".join(p for p in pages if p))
 
 
 def _plain_lines(text: str) -> str:

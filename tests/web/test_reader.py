@@ -49,7 +49,7 @@ async def test_html_article_plain_text_table_links_metadata(
     assert p.title == "Tidal Power in the Bay of Fundy"
     assert p.published == "2024-05-17"
     assert "highest tides in the world" in p.text
-    assert "\n2022 | 9.0\n" in p.text  # the table survives, one row a line
+    assert "\n| 2016 | 2.0 |\n| 2022 | 9.0 |\n\n" in p.text  # the table survives, a row a line
     assert "described in the 2019 report and on the provincial site, sit" in p.text
     assert "](" not in p.text and "http" not in p.text  # anchor text kept, no targets
     assert "Copyright Example News" not in p.text  # boilerplate dropped
@@ -86,7 +86,7 @@ async def test_pdf_text(site: LoopbackServer, reader: LocalReader) -> None:
     ("path", "expected", "ctype"),
     [
         ("/plain.txt", "Just plain text, kept as it is.\nSecond line.", "text/plain"),
-        ("/notes.md", "Notes\none\ntwo", "text/markdown"),
+        ("/notes.md", "Notes\n\n- one\n- two", "text/markdown"),
         ("/data.json", '{"answer": 42, "unit": "metres"}', "application/json"),
     ],
 )
