@@ -274,3 +274,22 @@ async def test_per_host_concurrency_limit(site: LoopbackServer) -> None:
         await r.aclose()
     assert all(isinstance(x, Page) for x in results)
     assert elapsed >= 0.38  # two at a time: at least two rounds of 200 ms
+
+
+async def test_a_page_cached_in_the_old_markdown_format_is_not_served(
+    site: LoopbackServer, tmp_path: object
+) -> None:
+    from deepsearch.web.cache import cache_key
+    from deepsearch.web.urls import normalize_url
+
+    cache = WebCache(str(tmp_path))
+    url = site.url("/article")
+    stale = {"url": url, "final_url": url, "text": "[old](https://x.org) markdown"}
+    cache.set(cache_key("page", normalize_url(url) or url), stale | {"fetched_at": "x"}, ttl_s=600)
+    r = LocalReader(ReaderConfig(allow_private_urls=True), cache=cache, page_ttl_s=600)
+    try:
+        fresh = page(await r.read(url))
+    finally:
+        await r.aclose()
+        cache.close()
+    assert "highest tides in the world" in fresh.text and "markdown" not in fresh.text
