@@ -175,3 +175,13 @@ def test_source_line_breaks_are_spaces_but_code_and_br_keep_theirs() -> None:
     assert lines[0].startswith("Prose wrapped by the editor of the page source. Prose")
     assert "def f():" in lines and "    return 1" in lines
     assert "First line" in lines
+
+
+@pytest.mark.parametrize("unit", ["*a ", "_a ", "**a ", "~~a ", "`a "])
+def test_unmatched_markers_on_a_long_line_stay_fast(unit: str) -> None:
+    """An unbounded lazy emphasis match took 30-50 s on such a 60 kB paragraph."""
+    import time
+
+    started = time.perf_counter()
+    markdown_to_plain(unit * 20_000)
+    assert time.perf_counter() - started < 2.0
