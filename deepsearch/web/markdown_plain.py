@@ -21,6 +21,7 @@ _RULE = re.compile(r"^\s{0,3}(?:(?:\*\s*){3,}|(?:-\s*){3,}|(?:_\s*){3,})$")
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _REF_DEF = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(?:\s+[\"'(].*)?\s*$")
 # [text](target "title"), one level of nested brackets in the text, parens in the target
 _LINK = re.compile(
@@ -173,6 +174,9 @@ class _Blocks:
             self.flush()
             self.add_row(stripped)
             self.in_table, self.rule_row = True, index + 1
+        elif _PIPE_ROW.match(stripped):
+            self.flush()  # a row without a rule row: our own plain text read again
+            self.add_row(stripped)
         elif heading := _HEADING.match(stripped):
             self.flush()
             self.out.append(("block", self.inline(heading.group(1))))

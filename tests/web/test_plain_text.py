@@ -185,3 +185,15 @@ def test_unmatched_markers_on_a_long_line_stay_fast(unit: str) -> None:
     started = time.perf_counter()
     markdown_to_plain(unit * 20_000)
     assert time.perf_counter() - started < 2.0
+
+
+def test_markdown_to_plain_leaves_the_readers_plain_text_as_it_is() -> None:
+    """Callers that still pass page text through markdown_to_plain get it unchanged."""
+    from tests.fakes.web_server import ARTICLE_HTML
+
+    for text in (
+        html_page(link_dense_article()).text,
+        html_page(ARTICLE_HTML).text,
+        markdown_to_plain(MARKDOWN.replace('x = "[not](a-link)"', "x = 1")),
+    ):
+        assert markdown_to_plain(text) == text
