@@ -79,45 +79,49 @@ def timed(config: ReaderConfig, targets: list[str], concurrent: bool) -> float:
     return asyncio.run(_timed(config, targets, concurrent))
 
 
+def throttled_row(config: ReaderConfig, sequential: float) -> str:
+    """30 pages of one host that answers 429 above 3 requests in flight."""
+    with throttling_host(capacity=3) as (base, counter):
+        # Fails loudly (RuntimeError in _timed) if any read is lost to the 429s.
+        throttled = timed(config, urls([base], "429", path="/page"), True)
+    return (
+        f"| 1 host answering 429 (Retry-After: 1) above 3 in flight: "
+        f"{counter.refused} refusals, all {PAGES} read "
+        f"| {throttled:.2f} s | **{sequential / throttled:.1f}×** |"
+    )
+
+
+def configurations(
+    default: ReaderConfig, bases: list[str], single: list[str]
+) -> list[tuple[str, ReaderConfig, list[str]]]:
+    """(label, reader limits, hosts) of every timed row."""
+    wide = ReaderConfig(allow_private_urls=True, global_concurrency=32)
+    narrow = ReaderConfig(allow_private_urls=True, global_concurrency=8)
+    old_host = ReaderConfig(allow_private_urls=True, per_host_concurrency=2)
+    limits = f"{default.per_host_concurrency} per host, {default.global_concurrency} global"
+    return [
+        (f"15 hosts, default limits ({limits})", default, bases),
+        ("15 hosts, the issue's original global limit of 8", narrow, bases),
+        ("15 hosts, global limit raised to 32", wide, bases),
+        (f"1 host, default limits ({default.per_host_concurrency} at a time)", default, single),
+        ("1 host, the previous per-host limit of 2", old_host, single),
+    ]
+
+
 def run() -> str:
     import trafilatura  # noqa: F401  (import cost kept out of the timings)
 
     default = ReaderConfig(allow_private_urls=True)
-    wide = ReaderConfig(allow_private_urls=True, global_concurrency=32)
-    narrow = ReaderConfig(allow_private_urls=True, global_concurrency=8)
-    old_host = ReaderConfig(allow_private_urls=True, per_host_concurrency=2)
     rows: list[str] = []
     with servers(HOSTS) as bases, servers(["127.0.0.1"]) as single:
         timed(default, urls(bases, "warm")[:4], True)  # first extraction, imports, pools
         sequential = timed(default, urls(bases, "seq"), False)
-        cases = [
-            (
-                f"15 hosts, default limits ({default.per_host_concurrency} per host, "
-                f"{default.global_concurrency} global)",
-                default,
-                bases,
-            ),
-            ("15 hosts, the issue's original global limit of 8", narrow, bases),
-            ("15 hosts, global limit raised to 32", wide, bases),
-            (
-                f"1 host, default limits ({default.per_host_concurrency} at a time)",
-                default,
-                single,
-            ),
-            ("1 host, the previous per-host limit of 2", old_host, single),
-        ]
+        cases = configurations(default, bases, single)
         for label, config, targets_base in cases:
             runs = [timed(config, urls(targets_base, f"{label[:6]}{k}"), True) for k in range(3)]
             median = statistics.median(runs)
             rows.append(f"| {label} | {median:.2f} s | **{sequential / median:.1f}×** |")
-        with throttling_host(capacity=3) as (base, counter):
-            # Fails loudly (RuntimeError in _timed) if any read is lost to the 429s.
-            throttled = timed(default, urls([base], "429", path="/page"), True)
-        rows.append(
-            f"| 1 host answering 429 (Retry-After: 1) above 3 in flight: "
-            f"{counter.refused} refusals, all {PAGES} read "
-            f"| {throttled:.2f} s | **{sequential / throttled:.1f}×** |"
-        )
+        rows.append(throttled_row(default, sequential))
         tracemalloc.start()
         timed(default, urls(bases, "mem"), True)
         _, heap_peak = tracemalloc.get_traced_memory()

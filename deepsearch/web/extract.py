@@ -9,7 +9,6 @@ CPU-bound; the reader runs it in a thread.
 
 from __future__ import annotations
 
-import codecs
 import copy
 import io
 import re
@@ -18,9 +17,14 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
-from deepsearch.web.markdown_plain import markdown_to_plain, markdown_to_plain_with_links
+from deepsearch.web.charset import decode_body
+from deepsearch.web.markdown_plain import (
+    markdown_to_plain,
+    markdown_to_plain_with_links,
+    table_row,
+)
 
-__all__ = ["markdown_to_plain"]  # re-exported: callers import it from here
+__all__ = ["decode_body", "markdown_to_plain"]  # re-exported: callers import them from here
 
 Kind = Literal["html", "pdf", "text", "json"]
 
@@ -32,7 +36,6 @@ _TEXT_TYPES = {"text/plain", "text/markdown", "text/x-markdown", "text/csv"}
 _MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
 _HTML_TYPES = {"text/html", "application/xhtml+xml"}
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
 
 
 class Extracted(BaseModel):
@@ -88,61 +91,6 @@ def _sniff(head: bytes, *, allow_text: bool) -> Kind | None:
     if allow_text and b"\x00" not in head[:4096]:
         return "text"
     return None
-
-
-# ---------------------------------------------------------------- charsets
-
-
-def _known_codec(name: str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-# Codecs that do not spell ASCII as ASCII: their bytes can pass as valid UTF-8 (UTF-16
-# "h\x00i\x00", ISO-2022 escapes), so a declaration of one of them is believed first.
-_NOT_ASCII_COMPATIBLE = ("utf-16", "utf-32", "utf_16", "utf_32", "iso2022", "utf-7", "hz")
-
-
-def _declared_codec(body: bytes, header_charset: str | None, *, html: bool) -> str | None:
-    """The charset the header, or else the page's <meta>, declares (known codecs only)."""
-    codec = _known_codec(header_charset)
-    if codec is None and html:
-        match = _META_CHARSET.search(body[:8192])
-        codec = _known_codec(match.group(1).decode("ascii", "ignore")) if match else None
-    return codec
-
-
-def decode_body(body: bytes, header_charset: str | None, *, html: bool) -> str:
-    """BOM, then valid UTF-8, then the declared charset (header, <meta>), then detection.
-
-    Valid UTF-8 wins over a contradicting declaration: servers and templates often
-    claim gb2312 or latin-1 for pages written in UTF-8, while text in another charset
-    is practically never valid UTF-8 once it holds a non-ASCII byte.
-    """
-    for bom, name in (
-        (codecs.BOM_UTF8, "utf-8-sig"),
-        (codecs.BOM_UTF16_LE, "utf-16"),
-        (codecs.BOM_UTF16_BE, "utf-16"),
-    ):
-        if body.startswith(bom):
-            return body.decode(name, errors="replace")
-    declared = _declared_codec(body, header_charset, html=html)
-    if declared and declared.startswith(_NOT_ASCII_COMPATIBLE):
-        return body.decode(declared, errors="replace")
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    if declared:
-        return body.decode(declared, errors="replace")
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(body[:200_000]).best()
-    return body.decode(best.encoding if best else "latin-1", errors="replace")
 
 
 # ---------------------------------------------------------------- HTML
@@ -203,7 +151,7 @@ def _fallback_text(tree: object) -> str:
         body = tree.xpath("//body")  # type: ignore[attr-defined]
         root = body[0] if body else tree
         blocks = [" ".join(root.text_content().split())]  # type: ignore[attr-defined]
-    return "\n".join(b for b in blocks if b)
+    return "\n\n".join(b for b in blocks if b)
 
 
 def _html_title(tree: object) -> str:
@@ -216,14 +164,29 @@ _TABLE_ROW_LINE = re.compile(r"^\| (.*?) \|\s*$")
 
 
 def _compact_tables(text: str) -> str:
-    """trafilatura's '| a | b | ' rows -> 'a | b'; its '|---|' head rules dropped."""
+    """trafilatura's '| a | b | ' rows -> '| a | b |'; its '|---|' head rules dropped."""
     lines = []
     for line in text.split("\n"):
         if _TABLE_RULE_LINE.match(line):
             continue
         row = _TABLE_ROW_LINE.match(line)
-        lines.append(row.group(1).replace("\\|", "|") if row else line)
+        # trafilatura escapes a pipe inside a cell as "\|"
+        cells = row.group(1).replace("\\|", "¦").split(" | ") if row else []
+        lines.append(table_row(cells) if row else line)
     return "\n".join(lines)
+
+
+def _render_blocks(body: object) -> str:
+    """Each top-level block rendered on its own, blocks separated by a blank line."""
+    from lxml import etree
+    from trafilatura.xml import xmltotxt
+
+    blocks = [(body.text or "").strip()]  # type: ignore[attr-defined]
+    for child in list(body):  # type: ignore[call-overload]
+        wrapper = etree.Element("body")
+        wrapper.append(child)  # moved out of the (copied) tree, with its tail
+        blocks.append(_compact_tables(xmltotxt(wrapper, False)).strip())
+    return "\n\n".join(block for block in blocks if block)
 
 
 def _main_content(html: str, url: str | None) -> tuple[object | None, str]:
@@ -236,7 +199,6 @@ def _main_content(html: str, url: str | None) -> tuple[object | None, str]:
     """
     import trafilatura
     from lxml import etree
-    from trafilatura.xml import xmltotxt
 
     try:
         document = trafilatura.bare_extraction(
@@ -261,7 +223,7 @@ def _main_content(html: str, url: str | None) -> tuple[object | None, str]:
     plain = copy.deepcopy(body)
     etree.strip_tags(plain, "ref")
     _collapse_source_whitespace(plain)
-    return document, _compact_tables(xmltotxt(plain, False)).strip()
+    return document, _render_blocks(plain)
 
 
 _WHITESPACE = re.compile(r"\s+")
@@ -368,7 +330,7 @@ def pdf_to_text(body: bytes) -> Extracted:
     title = ""
     if reader.metadata is not None and reader.metadata.title:
         title = str(reader.metadata.title)
-    return Extracted(title=title.strip(), text="\n".join(p for p in pages if p))
+    return Extracted(title=title.strip(), text="\n\n".join(p for p in pages if p))
 
 
 def _plain_lines(text: str) -> str:

@@ -132,6 +132,15 @@ class JinaReader:
             return ReadFailure(
                 url=url, kind="http_status", status=status, detail="jina reader error"
             )
+        page = self._page(url, data)
+        if isinstance(page, ReadFailure):
+            return page
+        if self._cache is not None:
+            self._cache.set(key, page.model_dump(mode="json"), ttl_s=self._page_ttl_s)
+        return page
+
+    def _page(self, url: str, data: dict[str, Any]) -> Page | ReadFailure:
+        """Jina's `data` object as a Page with plain text (content links first)."""
         final_url = str(data.get("url") or url)
         try:
             text, content_links = _plain(str(data.get("content") or ""), final_url)
@@ -143,7 +152,7 @@ class JinaReader:
         summary = [
             pair for pair in _links(data.get("links"), final_url) if pair[1] not in in_content
         ]
-        page = Page(
+        return Page(
             url=url,
             final_url=final_url,
             title=str(data.get("title") or ""),
@@ -154,9 +163,6 @@ class JinaReader:
             content_type="text/markdown",
             fetched_at=self._clock.now().isoformat(),
         )
-        if self._cache is not None:
-            self._cache.set(key, page.model_dump(mode="json"), ttl_s=self._page_ttl_s)
-        return page
 
 
 def _plain(markdown: str, base: str) -> tuple[str, list[tuple[str, str]]]:

@@ -1,10 +1,11 @@
 """Markdown -> the plain text the LLM reads, plus the links the markdown carried.
 
 Used for text/markdown bodies, Jina's markdown, corpus .md files and by callers that
-still hold markdown. The output has one block per line (heading, paragraph, list
-item, table row, code line), table cells separated by " | ", no link targets (the
-anchor text stays), no emphasis markers and no backslash escapes: a quote taken from
-it is verbatim what a reader of the page sees.
+still hold markdown. The output has the shape of the HTML reader's text: each block
+(heading, paragraph, list, table, code block) separated by a blank line; inside a
+block one line per paragraph, list item ("- item"), table row ("| a | b |") or code
+line. No link targets (the anchor text stays), no emphasis markers and no backslash
+escapes: a quote taken from it is verbatim what a reader of the page sees.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ _RULE = re.compile(r"^\s{0,3}(?:(?:\*\s*){3,}|(?:-\s*){3,}|(?:_\s*){3,})$")
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _REF_DEF = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(?:\s+[\"'(].*)?\s*$")
 # [text](target "title"), one level of nested brackets in the text, parens in the target
 _LINK = re.compile(
@@ -27,12 +29,14 @@ _LINK = re.compile(
 )
 _REF_LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\[([^\]]*)\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^\s<>]+)>")
+# Emphasis is looked for within 300 characters, code spans within 1200: an unbounded
+# lazy match made a long line of unmatched "*" quadratic (seconds per paragraph).
 # Left to right, an escape before a code span: "\`\`quote''" has no code span in it.
-_ESCAPE_OR_CODE = re.compile(r"\\([!-/:-@\[-`{-~])|(`+)(.+?)\2", re.S)
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
-_EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_ESCAPE_OR_CODE = re.compile(r"\\([!-/:-@\[-`{-~])|(`+)(.{1,1200}?)\2", re.S)
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.{1,300}?)(?<=\S)\1")
+_EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.{1,300}?)(?<=[^\s*])\*(?![\w*])")
+_EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.{1,300}?)(?<=[^\s_])_(?![\w_])")
+_STRIKE = re.compile(r"~~(?=\S)(.{1,300}?)(?<=\S)~~")
 _BREAK_TAG = re.compile(r"<br\s*/?>", re.I)
 _SPACES = re.compile(r"[ \t\u00a0]+")
 
@@ -79,6 +83,11 @@ def _inline(text: str, links: list[tuple[str, str]], refs: dict[str, str]) -> st
     return _SPACES.sub(" ", text).strip()
 
 
+def table_row(cells: list[str]) -> str:
+    """One table row a line: '| a | b |' (a pipe inside a cell becomes '¦')."""
+    return "| " + " | ".join(cell.replace("|", "¦") for cell in cells) + " |"
+
+
 def _table_row(line: str) -> list[str]:
     row = line.strip()
     row = row[1:] if row.startswith("|") else row
@@ -96,64 +105,104 @@ def _is_table(lines: list[str], index: int) -> bool:
     )
 
 
-def _blocks(lines: list[str], refs: dict[str, str], links: list[tuple[str, str]]) -> list[str]:
-    out: list[str] = []
-    paragraph: list[str] = []
-    fence: str | None = None
-    in_table = False
-    rule_row = -1  # index of a table's --- row, skipped
-    quoted = False  # a quote starts its own block, so does the first line after one
+class _Blocks:
+    """Line-by-line markdown reader collecting (kind, text) blocks.
 
-    def flush() -> None:
-        if paragraph:
-            out.append(_inline(" ".join(paragraph), links, refs))
-            paragraph.clear()
+    Kinds "row" (table row), "item" (list item) and "code" (a code line) run on
+    consecutive lines; every other block is separated from its neighbours by a blank line.
+    """
 
-    for index, raw in enumerate(lines):
-        line = raw.rstrip()
-        if index == rule_row:
-            continue
-        opener = _FENCE.match(line)
-        if fence is not None:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                fence = None
+    def __init__(self, lines: list[str], refs: dict[str, str]) -> None:
+        self.lines = lines
+        self.refs = refs
+        self.links: list[tuple[str, str]] = []
+        self.out: list[tuple[str, str]] = []
+        self.paragraph: list[str] = []
+        self.paragraph_kind = "block"
+        self.fence: str | None = None
+        self.in_table = False
+        self.rule_row = -1  # index of a table's --- row, skipped
+        self.quoted = False  # a quote starts its own block, so does the line after one
+
+    def inline(self, text: str) -> str:
+        return _inline(text, self.links, self.refs)
+
+    def flush(self) -> None:
+        if self.paragraph:
+            text = self.inline(" ".join(self.paragraph))
+            prefix = "- " if self.paragraph_kind == "item" else ""
+            self.out.append((self.paragraph_kind, prefix + text))
+            self.paragraph.clear()
+
+    def add_row(self, line: str) -> None:
+        self.out.append(("row", table_row([self.inline(c) for c in _table_row(line)])))
+
+    def in_code(self, line: str, opener: re.Match[str] | None) -> bool:
+        """Fence handling; True when the line belonged to (or opened) a code block."""
+        if self.fence is not None:
+            closing = opener and opener.group(1)[0] == self.fence[0]
+            if closing and len(opener.group(1)) >= len(self.fence):  # type: ignore[union-attr]
+                self.fence = None
             elif line.strip():
-                out.append(line)  # code is kept verbatim
-            continue
+                self.out.append(("code", line))  # code is kept verbatim
+            return True
         if opener:
-            flush()
-            fence = opener.group(1)
-            continue
+            self.flush()
+            self.fence = opener.group(1)
+            return True
+        return False
+
+    def feed(self, index: int, line: str) -> None:
+        if index == self.rule_row or self.in_code(line, _FENCE.match(line)):
+            return
         stripped = _QUOTE.sub("", line)
-        if (stripped != line) != quoted:
-            flush()
-            quoted = stripped != line
-        if in_table and "|" in stripped:
-            cells = [_inline(cell, links, refs) for cell in _table_row(stripped)]
-            out.append(" | ".join(cells))
-            continue
-        in_table = False
-        if not stripped.strip() or _REF_DEF.match(stripped):
-            flush()
-        elif _RULE.match(stripped) or (_SETEXT.match(stripped) and not paragraph):
-            flush()
+        if (stripped != line) != self.quoted:
+            self.flush()
+            self.quoted = stripped != line
+        if self.in_table and "|" in stripped:
+            self.add_row(stripped)
+            return
+        self.in_table = False
+        self.feed_block(index, stripped)
+
+    def feed_block(self, index: int, stripped: str) -> None:
+        if not stripped.strip() or _REF_DEF.match(stripped) or _RULE.match(stripped):
+            self.flush()
         elif _SETEXT.match(stripped):
-            flush()  # the paragraph above was a setext heading: it stays its own line
-        elif _is_table(lines, index) and not _TABLE_RULE.match(stripped):
-            flush()
-            cells = [_inline(cell, links, refs) for cell in _table_row(stripped)]
-            out.append(" | ".join(cells))
-            in_table, rule_row = True, index + 1
+            self.flush()  # a setext heading's text above stays its own block
+        elif _is_table(self.lines, index) and not _TABLE_RULE.match(stripped):
+            self.flush()
+            self.add_row(stripped)
+            self.in_table, self.rule_row = True, index + 1
+        elif _PIPE_ROW.match(stripped):
+            self.flush()  # a row without a rule row: our own plain text read again
+            self.add_row(stripped)
         elif heading := _HEADING.match(stripped):
-            flush()
-            out.append(_inline(heading.group(1), links, refs))
+            self.flush()
+            self.out.append(("block", self.inline(heading.group(1))))
         elif bullet := _BULLET.match(stripped):
-            flush()
-            paragraph.append(stripped[bullet.end() :])
+            self.flush()
+            self.paragraph_kind = "item"
+            self.paragraph.append(stripped[bullet.end() :])
         else:
-            paragraph.append(stripped.strip())
-    flush()
-    return [block for block in out if block.strip()]
+            if not self.paragraph:
+                self.paragraph_kind = "block"
+            self.paragraph.append(stripped.strip())
+
+    def text(self) -> str:
+        for index, raw in enumerate(self.lines):
+            self.feed(index, raw.rstrip())
+        self.flush()
+        parts: list[str] = []
+        previous = ""
+        for kind, block in self.out:
+            if not block.strip():
+                continue
+            if parts:
+                parts.append("\n" if kind == previous and kind != "block" else "\n\n")
+            parts.append(block)
+            previous = kind
+        return "".join(parts)
 
 
 def markdown_to_plain_with_links(
@@ -163,11 +212,11 @@ def markdown_to_plain_with_links(
     text = _FRONT_MATTER.sub("", markdown.replace("\r\n", "\n").replace("\r", "\n"))
     lines = text.split("\n")
     refs = {m.group(1).strip().lower(): m.group(2) for m in map(_REF_DEF.match, lines) if m}
-    found: list[tuple[str, str]] = []
-    plain = "\n".join(_blocks(lines, refs, found))
+    blocks = _Blocks(lines, refs)
+    plain = blocks.text()
     links: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for anchor, target in found:
+    for anchor, target in blocks.links:
         url = urljoin(base_url, target) if base_url else target
         if urlsplit(url).scheme in ("http", "https") and url not in seen:
             seen.add(url)

@@ -58,15 +58,20 @@ class _Throttled(BaseModel):
     retry_after_s: float | None = None
 
 
+# Part of the page cache key: a page cached while Page.text was markdown (before
+# "plain-1") must not be served as if it were plain text.
+PAGE_TEXT_FORMAT = "plain-1"
+
+
 def page_cache_key(url: str) -> str:
-    """Pages are cached under their normalized URL when it has one."""
+    """Pages are cached under their normalized URL when it has one (and the text format)."""
     try:
         from deepsearch.web.urls import normalize_url
 
         normalized = normalize_url(url)
     except Exception:  # normalization is a nicety for the key, never a blocker
         normalized = None
-    return cache_key("page", normalized or url)
+    return cache_key("page", PAGE_TEXT_FORMAT, normalized or url)
 
 
 def _exception_chain(exc: BaseException) -> list[BaseException]:

@@ -19,8 +19,8 @@ SELFCHECK_URL = "https://selfcheck.deepsearch.invalid/selfcheck.html"
 _SELFCHECK_ADDRESS = "192.0.2.1"
 EXPECTED_LINES = (
     "Self-check of page extraction",
-    "Alpha | 1901",
-    "Béta | 1903",
+    "| Alpha | 1901 |",
+    "| Béta | 1903 |",
 )
 EXPECTED_PHRASES = (
     "the anchor text of the extraction guide stays, its address does not.",

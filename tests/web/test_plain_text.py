@@ -55,14 +55,14 @@ def test_latex_quotes_come_out_verbatim_without_escapes() -> None:
     assert "\\" not in page.text
 
 
-def test_headings_paragraphs_and_table_rows_are_lines() -> None:
-    lines = html_page(link_dense_article()).text.split("\n")
-    assert lines[0] == "Rail transport"
-    assert "Lines" in lines
-    assert ["Line | Opened", "North line | 1901", "South | 1903"] == [
-        line for line in lines if "|" in line
-    ]
-    assert not any(re.fullmatch(r"[|\s:-]+", line) for line in lines)  # no --- rule rows
+def test_blocks_are_lines_separated_by_blank_lines_tables_a_row_a_line() -> None:
+    text = html_page(link_dense_article()).text
+    blocks = text.split("\n\n")
+    assert blocks[0] == "Rail transport"
+    assert "Lines" in blocks
+    assert "| Line | Opened |\n| North line | 1901 |\n| South | 1903 |" in blocks
+    assert all("\n" not in block for block in blocks if not block.startswith("|"))
+    assert not any(re.fullmatch(r"[|\s:-]+", line) for line in text.split("\n"))  # no rules
 
 
 def test_content_links_first_then_navigation() -> None:
@@ -118,14 +118,12 @@ x = "[not](a-link)"
 
 def test_markdown_becomes_plain_text_and_its_links() -> None:
     text, links = markdown_to_plain_with_links(MARKDOWN, "https://notes.example.org/dir/page")
-    assert text.split("\n") == [
+    assert text.split("\n\n") == [
         "Tides of the Bay",
         "The tides reach 16 m, says the 2019 report and the survey. An image, code_span, "
         "snake_case_name and ``in order to allow'' kept as written, 3 * 4.",
-        "Year | Capacity | MW",
-        "2009 | 1.0",
-        "first item",
-        "second item",
+        "| Year | Capacity ¦ MW |\n| 2009 | 1.0 |",
+        "- first item\n- second item",
         "quoted words",
         'x = "[not](a-link)"',
     ]
@@ -147,7 +145,7 @@ def test_markdown_becomes_plain_text_and_its_links() -> None:
 def test_markdown_bodies_are_read_as_plain(content_type: str, url: str) -> None:
     result = extract_body(MARKDOWN.encode(), content_type, url)
     assert isinstance(result, Extracted)
-    assert result.text.startswith("Tides of the Bay\nThe tides reach 16 m, says the 2019")
+    assert result.text.startswith("Tides of the Bay\n\nThe tides reach 16 m, says the 2019")
     assert "](/" not in result.text and "\\" not in result.text and "**" not in result.text
     assert result.content_links == len(result.links) == 3
 
@@ -177,3 +175,25 @@ def test_source_line_breaks_are_spaces_but_code_and_br_keep_theirs() -> None:
     assert lines[0].startswith("Prose wrapped by the editor of the page source. Prose")
     assert "def f():" in lines and "    return 1" in lines
     assert "First line" in lines
+
+
+@pytest.mark.parametrize("unit", ["*a ", "_a ", "**a ", "~~a ", "`a "])
+def test_unmatched_markers_on_a_long_line_stay_fast(unit: str) -> None:
+    """An unbounded lazy emphasis match took 30-50 s on such a 60 kB paragraph."""
+    import time
+
+    started = time.perf_counter()
+    markdown_to_plain(unit * 20_000)
+    assert time.perf_counter() - started < 2.0
+
+
+def test_markdown_to_plain_leaves_the_readers_plain_text_as_it_is() -> None:
+    """Callers that still pass page text through markdown_to_plain get it unchanged."""
+    from tests.fakes.web_server import ARTICLE_HTML
+
+    for text in (
+        html_page(link_dense_article()).text,
+        html_page(ARTICLE_HTML).text,
+        markdown_to_plain(MARKDOWN.replace('x = "[not](a-link)"', "x = 1")),
+    ):
+        assert markdown_to_plain(text) == text

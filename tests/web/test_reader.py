@@ -49,7 +49,7 @@ async def test_html_article_plain_text_table_links_metadata(
     assert p.title == "Tidal Power in the Bay of Fundy"
     assert p.published == "2024-05-17"
     assert "highest tides in the world" in p.text
-    assert "\n2022 | 9.0\n" in p.text  # the table survives, one row a line
+    assert "\n| 2016 | 2.0 |\n| 2022 | 9.0 |\n\n" in p.text  # the table survives, a row a line
     assert "described in the 2019 report and on the provincial site, sit" in p.text
     assert "](" not in p.text and "http" not in p.text  # anchor text kept, no targets
     assert "Copyright Example News" not in p.text  # boilerplate dropped
@@ -86,7 +86,7 @@ async def test_pdf_text(site: LoopbackServer, reader: LocalReader) -> None:
     ("path", "expected", "ctype"),
     [
         ("/plain.txt", "Just plain text, kept as it is.\nSecond line.", "text/plain"),
-        ("/notes.md", "Notes\none\ntwo", "text/markdown"),
+        ("/notes.md", "Notes\n\n- one\n- two", "text/markdown"),
         ("/data.json", '{"answer": 42, "unit": "metres"}', "application/json"),
     ],
 )
@@ -274,3 +274,22 @@ async def test_per_host_concurrency_limit(site: LoopbackServer) -> None:
         await r.aclose()
     assert all(isinstance(x, Page) for x in results)
     assert elapsed >= 0.38  # two at a time: at least two rounds of 200 ms
+
+
+async def test_a_page_cached_in_the_old_markdown_format_is_not_served(
+    site: LoopbackServer, tmp_path: object
+) -> None:
+    from deepsearch.web.cache import cache_key
+    from deepsearch.web.urls import normalize_url
+
+    cache = WebCache(str(tmp_path))
+    url = site.url("/article")
+    stale = {"url": url, "final_url": url, "text": "[old](https://x.org) markdown"}
+    cache.set(cache_key("page", normalize_url(url) or url), stale | {"fetched_at": "x"}, ttl_s=600)
+    r = LocalReader(ReaderConfig(allow_private_urls=True), cache=cache, page_ttl_s=600)
+    try:
+        fresh = page(await r.read(url))
+    finally:
+        await r.aclose()
+        cache.close()
+    assert "highest tides in the world" in fresh.text and "markdown" not in fresh.text

@@ -152,8 +152,8 @@ def test_fallback_when_trafilatura_finds_nothing() -> None:
     [
         ("See [the report](https://x.org/r.pdf) now", "See the report now"),
         ("# Title\n\n**bold** and _it_", "Title bold and it"),
-        ("| a | b |\n|---|---|\n| 1 | 2 |", "a | b 1 | 2"),
-        ("- item one\n1. item two", "item one item two"),
+        ("| a | b |\n|---|---|\n| 1 | 2 |", "| a | b | | 1 | 2 |"),
+        ("- item one\n1. item two", "- item one - item two"),
     ],
 )
 def test_markdown_to_plain(markdown: str, plain_words: str) -> None:

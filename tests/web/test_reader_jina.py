@@ -79,7 +79,7 @@ async def test_maps_response_to_page(jina: LoopbackServer) -> None:
     assert result.title == "Tidal Power"
     # plain like every reader's text: no heading marks, emphasis or link targets
     assert result.text == (
-        "Tidal Power\nThe Bay of Fundy has the highest tides, says the 2019 survey and the report."
+        "Tidal Power\n\nThe Bay of Fundy has the highest tides, says the 2019 survey and the report."
     )
     assert result.final_url == "https://news.example.com/tides"
     assert result.published == "2024-05-17T08:00:00Z"

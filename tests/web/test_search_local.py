@@ -266,3 +266,20 @@ def test_two_runs_building_the_same_index_at_once(corpus_dir: Path, index_root: 
     leftovers = [p.name for p in corpora[0].index_home.iterdir()]
     assert len([n for n in leftovers if not n.startswith(".build-")]) == 1
     assert not [n for n in leftovers if n.startswith(".build-")]  # temp builds cleaned up
+
+
+async def test_corpus_markdown_reads_as_plain_text(corpus_dir: Path, index_root: Path) -> None:
+    """A corpus .md file comes out like a web page: no link targets, no markdown escapes."""
+    (corpus_dir / "rail.md").write_text(
+        "# Rail gauge\n\nThe gauge was changed in 1900 \\`\\`in order to allow the trains'' "
+        "says [the report](https://rail.example.org/report.pdf) of **the company**.\n",
+        encoding="utf-8",
+    )
+    corpus = LocalCorpus(corpus_dir, index_root=index_root)
+    page = await read_local((corpus_dir / "rail.md").as_uri(), corpus)
+    assert isinstance(page, Page)
+    assert page.title == "Rail gauge"
+    assert page.text == (
+        "Rail gauge\n\nThe gauge was changed in 1900 ``in order to allow the trains'' "
+        "says the report of the company."
+    )

@@ -38,7 +38,7 @@ async def test_an_extractor_that_raises_fails_with_the_reason(
 @pytest.mark.parametrize(
     ("text_of", "problem"),
     [
-        (lambda t: t.replace("Alpha | 1901", "| Alpha | 1901 |"), "expected text missing"),
+        (lambda t: t.replace("| Alpha | 1901 |", "| Alpha | 1901 | "), "expected text missing"),
         (lambda t: t.replace("guide stays", "guide](https://example.org/guide) stays"), "missing"),
         (lambda t: t + "\nsee https://example.org/guide", "link targets"),
         (lambda t: t.replace("北京", "ÅŒ—äº¬"), "expected text missing"),
