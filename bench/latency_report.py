@@ -89,6 +89,15 @@ def _composition(parts: dict[str, int], requests: int) -> str:
     return "\n".join(lines)
 
 
+def _runs_note(runs: int) -> str:
+    if runs <= 1:
+        return (
+            "Each question ran once; `BENCH_LATENCY_RUNS=3` runs each 3 times and keeps the "
+            "fastest (overhead is CPU time: on a loaded machine the overhead ratio of one question varies by 0.1–0.2 between runs)."
+        )
+    return f"Each question ran {runs} times (`BENCH_LATENCY_RUNS={runs}`); the fastest run is kept."
+
+
 def _time_split(rows: list[Figures]) -> str:
     def med(fn: Callable[[Figures], float]) -> str:
         return f"{_median([fn(f) for f in rows]):.1f}"
@@ -112,7 +121,9 @@ def _calls_by_kind(rows: list[Figures]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counts.most_common())
 
 
-def render(rows: list[Figures], parts: dict[str, int], requests: int, load: str = "") -> str:
+def render(
+    rows: list[Figures], parts: dict[str, int], requests: int, load: str = "", runs: int = 1
+) -> str:
     low_p, high_p = (int(s * 1000) for s in PAGE_S)
     low_s, high_s = (int(s * 1000) for s in SEARCH_S)
     share = parts.get("page evidence", 0) / (sum(parts.values()) or 1)
@@ -133,6 +144,7 @@ the first hop is read and the second is not listed, and answers quoting the supp
 sentences once both gold pages are in the prompt's knowledge; the evaluator passes an
 answer containing the gold answer. Run with `--allow-private-urls --no-cache
 --max-steps 12` (a 2-hop run needs ~4 steps; the cap only bounds a lost run).
+{_runs_note(runs)}
 
 Critical path = the measure of the union of every simulated wait recorded by the fakes
 (time during which at least one LLM call, search or page was pending): a run with no
