@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -47,6 +48,7 @@ class Figures:
     wall_s: float
     critical_s: float
     llm_s: float  # the part of the critical path with an LLM call pending
+    cpu_s: float  # user + system CPU time of the deepsearch process (less load-sensitive)
     startup_s: float  # process start to the first outside call
     llm_calls: int
     llm_rounds: int
@@ -110,6 +112,7 @@ class Bench:
         self.timeline.take()
         with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
             env = _env(self.llm.base_url, Path(tmp))
+            cpu_before = _children_cpu()
             started = time.perf_counter()
             try:
                 done = subprocess.run(
@@ -126,8 +129,14 @@ class Bench:
                 out = {"status": f"killed after {RUN_TIMEOUT_S:.0f} s"}
             wall = time.perf_counter() - started
         figures = _figures(item, out, wall, started, self.timeline.take())
+        figures.cpu_s = _children_cpu() - cpu_before
         figures.agent_prompts = self.policy.agent_prompts
         return figures
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _env(base_url: str, home: Path) -> dict[str, str]:
@@ -169,6 +178,7 @@ def _figures(
         wall_s=wall,
         critical_s=union_s(waits),
         llm_s=union_s([w for w in waits if w.kind == "llm"]),
+        cpu_s=0.0,
         startup_s=(waits[0].start - started) if waits else wall,
         llm_calls=sum(w.kind == "llm" for w in waits),
         llm_rounds=llm_rounds(waits),

@@ -112,6 +112,7 @@ def _time_split(rows: list[Figures]) -> str:
             f"| … of which only web calls pending | {med(lambda f: f.critical_s - f.llm_s)} |",
             f"| overhead (wall time − critical path) | {med(lambda f: f.wall_s - f.critical_s)} |",
             f"| … of which start-up, before the first outside call | {med(lambda f: f.startup_s)} |",
+            f"| CPU time of the deepsearch process (user + system) | {med(lambda f: f.cpu_s)} |",
         ]
     )
 

@@ -251,6 +251,7 @@ def test_one_question_through_the_real_cli() -> None:
     assert 1 <= figures.llm_rounds <= figures.llm_calls and figures.llm_calls >= 4
     assert 0 < figures.tokens < 50_000
     assert figures.critical_s < figures.wall_s
+    assert 0 < figures.cpu_s < figures.wall_s * 2
     parts = total_composition(figures.agent_prompts)
     assert parts["page evidence"] > 0 and parts["URL list"] > 0 and parts["instructions"] > 0
     assert time.perf_counter() - started < 15
