@@ -29,7 +29,8 @@ def _question_rows(rows: list[Figures]) -> str:
         lines.append(
             f"| {n} | {q} | {'yes' if f.correct else '**no**'} ({f.status}) | "
             f"{f.llm_rounds} | {f.llm_calls} | {f.tokens:,} | {f.searches} | {f.pages} | "
-            f"{f.startup_s:.1f} | {f.wall_s:.1f} | {f.critical_s:.1f} | {f.overhead:.2f} |"
+            f"{f.startup_s:.1f} | {f.cpu_s:.1f} | {f.wall_s:.1f} | {f.critical_s:.1f} | "
+            f"{f.overhead:.2f} |"
         )
     med = {
         "rounds": _median([f.llm_rounds for f in rows]),
@@ -38,6 +39,7 @@ def _question_rows(rows: list[Figures]) -> str:
         "searches": _median([f.searches for f in rows]),
         "pages": _median([f.pages for f in rows]),
         "startup": _median([f.startup_s for f in rows]),
+        "cpu": _median([f.cpu_s for f in rows]),
         "wall": _median([f.wall_s for f in rows]),
         "crit": _median([f.critical_s for f in rows]),
         "over": _median([f.overhead for f in rows]),
@@ -46,7 +48,7 @@ def _question_rows(rows: list[Figures]) -> str:
     lines.append(
         f"| | **median** | **{correct}/{len(rows)} correct** | **{med['rounds']:g}** | "
         f"**{med['calls']:g}** | **{med['tokens']:,.0f}** | {med['searches']:g} | "
-        f"{med['pages']:g} | {med['startup']:.1f} | **{med['wall']:.1f}** | "
+        f"{med['pages']:g} | {med['startup']:.1f} | {med['cpu']:.1f} | **{med['wall']:.1f}** | "
         f"**{med['crit']:.1f}** | **{med['over']:.2f}** |"
     )
     return "\n".join(lines)
@@ -151,11 +153,12 @@ Critical path = the measure of the union of every simulated wait recorded by the
 (time during which at least one LLM call, search or page was pending): a run with no
 overhead would take exactly that long. Overhead ratio = wall time / critical path. LLM
 calls on the critical path = maximal groups of overlapping LLM waits (concurrent calls
-count once). Start-up = process start to the first outside call. Tokens = the run's
+count once). Start-up = process start to the first outside call. CPU = user + system
+time of the deepsearch process (what the overhead costs, less sensitive to machine load). Tokens = the run's
 `--json` usage (the fake reports o200k_base counts).
 
-| # | question | answered correctly | LLM calls on critical path | LLM calls | tokens | searches | pages | start-up s | wall s | critical path s | overhead |
-|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| # | question | answered correctly | LLM calls on critical path | LLM calls | tokens | searches | pages | start-up s | CPU s | wall s | critical path s | overhead |
+|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 {_question_rows(rows)}
 
 {_targets(rows)}
