@@ -54,6 +54,17 @@ def _question_rows(rows: list[Figures]) -> str:
     return "\n".join(lines)
 
 
+def _misses(rows: list[Figures]) -> str:
+    missed = [
+        f"#{n} ({f.status}; steps: {' → '.join(f.actions) or 'none'})"
+        for n, f in enumerate(rows, start=1)
+        if not f.correct
+    ]
+    if not missed:
+        return "Every question was answered correctly."
+    return "Not answered correctly: " + "; ".join(missed) + "."
+
+
 def _targets(rows: list[Figures]) -> str:
     over = _median([f.overhead for f in rows])
     calls = _median([f.llm_calls for f in rows])
@@ -154,12 +165,15 @@ Critical path = the measure of the union of every simulated wait recorded by the
 overhead would take exactly that long. Overhead ratio = wall time / critical path. LLM
 calls on the critical path = maximal groups of overlapping LLM waits (concurrent calls
 count once). Start-up = process start to the first outside call. CPU = user + system
-time of the deepsearch process (what the overhead costs, less sensitive to machine load). Tokens = the run's
-`--json` usage (the fake reports o200k_base counts).
+time of the deepsearch process (what the overhead costs; less sensitive to machine
+load than wall time). Tokens = the run's `--json` usage (the fake reports o200k_base
+counts).
 
 | # | question | answered correctly | LLM calls on critical path | LLM calls | tokens | searches | pages | start-up s | CPU s | wall s | critical path s | overhead |
 |---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 {_question_rows(rows)}
+
+{_misses(rows)}
 
 {_targets(rows)}
 

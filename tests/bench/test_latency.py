@@ -275,6 +275,9 @@ def test_report_quotes_medians_targets_and_composition() -> None:
     assert "| tokens | 11,000 | ≤ 20,000 (met)" in text
     assert "| page evidence | 60 | **60.0%** |" in text
     assert "13 (ours then: 8)" in text and "python -m bench latency" in text
+    assert "Every question was answered correctly." in text
+    rows[1].correct, rows[1].status, rows[1].actions = False, "forced", ["search", "answer"]
+    assert "Not answered correctly: #2 (forced; steps: search → answer)." in render(rows, {}, 0)
 
 
 def test_repeated_runs_keep_the_fastest(monkeypatch: pytest.MonkeyPatch) -> None:
