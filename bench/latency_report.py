@@ -185,8 +185,9 @@ Machine load at the end of the measurement: {load}
 Composition of the agent prompt, as the fake LLM received it (system prompt of every
 agent step, tokens by o200k_base; "page evidence" = `<knowledge-N type="url">` items,
 "search snippets" = `type="side-info"`, "question and queries" = original/current
-question, queries done, open sub-questions; "instructions" = everything else):
-page evidence **{share:.1%}** (issue 8 aims for > 50%).
+question, queries done, open sub-questions; "instructions" = everything else). Each page
+here holds one HotpotQA paragraph plus its navigation, far less text than a real article,
+so these shares describe this setup. Page evidence **{share:.1%}** (issue 8 aims for > 50%).
 
 {_composition(parts, requests)}
 """
