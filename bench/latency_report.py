@@ -29,7 +29,8 @@ def _question_rows(rows: list[Figures]) -> str:
         lines.append(
             f"| {n} | {q} | {'yes' if f.correct else '**no**'} ({f.status}) | "
             f"{f.llm_rounds} | {f.llm_calls} | {f.tokens:,} | {f.searches} | {f.pages} | "
-            f"{f.startup_s:.1f} | {f.wall_s:.1f} | {f.critical_s:.1f} | {f.overhead:.2f} |"
+            f"{f.startup_s:.1f} | {f.cpu_s:.1f} | {f.wall_s:.1f} | {f.critical_s:.1f} | "
+            f"{f.overhead:.2f} |"
         )
     med = {
         "rounds": _median([f.llm_rounds for f in rows]),
@@ -38,6 +39,7 @@ def _question_rows(rows: list[Figures]) -> str:
         "searches": _median([f.searches for f in rows]),
         "pages": _median([f.pages for f in rows]),
         "startup": _median([f.startup_s for f in rows]),
+        "cpu": _median([f.cpu_s for f in rows]),
         "wall": _median([f.wall_s for f in rows]),
         "crit": _median([f.critical_s for f in rows]),
         "over": _median([f.overhead for f in rows]),
@@ -46,10 +48,21 @@ def _question_rows(rows: list[Figures]) -> str:
     lines.append(
         f"| | **median** | **{correct}/{len(rows)} correct** | **{med['rounds']:g}** | "
         f"**{med['calls']:g}** | **{med['tokens']:,.0f}** | {med['searches']:g} | "
-        f"{med['pages']:g} | {med['startup']:.1f} | **{med['wall']:.1f}** | "
+        f"{med['pages']:g} | {med['startup']:.1f} | {med['cpu']:.1f} | **{med['wall']:.1f}** | "
         f"**{med['crit']:.1f}** | **{med['over']:.2f}** |"
     )
     return "\n".join(lines)
+
+
+def _misses(rows: list[Figures]) -> str:
+    missed = [
+        f"#{n} ({f.status}; steps: {' → '.join(f.actions) or 'none'})"
+        for n, f in enumerate(rows, start=1)
+        if not f.correct
+    ]
+    if not missed:
+        return "Every question was answered correctly."
+    return "Not answered correctly: " + "; ".join(missed) + "."
 
 
 def _targets(rows: list[Figures]) -> str:
@@ -89,6 +102,15 @@ def _composition(parts: dict[str, int], requests: int) -> str:
     return "\n".join(lines)
 
 
+def _runs_note(runs: int) -> str:
+    if runs <= 1:
+        return (
+            "Each question ran once; `BENCH_LATENCY_RUNS=3` runs each 3 times and keeps the "
+            "fastest (overhead is CPU time: on a loaded machine the overhead ratio of one question varies by 0.1–0.2 between runs)."
+        )
+    return f"Each question ran {runs} times (`BENCH_LATENCY_RUNS={runs}`); the fastest run is kept."
+
+
 def _time_split(rows: list[Figures]) -> str:
     def med(fn: Callable[[Figures], float]) -> str:
         return f"{_median([fn(f) for f in rows]):.1f}"
@@ -103,6 +125,7 @@ def _time_split(rows: list[Figures]) -> str:
             f"| … of which only web calls pending | {med(lambda f: f.critical_s - f.llm_s)} |",
             f"| overhead (wall time − critical path) | {med(lambda f: f.wall_s - f.critical_s)} |",
             f"| … of which start-up, before the first outside call | {med(lambda f: f.startup_s)} |",
+            f"| CPU time of the deepsearch process (user + system) | {med(lambda f: f.cpu_s)} |",
         ]
     )
 
@@ -112,7 +135,9 @@ def _calls_by_kind(rows: list[Figures]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counts.most_common())
 
 
-def render(rows: list[Figures], parts: dict[str, int], requests: int, load: str = "") -> str:
+def render(
+    rows: list[Figures], parts: dict[str, int], requests: int, load: str = "", runs: int = 1
+) -> str:
     low_p, high_p = (int(s * 1000) for s in PAGE_S)
     low_s, high_s = (int(s * 1000) for s in SEARCH_S)
     share = parts.get("page evidence", 0) / (sum(parts.values()) or 1)
@@ -133,17 +158,22 @@ the first hop is read and the second is not listed, and answers quoting the supp
 sentences once both gold pages are in the prompt's knowledge; the evaluator passes an
 answer containing the gold answer. Run with `--allow-private-urls --no-cache
 --max-steps 12` (a 2-hop run needs ~4 steps; the cap only bounds a lost run).
+{_runs_note(runs)}
 
 Critical path = the measure of the union of every simulated wait recorded by the fakes
 (time during which at least one LLM call, search or page was pending): a run with no
 overhead would take exactly that long. Overhead ratio = wall time / critical path. LLM
 calls on the critical path = maximal groups of overlapping LLM waits (concurrent calls
-count once). Start-up = process start to the first outside call. Tokens = the run's
-`--json` usage (the fake reports o200k_base counts).
+count once). Start-up = process start to the first outside call. CPU = user + system
+time of the deepsearch process (what the overhead costs; less sensitive to machine
+load than wall time). Tokens = the run's `--json` usage (the fake reports o200k_base
+counts).
 
-| # | question | answered correctly | LLM calls on critical path | LLM calls | tokens | searches | pages | start-up s | wall s | critical path s | overhead |
-|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| # | question | answered correctly | LLM calls on critical path | LLM calls | tokens | searches | pages | start-up s | CPU s | wall s | critical path s | overhead |
+|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 {_question_rows(rows)}
+
+{_misses(rows)}
 
 {_targets(rows)}
 
@@ -155,8 +185,9 @@ Machine load at the end of the measurement: {load}
 Composition of the agent prompt, as the fake LLM received it (system prompt of every
 agent step, tokens by o200k_base; "page evidence" = `<knowledge-N type="url">` items,
 "search snippets" = `type="side-info"`, "question and queries" = original/current
-question, queries done, open sub-questions; "instructions" = everything else):
-page evidence **{share:.1%}** (issue 8 aims for > 50%).
+question, queries done, open sub-questions; "instructions" = everything else). Each page
+here holds one HotpotQA paragraph plus its navigation, far less text than a real article,
+so these shares describe this setup. Page evidence **{share:.1%}** (issue 8 aims for > 50%).
 
 {_composition(parts, requests)}
 """

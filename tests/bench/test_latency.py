@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from bench.latency import Bench, _figures
+from bench.latency import Bench, Figures, _figures, measure
 from bench.latency_measure import PARTS, composition, llm_rounds, total_composition, union_s
 from bench.latency_policy import NOT_FOUND, Item, Policy, allowed_actions, minimal
 from bench.latency_report import render
@@ -251,7 +251,8 @@ def test_one_question_through_the_real_cli() -> None:
     assert 1 <= figures.llm_rounds <= figures.llm_calls and figures.llm_calls >= 4
     assert 0 < figures.tokens < 50_000
     assert figures.critical_s < figures.wall_s
-    parts = total_composition(bench.policy.agent_prompts)
+    assert 0 < figures.cpu_s < figures.wall_s * 2
+    parts = total_composition(figures.agent_prompts)
     assert parts["page evidence"] > 0 and parts["URL list"] > 0 and parts["instructions"] > 0
     assert time.perf_counter() - started < 15
 
@@ -274,3 +275,17 @@ def test_report_quotes_medians_targets_and_composition() -> None:
     assert "| tokens | 11,000 | ≤ 20,000 (met)" in text
     assert "| page evidence | 60 | **60.0%** |" in text
     assert "13 (ours then: 8)" in text and "python -m bench latency" in text
+    assert "Every question was answered correctly." in text
+    rows[1].correct, rows[1].status, rows[1].actions = False, "forced", ["search", "answer"]
+    assert "Not answered correctly: #2 (forced; steps: search → answer)." in render(rows, {}, 0)
+
+
+def test_repeated_runs_keep_the_fastest(monkeypatch: pytest.MonkeyPatch) -> None:
+    walls = iter([7.0, 5.0, 6.0])
+
+    def fake_run(self: Bench, item: Item) -> Figures:
+        return _figures(item, {"status": "answered"}, next(walls), 0.0, [])
+
+    monkeypatch.setattr(Bench, "run", fake_run)
+    (kept,) = measure([ITEM], SITE, scale=0.0, runs=3)
+    assert kept.wall_s == 5.0
