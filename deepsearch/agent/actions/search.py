@@ -7,12 +7,16 @@ import re
 from dataclasses import dataclass
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.quote_text import word_coverage
 from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.similarity import Similarity
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
 from deepsearch.web.types import SearchQuery, SearchResult
 
+# A raw pass with this many on-topic results needs no second (rewritten) pass.
+MIN_ON_TOPIC_TO_SKIP_REWRITE = 3
+ON_TOPIC_SHARE = 0.5
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 
@@ -142,11 +146,24 @@ async def _run_batch(state: AgentState, deps: AgentDeps, queries: list[SearchQue
     return _Batch(queries=texts, results=results, errors=errors)
 
 
+def came_back_strong(batch: _Batch) -> bool:
+    """At least MIN_ON_TOPIC_TO_SKIP_REWRITE results carry half the words of a query
+    run: the raw pass found plenty to read, and a rewrite call would only add latency
+    and tokens."""
+    on_topic = 0
+    for result in batch.results:
+        text = f"{result.title} {result.snippet}"
+        if any(word_coverage(q, text) >= ON_TOPIC_SHARE for q in batch.queries):
+            on_topic += 1
+    return on_topic >= MIN_ON_TOPIC_TO_SKIP_REWRITE
+
+
 async def _second_pass(
     batch: _Batch, state: AgentState, deps: AgentDeps, options: RunOptions, fresh: bool
 ) -> _Batch:
-    """The rewriter's follow-ups to what the raw queries found, run in the same step."""
-    if deps.rewrite_queries is None or not batch.results:
+    """The rewriter's follow-ups to what the raw queries found, run in the same step,
+    unless the raw pass came back strong."""
+    if deps.rewrite_queries is None or not batch.results or came_back_strong(batch):
         return batch
     proposed = await deps.rewrite_queries(
         state.current_question, batch.queries, batch.results, fresh
