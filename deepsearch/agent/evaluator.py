@@ -266,16 +266,19 @@ class Evaluator:
         return {}
 
     def _knowledge_text(self, knowledge: Sequence[KnowledgeItem]) -> str:
-        blocks: list[str] = []
+        """Pinned items (what the answer rests on) first, then the newest, within
+        the allowance; shown in their original order."""
+        order = sorted(range(len(knowledge)), key=lambda i: (not knowledge[i].pinned, -i))
+        chosen: list[int] = []
         spent = 0
-        for i, item in enumerate(reversed(knowledge)):  # newest first within the allowance
-            block = format_item(i + 1, item)
-            cost = count_tokens(block)
+        for i in order:
+            cost = count_tokens(format_item(i + 1, knowledge[i]))
             if spent + cost > self.knowledge_tokens:
-                break
-            blocks.append(block)
+                continue
+            chosen.append(i)
             spent += cost
-        return "\n".join(reversed(blocks)) or "(none)"
+        blocks = [format_item(n + 1, knowledge[i]) for n, i in enumerate(sorted(chosen))]
+        return "\n".join(blocks) or "(none)"
 
     async def analyze_errors(self, diary: Sequence[str], verdict: Verdict) -> ErrorAnalysis:
         content = (

@@ -93,3 +93,16 @@ async def test_checks_run_one_by_one_when_all_at_once_might_not_fit_the_budget()
     assert max_overlap(provider.intervals) == 1
     assert len(provider.intervals) == 1  # one by one, stopping at the first failure
     assert client.tracker.used <= 3000
+
+
+def test_the_strict_check_sees_what_the_answer_rests_on_first() -> None:
+    from deepsearch.agent.types import KnowledgeItem
+
+    client, _ = scripted_client(checks_llm())
+    support = KnowledgeItem(
+        question="Who designed it?", answer="Miriam Vosk", type="url", pinned=True
+    )
+    newer = [KnowledgeItem(question=f"n{i}", answer="word " * 400, type="qa") for i in range(5)]
+    text = Evaluator(client, knowledge_tokens=900)._knowledge_text([support, *newer])
+    assert "Miriam Vosk" in text
+    assert text.index("Miriam Vosk") < text.index("n4")  # original order kept
