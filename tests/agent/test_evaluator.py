@@ -103,6 +103,10 @@ def test_the_strict_check_sees_what_the_answer_rests_on_first() -> None:
         question="Who designed it?", answer="Miriam Vosk", type="url", pinned=True
     )
     newer = [KnowledgeItem(question=f"n{i}", answer="word " * 400, type="qa") for i in range(5)]
-    text = Evaluator(client, knowledge_tokens=900)._knowledge_text([support, *newer])
+    from deepsearch.agent.context import format_item
+    from deepsearch.llm.tokens import count_tokens
+
+    room = sum(count_tokens(format_item(i + 2, k)) for i, k in enumerate(newer) if i >= 3) + 3
+    text = Evaluator(client, knowledge_tokens=room)._knowledge_text([support, *newer])
     assert "Miriam Vosk" in text
     assert text.index("Miriam Vosk") < text.index("n4")  # original order kept
