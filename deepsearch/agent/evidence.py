@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from deepsearch.agent.passages import SEPARATOR, chunk_spans
-from deepsearch.agent.similarity import Similarity
+from deepsearch.agent.similarity import LexicalSimilarity, Similarity, content_words
 from deepsearch.agent.types import KnowledgeItem
 
 if TYPE_CHECKING:  # the state holds the evidence; only the type is needed here
@@ -45,6 +45,7 @@ PIN_PER_ANSWER = 2
 # Share of the knowledge allowance page evidence may take (the rest: answers, snippets).
 EVIDENCE_SHARE = 0.7
 
+LEXICAL = LexicalSimilarity()
 _BLOCK = re.compile(r"\n\s*\n")
 _ITEM_SPLIT = re.compile(r"\s*(?:\n|·|•|\||\u2022|\s[-–—]\s)\s*")
 _SENTENCE_END = re.compile(r"[.!?。！？:;]$")
@@ -61,6 +62,7 @@ class PageEvidence:
     scores: dict[str, list[float]] = field(default_factory=dict)  # query -> per chunk
     shown: list[int] = field(default_factory=list)  # chunk indices in the excerpt
     pinned: set[int] = field(default_factory=set)
+    words: frozenset[str] | None = None  # content words of the chunks (cached)
 
 
 def _anchor_share(chunk: str, anchors: Sequence[str]) -> float:
@@ -112,9 +114,22 @@ def evidence_chunks(text: str, anchors: Sequence[str] = ()) -> list[str]:
     return chunks
 
 
+def _shares_a_word(query: str, ev: PageEvidence) -> bool:
+    if ev.words is None:
+        ev.words = frozenset(w for c in ev.chunks for w in content_words(c))
+    return any(w in ev.words for w in content_words(query))
+
+
 async def _chunk_scores(ev: PageEvidence, query: str, sim: Similarity) -> list[float]:
+    """Lexical scores (free, cached per query): excerpts are re-chosen before every
+    prompt, and embedding every chunk of every page per question would spend tokens
+    each time. Only when no word of the query is on the page (e.g. another language)
+    does the run's own backend score it, once per (page, query)."""
     if query not in ev.scores:
-        ev.scores[query] = await sim.scores(query, ev.chunks) if ev.chunks else []
+        scores = await LEXICAL.scores(query, ev.chunks) if ev.chunks else []
+        if scores and sim.name == "embedding" and not _shares_a_word(query, ev):
+            scores = await sim.scores(query, ev.chunks)
+        ev.scores[query] = scores
     return ev.scores[query]
 
 
@@ -122,11 +137,14 @@ async def choose_chunks(
     ev: PageEvidence, queries: Sequence[str], sim: Similarity, max_chars: int
 ) -> list[int]:
     """Pinned chunks, then the best chunks for any of the queries, within max_chars;
-    in page order. The lead chunk wins ties (it names what the page is about)."""
+    in page order. The lead chunk wins ties (it names what the page is about).
+    Scores are compared within one query (backends differ in scale)."""
     best = [0.0] * len(ev.chunks)
     for query in dict.fromkeys(q for q in queries if q.strip()):
-        for i, s in enumerate(await _chunk_scores(ev, query, sim)):
-            best[i] = max(best[i], s)
+        scores = await _chunk_scores(ev, query, sim)
+        top_q = max(scores, default=0.0)
+        for i, s in enumerate(scores):
+            best[i] = max(best[i], s / top_q if top_q > 0 else 0.0)
     top = max(best, default=0.0)
     order = sorted(range(len(ev.chunks)), key=lambda i: (-best[i], i))
     wanted = [*sorted(ev.pinned), *(i for i in order if i not in ev.pinned)]

@@ -228,3 +228,35 @@ async def test_a_candidate_answer_pins_the_passage_it_rests_on_in_the_loop() -> 
     ev = run.state.evidence[first]
     assert ev.item.pinned
     assert any("Miriam Vosk" in ev.chunks[i] for i in ev.pinned)
+
+
+class RecordingEmbeddings:
+    """An 'embedding' backend that prefers chunks containing 'Leuchtturm'."""
+
+    name = "embedding"
+    dedup_threshold = 0.86
+    cite_threshold = 0.8
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def scores(self, query: str, texts: list[str]) -> list[float]:
+        self.calls += 1
+        return [0.9 if "Leuchtturm" in t else 0.1 for t in texts]
+
+
+async def test_embeddings_score_a_page_only_when_no_query_word_is_on_it() -> None:
+    sim = RecordingEmbeddings()
+    german = page_evidence(
+        "https://de.org",
+        ["Das Wetter an der Küste ist mild.", "Der Leuchtturm wurde von Miriam Vosk entworfen."],
+    )
+    await refresh_page(german, ["Who designed the lighthouse?"], sim, 2000)  # type: ignore[arg-type]
+    assert sim.calls == 1 and german.shown == [1]
+    english = page_evidence(
+        "https://en.org", ["The weather is mild.", "The lighthouse was designed."]
+    )
+    await refresh_page(english, ["Who designed the lighthouse?"], sim, 2000)  # type: ignore[arg-type]
+    assert sim.calls == 1 and english.shown == [1]  # lexical found it: no embedding tokens
+    await refresh_page(german, ["Who designed the lighthouse?"], sim, 2000)  # type: ignore[arg-type]
+    assert sim.calls == 1  # cached per (page, query)
