@@ -42,6 +42,8 @@ RELEVANT_FRACTION = 0.35
 CHARS_PER_TOKEN = 4
 MIN_PAGE_CHARS = 700  # even with many pages, each keeps its best passage or two
 PIN_PER_ANSWER = 2
+# Lean prompts: a page shows at most this many passages per research question.
+MAX_PASSAGES_PER_QUERY = 2
 # Share of the knowledge allowance page evidence may take (the rest: answers, snippets).
 EVIDENCE_SHARE = 0.7
 
@@ -133,32 +135,50 @@ async def _chunk_scores(ev: PageEvidence, query: str, sim: Similarity) -> list[f
     return ev.scores[query]
 
 
+async def _ranked_per_query(
+    ev: PageEvidence, queries: Sequence[str], sim: Similarity
+) -> list[list[int]]:
+    """For each query, its relevant chunks best first: score above 0 and at least
+    RELEVANT_FRACTION of that query's best (backends differ in scale), at most
+    MAX_PASSAGES_PER_QUERY."""
+    ranked: list[list[int]] = []
+    for query in dict.fromkeys(q for q in queries if q.strip()):
+        scores = await _chunk_scores(ev, query, sim)
+        top = max(scores, default=0.0)
+        if top <= 0:
+            continue
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        ranked.append(
+            [i for i in order if scores[i] >= RELEVANT_FRACTION * top][:MAX_PASSAGES_PER_QUERY]
+        )
+    return ranked
+
+
 async def choose_chunks(
     ev: PageEvidence, queries: Sequence[str], sim: Similarity, max_chars: int
 ) -> list[int]:
-    """Pinned chunks, then the best chunks for any of the queries, within max_chars;
-    in page order. The lead chunk wins ties (it names what the page is about).
-    Scores are compared within one query (backends differ in scale)."""
-    best = [0.0] * len(ev.chunks)
-    for query in dict.fromkeys(q for q in queries if q.strip()):
-        scores = await _chunk_scores(ev, query, sim)
-        top_q = max(scores, default=0.0)
-        for i, s in enumerate(scores):
-            best[i] = max(best[i], s / top_q if top_q > 0 else 0.0)
-    top = max(best, default=0.0)
-    order = sorted(range(len(ev.chunks)), key=lambda i: (-best[i], i))
-    wanted = [*sorted(ev.pinned), *(i for i in order if i not in ev.pinned)]
+    """Pinned chunks, then each query's best chunk, then each one's second best...,
+    within max_chars; in page order. A page no query matches shows its lead."""
+    ranked = await _ranked_per_query(ev, queries, sim)
+    wanted = list(dict.fromkeys([*sorted(ev.pinned), *_round_robin(ranked)])) or [0]
     chosen: list[int] = []
     spent = 0
     for i in wanted:
-        if i not in ev.pinned and chosen and (best[i] <= 0 or best[i] < RELEVANT_FRACTION * top):
-            break  # the rest is not about the questions (scores are in falling order)
+        if i >= len(ev.chunks):
+            continue
         cost = len(ev.chunks[i]) + len(SEPARATOR)
         if chosen and spent + cost > max_chars:
             continue  # the first chunk always shows: a page is never reduced to nothing
         chosen.append(i)
         spent += cost
     return sorted(chosen)
+
+
+def _round_robin(ranked: list[list[int]]) -> list[int]:
+    out: list[int] = []
+    for rank in range(max((len(r) for r in ranked), default=0)):
+        out.extend(r[rank] for r in ranked if rank < len(r))
+    return out
 
 
 def render_excerpt(ev: PageEvidence, indices: Sequence[int], max_chars: int) -> str:

@@ -77,6 +77,11 @@ async def test_passages_serve_the_question_and_every_pending_sub_question() -> N
     await refresh_page(ev, queries, LEX, 2000)
     assert ev.shown == [1, 3]  # one passage per question, none for neither
     assert "Bus services" not in ev.item.answer and "1851" in ev.item.answer
+    many = page_evidence(
+        "https://m.org", [f"Miriam Vosk designed lighthouse {i}." for i in range(9)]
+    )
+    await refresh_page(many, queries[:1], LEX, 12_000)
+    assert len(many.shown) == 2  # lean: at most two passages per question, room or not
 
 
 async def test_one_long_page_cannot_crowd_out_the_others() -> None:
