@@ -35,7 +35,7 @@ LINK_TEXT_SHARE = 0.55
 # Structural rule for text without known anchors: many short, unpunctuated items.
 MIN_LIST_ITEMS = 6
 SHORT_ITEM_WORDS = 5
-SHORT_ITEM_SHARE = 0.7
+SHORT_ITEM_SHARE = 0.8
 MAX_ANCHORS = 400
 # Chunks below this share of the page's best score are not evidence for the question.
 RELEVANT_FRACTION = 0.35
@@ -49,6 +49,7 @@ EVIDENCE_SHARE = 0.7
 
 LEXICAL = LexicalSimilarity()
 _BLOCK = re.compile(r"\n\s*\n")
+_NON_WORD = re.compile(r"[^\w]+")
 _ITEM_SPLIT = re.compile(r"\s*(?:\n|·|•|\||\u2022|\s[-–—]\s)\s*")
 _SENTENCE_END = re.compile(r"[.!?。！？:;]$")
 
@@ -67,35 +68,55 @@ class PageEvidence:
     words: frozenset[str] | None = None  # content words of the chunks (cached)
 
 
+def _words_only(text: str) -> str:
+    return " " + " ".join(_NON_WORD.sub(" ", text.casefold()).split()) + " "
+
+
 def _anchor_share(chunk: str, anchors: Sequence[str]) -> float:
-    text = " ".join(chunk.split()).casefold()
-    covered = sum(len(a) * text.count(a) for a in anchors if a in text)
-    return min(1.0, covered / max(1, len(text)))
+    """Share of the chunk's characters covered by whole-word occurrences of anchor
+    texts (each character counted once, however many anchors cover it)."""
+    text = _words_only(chunk)
+    covered = bytearray(len(text))
+    for anchor in anchors:
+        needle = f" {anchor} "
+        at = text.find(needle)
+        while at >= 0:
+            covered[at + 1 : at + len(needle) - 1] = b"\x01" * (len(needle) - 2)
+            at = text.find(needle, at + 1)
+    letters = len(text.strip())
+    return sum(covered) / letters if letters else 0.0
 
 
 def _short_items(chunk: str) -> bool:
+    """Many items of a few words, without sentence punctuation or figures (a data
+    row or an infobox line carries numbers; a menu or a list of titles does not)."""
     items = [i for i in _ITEM_SPLIT.split(chunk.strip()) if i]
     if len(items) < MIN_LIST_ITEMS:
         return False
     short = sum(
-        1 for i in items if len(i.split()) <= SHORT_ITEM_WORDS and not _SENTENCE_END.search(i)
+        1
+        for i in items
+        if len(i.split()) <= SHORT_ITEM_WORDS
+        and not _SENTENCE_END.search(i)
+        and not any(ch.isdigit() for ch in i)
     )
     return short / len(items) >= SHORT_ITEM_SHARE
 
 
 def is_link_list(chunk: str, anchors: Sequence[str] = ()) -> bool:
-    """Navigation, not evidence: mostly the page's own anchor texts, or a list of
-    many short items without sentence punctuation."""
+    """Navigation, not evidence. With the page's anchor texts known: mostly anchor
+    text. Without them (no links harvested): many short items without sentence
+    punctuation or figures."""
     if not chunk.strip():
         return True
-    if anchors and _anchor_share(chunk, anchors) >= LINK_TEXT_SHARE:
-        return True
+    if anchors:
+        return _anchor_share(chunk, anchors) >= LINK_TEXT_SHARE
     return _short_items(chunk)
 
 
 def anchor_texts(links: Iterable[tuple[str, str]]) -> list[str]:
-    """Distinct anchor texts worth matching (casefolded, longest first)."""
-    seen = {" ".join(a.split()).casefold() for a, _ in links}
+    """Distinct anchor texts worth matching (word-normalised, longest first)."""
+    seen = {" ".join(_NON_WORD.sub(" ", a.casefold()).split()) for a, _ in links}
     return sorted((a for a in seen if len(a) >= 3), key=len, reverse=True)[:MAX_ANCHORS]
 
 

@@ -47,6 +47,15 @@ def test_link_lists_are_detected_and_prose_with_inline_links_is_not() -> None:
     assert not is_link_list(run_together)  # only the page's own anchors reveal it
     assert not is_link_list(PROSE, anchors)  # names one navbox title inline: still prose
     assert not is_link_list(PROSE)
+    menu = anchor_texts([("Home", "/"), ("About", "/a"), ("Contact", "/c"), ("Help", "/h")])
+    assert is_link_list("Home About Contact Help", menu)
+    assert not is_link_list("About the harbour: help came from the home port.", menu)
+
+
+def test_an_infobox_is_evidence_not_navigation() -> None:
+    infobox = "Designer\nMiriam Vosk\nFirst lit\n1894\nHeight\n31 m\nFocal height\n40 m"
+    assert not is_link_list(infobox, anchor_texts([("Miriam Vosk", "/wiki/Miriam_Vosk")]))
+    assert not is_link_list(infobox)  # figures mark it as data
 
 
 def test_evidence_chunks_drop_navigation_and_stay_verbatim() -> None:
