@@ -18,13 +18,14 @@ exact slice of the page text, so quotes taken from an excerpt stay verbatim.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from deepsearch.agent.passages import SEPARATOR, chunk_spans
-from deepsearch.agent.similarity import LexicalSimilarity, Similarity, content_words
+from deepsearch.agent.similarity import Similarity, content_words
 from deepsearch.agent.types import KnowledgeItem
 
 if TYPE_CHECKING:  # the state holds the evidence; only the type is needed here
@@ -47,7 +48,7 @@ MAX_PASSAGES_PER_QUERY = 2
 # Share of the knowledge allowance page evidence may take (the rest: answers, snippets).
 EVIDENCE_SHARE = 0.7
 
-LEXICAL = LexicalSimilarity()
+STEM_CHARS = 6
 _BLOCK = re.compile(r"\n\s*\n")
 _NON_WORD = re.compile(r"[^\w]+")
 _ITEM_SPLIT = re.compile(r"\s*(?:\n|·|•|\||\u2022|\s[-–—]\s)\s*")
@@ -65,7 +66,8 @@ class PageEvidence:
     scores: dict[str, list[float]] = field(default_factory=dict)  # query -> per chunk
     shown: list[int] = field(default_factory=list)  # chunk indices in the excerpt
     pinned: set[int] = field(default_factory=set)
-    words: frozenset[str] | None = None  # content words of the chunks (cached)
+    stems: list[frozenset[str]] | None = None  # per chunk (cached)
+    last_key: tuple[object, ...] | None = None  # what the shown excerpt was chosen for
 
 
 def _words_only(text: str) -> str:
@@ -137,20 +139,38 @@ def evidence_chunks(text: str, anchors: Sequence[str] = ()) -> list[str]:
     return chunks
 
 
-def _shares_a_word(query: str, ev: PageEvidence) -> bool:
-    if ev.words is None:
-        ev.words = frozenset(w for c in ev.chunks for w in content_words(c))
-    return any(w in ev.words for w in content_words(query))
+def _stem(word: str) -> str:
+    """A crude stem: designed/designer, lighthouse/lighthouses meet."""
+    return word[:STEM_CHARS] if len(word) > STEM_CHARS else word
+
+
+def _chunk_stems(ev: PageEvidence) -> list[frozenset[str]]:
+    if ev.stems is None:
+        ev.stems = [frozenset(_stem(w) for w in content_words(c)) for c in ev.chunks]
+    return ev.stems
+
+
+def word_scores(ev: PageEvidence, query: str) -> list[float]:
+    """IDF-weighted share of the query's content words (stemmed) each chunk holds.
+    Word sets are computed once per page: this runs for every page and question."""
+    stems = _chunk_stems(ev)
+    wanted = {_stem(w) for w in content_words(query)}
+    if not wanted or not stems:
+        return [0.0] * len(stems)
+    df = {w: sum(1 for c in stems if w in c) for w in wanted}
+    idf = {w: math.log(1 + len(stems) / df[w]) if df[w] else 0.0 for w in wanted}
+    total = sum(math.log(1 + len(stems)) for _ in wanted)
+    return [sum(idf[w] for w in wanted if w in c) / total for c in stems]
 
 
 async def _chunk_scores(ev: PageEvidence, query: str, sim: Similarity) -> list[float]:
-    """Lexical scores (free, cached per query): excerpts are re-chosen before every
-    prompt, and embedding every chunk of every page per question would spend tokens
-    each time. Only when no word of the query is on the page (e.g. another language)
-    does the run's own backend score it, once per (page, query)."""
+    """Word-overlap scores (free, cached per query): excerpts are re-chosen before
+    every prompt, and embedding every chunk of every page per question would spend
+    tokens each time. Only when no word of the query is on the page (e.g. another
+    language) does the run's embedding backend score it, once per (page, query)."""
     if query not in ev.scores:
-        scores = await LEXICAL.scores(query, ev.chunks) if ev.chunks else []
-        if scores and sim.name == "embedding" and not _shares_a_word(query, ev):
+        scores = word_scores(ev, query)
+        if scores and max(scores) <= 0 and sim.name == "embedding":
             scores = await sim.scores(query, ev.chunks)
         ev.scores[query] = scores
     return ev.scores[query]
@@ -210,7 +230,12 @@ def render_excerpt(ev: PageEvidence, indices: Sequence[int], max_chars: int) -> 
 async def refresh_page(
     ev: PageEvidence, queries: Sequence[str], sim: Similarity, max_chars: int
 ) -> None:
-    """Recompute the page's excerpt; the item's caches are reset when it changed."""
+    """Recompute the page's excerpt; the item's caches are reset when it changed.
+    Nothing is recomputed while the questions, the share and the pins stay the same."""
+    key = (tuple(queries), max_chars, tuple(sorted(ev.pinned)))
+    if key == ev.last_key:
+        return
+    ev.last_key = key
     indices = await choose_chunks(ev, queries, sim, max_chars)
     if indices == ev.shown and ev.item.answer:
         return
