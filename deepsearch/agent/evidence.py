@@ -38,7 +38,7 @@ MIN_LIST_ITEMS = 6
 SHORT_ITEM_WORDS = 5
 SHORT_ITEM_SHARE = 0.8
 MAX_ANCHORS = 400
-# Chunks below this share of the page's best score are not evidence for the question.
+# A chunk below this share of a question's best chunk on the page is no evidence for it.
 RELEVANT_FRACTION = 0.35
 CHARS_PER_TOKEN = 4
 MIN_PAGE_CHARS = 700  # even with many pages, each keeps its best passage or two
@@ -49,6 +49,7 @@ MAX_PASSAGES_PER_QUERY = 2
 EVIDENCE_SHARE = 0.7
 
 STEM_CHARS = 6
+LEAD_MIN_CHARS = 80
 _BLOCK = re.compile(r"\n\s*\n")
 _NON_WORD = re.compile(r"[^\w]+")
 _ITEM_SPLIT = re.compile(r"\s*(?:\n|·|•|\||\u2022|\s[-–—]\s)\s*")
@@ -126,17 +127,36 @@ def evidence_chunks(text: str, anchors: Sequence[str] = ()) -> list[str]:
     """The page's chunks that are not link lists, in page order (exact slices).
 
     Blocks (blank-line separated) are judged first, so a navbox is never merged with
-    the paragraph after it into one chunk; the kept blocks are then chunked, and each
-    chunk judged again (a long block can end in a list)."""
+    the paragraph next to it; each run of kept blocks -- one exact slice of the page
+    -- is then chunked (a heading joins its paragraph), and each chunk judged again
+    (a long block can end in a list)."""
     chunks: list[str] = []
+    for a, b in _kept_runs(text, anchors):
+        run = text[a:b]
+        pieces = (run[x:y].strip() for x, y in chunk_spans(run))
+        chunks.extend(c for c in pieces if c and not is_link_list(c, anchors))
+    return chunks
+
+
+def _kept_runs(text: str, anchors: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) of each run of consecutive blocks that are not link lists."""
+    runs: list[tuple[int, int]] = []
+    run_start: int | None = None
     start = 0
     for end in [*(m.start() for m in _BLOCK.finditer(text)), len(text)]:
         block = text[start:end]
-        if block.strip() and not is_link_list(block, anchors):
-            pieces = (block[a:b].strip() for a, b in chunk_spans(block))
-            chunks.extend(c for c in pieces if c and not is_link_list(c, anchors))
+        if not block.strip():
+            pass  # blank: neither ends nor starts a run
+        elif is_link_list(block, anchors):
+            if run_start is not None:
+                runs.append((run_start, start))
+            run_start = None
+        elif run_start is None:
+            run_start = start
         start = end
-    return chunks
+    if run_start is not None:
+        runs.append((run_start, len(text)))
+    return runs
 
 
 def _stem(word: str) -> str:
@@ -201,7 +221,7 @@ async def choose_chunks(
     """Pinned chunks, then each query's best chunk, then each one's second best...,
     within max_chars; in page order. A page no query matches shows its lead."""
     ranked = await _ranked_per_query(ev, queries, sim)
-    wanted = list(dict.fromkeys([*sorted(ev.pinned), *_round_robin(ranked)])) or [0]
+    wanted = list(dict.fromkeys([*sorted(ev.pinned), *_round_robin(ranked)])) or [_lead(ev)]
     chosen: list[int] = []
     spent = 0
     for i in wanted:
@@ -213,6 +233,11 @@ async def choose_chunks(
         chosen.append(i)
         spent += cost
     return sorted(chosen)
+
+
+def _lead(ev: PageEvidence) -> int:
+    """The first chunk that is more than a heading: what the page is about."""
+    return next((i for i, c in enumerate(ev.chunks) if len(c) >= LEAD_MIN_CHARS), 0)
 
 
 def _round_robin(ranked: list[list[int]]) -> list[int]:

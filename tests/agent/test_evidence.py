@@ -274,3 +274,14 @@ async def test_embeddings_score_a_page_only_when_no_query_word_is_on_it() -> Non
     assert sim.calls == 1 and english.shown == [1]  # lexical found it: no embedding tokens
     await refresh_page(german, ["Who designed the lighthouse?"], sim, 2000)  # type: ignore[arg-type]
     assert sim.calls == 1  # cached per (page, query)
+
+
+async def test_a_heading_joins_its_paragraph_and_an_unmatched_page_shows_its_lead() -> None:
+    text = f"Port Calder Lighthouse\n\n{PROSE}\n\n{NAVBOX_LINE}\n\nHistory\n\n{PROSE.upper()}"
+    chunks = evidence_chunks(text)
+    assert chunks[0].startswith("Port Calder Lighthouse\n\nThe Port Calder") and chunks[0] in text
+    assert chunks[1].startswith("History\n\nTHE PORT")  # the navbox split the runs
+    assert len(chunks) == 2
+    ev = page_evidence("https://x.org", ["Contents", PROSE, "Other text about ships."])
+    await refresh_page(ev, ["zzz qqq"], LEX, 2000)
+    assert ev.shown == [1]  # the lead paragraph, not the "Contents" heading
