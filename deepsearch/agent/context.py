@@ -125,7 +125,12 @@ def render_context(state: AgentState, knowledge: Sequence[KnowledgeItem], omitte
 
 def render_url_list(state: AgentState) -> str:
     lines = [
-        f"[{u.index}] (score {u.score:.2f}) {u.url}\n    {u.title}: {u.snippet[:200]}"
+        f"[{u.index}] (score {u.score:.2f}) {u.url}\n    "
+        + (
+            f"link on a read page: {u.title}"
+            if u.origin == "link"
+            else f"{u.title}: {u.snippet[:200]}"
+        )
         for u in state.shown_urls
     ]
     return "\n".join(lines) if lines else "(no URLs yet)"
