@@ -133,6 +133,7 @@ async def test_subquestion_answer_becomes_knowledge_and_leaves_the_gaps() -> Non
     assert st.gaps == [Q]
     qa = [k for k in st.knowledge if k.type == "qa"]
     assert qa and qa[0].question == "How many moons has Mars?" and "two moons" in qa[0].answer
+    assert qa[0].pinned  # an accepted sub-answer is always shown
     assert provider.calls_for("agent")[2].messages[-1].content == "How many moons has Mars?"
     assert result.status == "answered" and "97" in result.answer
     assert [s.action for s in result.steps] == ["search", "reflect", "answer", "answer"]
