@@ -59,7 +59,7 @@ MAX_PER_HOST = 2
 MAX_LINKS_SHOWN = 5
 LINK_SCORE_FACTOR = 0.5
 # Share of the question's content words a title + snippet must carry to be relevant.
-RELEVANT_WORD_SHARE = 0.3
+RELEVANT_WORD_SHARE = 0.25
 
 
 @lru_cache(maxsize=65_536)
