@@ -285,3 +285,18 @@ async def test_a_heading_joins_its_paragraph_and_an_unmatched_page_shows_its_lea
     ev = page_evidence("https://x.org", ["Contents", PROSE, "Other text about ships."])
     await refresh_page(ev, ["zzz qqq"], LEX, 2000)
     assert ev.shown == [1]  # the lead paragraph, not the "Contents" heading
+
+
+def test_only_the_newest_search_snippets_are_shown_within_their_share() -> None:
+    snippets = [
+        KnowledgeItem(
+            id=i + 1, step=i, question=f"results {i}?", answer="snippet " * 40, type="side-info"
+        )
+        for i in range(5)
+    ]
+    page = KnowledgeItem(id=6, step=5, question="page?", answer="evidence " * 40, type="url")
+    shown, omitted = select_knowledge([*snippets, page], "q", 10_000, current_step=6)
+    assert shown == [snippets[3], snippets[4], page] and omitted == 3
+    tight = item_tokens(page) + item_tokens(snippets[4]) * 2 - 1  # share: 20% of this
+    shown, _ = select_knowledge([*snippets, page], "q", tight, current_step=6)
+    assert [k.type for k in shown] == ["url"]
