@@ -22,7 +22,10 @@ class AnswerOutcome(BaseModel):
 
 
 def _answer_subquestion(state: AgentState, question: str, answer: str) -> AnswerOutcome:
-    state.add_knowledge(KnowledgeItem(question=question, answer=answer, type="qa", updated=None))
+    # An accepted sub-answer is a step of the chain: it stays in every later prompt.
+    state.add_knowledge(
+        KnowledgeItem(question=question, answer=answer, type="qa", updated=None, pinned=True)
+    )
     if question in state.gaps:
         state.gaps.remove(question)
     state.diary.append(f'Step {state.step}: answered the sub-question "{question}": {answer[:300]}')

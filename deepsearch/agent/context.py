@@ -88,13 +88,13 @@ def select_knowledge(
     chosen: set[int] = set()
     spent = side_spent = 0
     for i in sorted(range(len(items)), key=priorities.__getitem__, reverse=True):
-        if items[i].type == "side-info":
-            if i not in side_ok or side_spent + costs[i] > side_cap:
-                continue
-            side_spent += costs[i]
+        side_info = items[i].type == "side-info"
+        if side_info and (i not in side_ok or side_spent + costs[i] > side_cap):
+            continue
         if spent + costs[i] <= token_allowance:
             chosen.add(i)
             spent += costs[i]
+            side_spent += costs[i] if side_info else 0
     kept = [items[i] for i in sorted(chosen)]
     return kept, len(items) - len(kept)
 
@@ -125,7 +125,12 @@ def render_context(state: AgentState, knowledge: Sequence[KnowledgeItem], omitte
 
 def render_url_list(state: AgentState) -> str:
     lines = [
-        f"[{u.index}] (score {u.score:.2f}) {u.url}\n    {u.title}: {u.snippet[:200]}"
+        f"[{u.index}] (score {u.score:.2f}) {u.url}\n    "
+        + (
+            f"link on a read page: {u.title}"
+            if u.origin == "link"
+            else f"{u.title}: {u.snippet[:200]}"
+        )
         for u in state.shown_urls
     ]
     return "\n".join(lines) if lines else "(no URLs yet)"

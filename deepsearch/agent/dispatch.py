@@ -22,7 +22,12 @@ ActionHandler = Callable[["ResearchRun", Any], Awaitable[str]]
 
 async def _search(run: ResearchRun, payload: SearchPayload) -> str:
     return await handle_search(
-        payload, run.state, run.deps, run.options, needs_freshness=run.needs_freshness
+        payload,
+        run.state,
+        run.deps,
+        run.options,
+        needs_freshness=run.needs_freshness,
+        prefetch=run.prefetch,
     )
 
 

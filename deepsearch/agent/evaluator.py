@@ -2,10 +2,20 @@
 
 The LLM supplies judgements and numbers; where a check is numeric (freshness,
 plurality) the code, not the model, compares them.
+
+The checks of one answer are independent, so they run concurrently -- but only when
+the worst case of all of them at once (prompt estimates and full outputs) fits what
+is left of the budget: each call reserves its share from the remaining budget as it
+starts, and calls in flight together would otherwise each count the same tokens as
+free. Otherwise they run one by one, stopping at the first failure. Either way the
+verdict is the first failure in CHECK_ORDER, and a check that raises still fails
+the answer (the caller treats the error as a failed check).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -18,6 +28,10 @@ from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tokens import count_tokens
+
+# Headroom on the worst-case estimate of concurrent checks (schemas as sent may be
+# larger than pydantic's own, and provider tokenizers count differently).
+CONCURRENT_MARGIN = 1.25
 
 CHECK_ORDER: tuple[EvalType, ...] = (
     "definitive",
@@ -183,30 +197,63 @@ class Evaluator:
         *,
         now: datetime,
     ) -> Verdict:
-        """Run the checks in order; stop at the first failure."""
-        for metric in sorted(metrics, key=lambda m: CHECK_ORDER.index(m.type)):
-            if metric.attempts_left <= 0:
-                continue
-            verdict = await self._check(metric.type, question, answer, knowledge, now)
+        """Run the checks (concurrently when the budget allows); the first failure
+        in CHECK_ORDER is the verdict."""
+        kinds = [
+            m.type
+            for m in sorted(metrics, key=lambda m: CHECK_ORDER.index(m.type))
+            if m.attempts_left > 0
+        ]
+        requests = [self._request(kind, question, answer, knowledge, now) for kind in kinds]
+        if len(requests) > 1 and self._fits_at_once(requests):
+            outcomes = await asyncio.gather(
+                *(self._ask(*r) for r in requests), return_exceptions=True
+            )
+            for outcome in outcomes:  # in check order: an error or a failure decides
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                if not outcome.passed:
+                    return outcome
+            return Verdict(passed=True)
+        for request in requests:
+            verdict = await self._ask(*request)
             if not verdict.passed:
                 return verdict
         return Verdict(passed=True)
 
-    async def _check(
+    def _request(
         self,
         kind: EvalType,
         question: str,
         answer: str,
         knowledge: Sequence[KnowledgeItem],
         now: datetime,
-    ) -> Verdict:
+    ) -> tuple[type[_CheckReply], str, list[Message]]:
         schema, prompt = CHECKS[kind]
         system = render(prompt, **self._prompt_vars(kind, knowledge, now))
         if kind == "freshness" and (dated := _source_dates(knowledge)):
             # The model judges the age from the sources' dates, not a guess.
             answer += "\n\n<source-dates>\n" + dated + "\n</source-dates>"
-        reply = await self.llm.generate_object("evaluator", schema, system, _qa(question, answer))
+        return schema, system, _qa(question, answer)
+
+    async def _ask(
+        self, schema: type[_CheckReply], system: str, messages: list[Message]
+    ) -> Verdict:
+        reply = await self.llm.generate_object("evaluator", schema, system, messages)
         return reply.value.to_verdict()
+
+    def _fits_at_once(
+        self, requests: Sequence[tuple[type[_CheckReply], str, list[Message]]]
+    ) -> bool:
+        """All checks' worst case together fits the remaining budget."""
+        tracker = self.llm.tracker
+        max_out = self.llm.settings.tool_settings(self.llm.provider_name, "evaluator").max_tokens
+        worst = 0
+        for schema, system, messages in requests:
+            text = system + "".join(m.content for m in messages)
+            prompt = count_tokens(text + json.dumps(schema.model_json_schema()))
+            worst += int(prompt * tracker.prompt_ratio) + 16 + max_out
+        return worst * CONCURRENT_MARGIN <= tracker.remaining
 
     def _prompt_vars(
         self, kind: EvalType, knowledge: Sequence[KnowledgeItem], now: datetime
@@ -219,16 +266,19 @@ class Evaluator:
         return {}
 
     def _knowledge_text(self, knowledge: Sequence[KnowledgeItem]) -> str:
-        blocks: list[str] = []
+        """Pinned items (what the answer rests on) first, then the newest, within
+        the allowance; shown in their original order."""
+        order = sorted(range(len(knowledge)), key=lambda i: (not knowledge[i].pinned, -i))
+        chosen: list[int] = []
         spent = 0
-        for i, item in enumerate(reversed(knowledge)):  # newest first within the allowance
-            block = format_item(i + 1, item)
-            cost = count_tokens(block)
+        for i in order:
+            cost = count_tokens(format_item(i + 1, knowledge[i]))
             if spent + cost > self.knowledge_tokens:
-                break
-            blocks.append(block)
+                continue
+            chosen.append(i)
             spent += cost
-        return "\n".join(reversed(blocks)) or "(none)"
+        blocks = [format_item(n + 1, knowledge[i]) for n, i in enumerate(sorted(chosen))]
+        return "\n".join(blocks) or "(none)"
 
     async def analyze_errors(self, diary: Sequence[str], verdict: Verdict) -> ErrorAnalysis:
         content = (

@@ -26,6 +26,8 @@ from deepsearch.llm.base import Message
 
 # The editor may polish but not cut: below this share of the original, it stands.
 MIN_EDIT_RATIO = 0.85
+# A one-paragraph answer this short has nothing to polish: no editor call.
+EDIT_MIN_CHARS = 300
 
 _MD_LINK = re.compile(
     r"(?P<bang>!?)\[(?P<text>[^\]\n]*)\]\(<?(?P<url>https?://[^)\s>]+)>?(?:\s+\"[^\"\n]*\")?\)"
@@ -119,7 +121,10 @@ def citation_sources(state: AgentState) -> list[SourceText]:
 async def edit_answer(
     answer: str, deps: AgentDeps, *, language: str, deadline: float | None
 ) -> str:
-    """One editor pass; any failure or a shortened result keeps the original."""
+    """One editor pass; any failure or a shortened result keeps the original. A short
+    one-paragraph answer is kept as it is (one LLM call saved on the critical path)."""
+    if len(answer.strip()) < EDIT_MIN_CHARS and "\n" not in answer.strip():
+        return answer
     try:
         async with asyncio.timeout(deadline):
             edited = await deps.llm.generate_text(

@@ -9,7 +9,8 @@ of them, as in the reference -- and returned in page order joined by SEPARATOR.
 Every window is an exact slice of the page, so quotes taken from the selection
 are still verbatim in the page.
 
-`page_passages` is what the visit action calls: a long page is cut into windows of
+`chunk_spans` is what page evidence (`evidence.py`) is cut into; the visit action
+no longer shows windows. `page_passages`, the former per-visit selection: a long page is cut into windows of
 about `WINDOW_CHARS` (6,000) characters; the best-scoring ones are kept in page
 order, at most `MAX_WINDOWS` (5) of them and never more than fit the per-page
 budget `limit_chars` -- so with the default budget of 12,000 characters that is 2

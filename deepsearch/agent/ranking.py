@@ -59,7 +59,7 @@ MAX_PER_HOST = 2
 MAX_LINKS_SHOWN = 5
 LINK_SCORE_FACTOR = 0.5
 # Share of the question's content words a title + snippet must carry to be relevant.
-RELEVANT_WORD_SHARE = 0.3
+RELEVANT_WORD_SHARE = 0.25
 
 
 @lru_cache(maxsize=65_536)
@@ -75,14 +75,20 @@ def host_matches(host: str, patterns: Iterable[str]) -> bool:
     return bool(host) and any(urls.host_matches(host, p) for p in patterns if p.strip())
 
 
-def path_prefixes(url: str) -> list[str]:
-    """'/a/b/c' -> ['/a', '/a/b', '/a/b/c']; query and fragment ignored."""
+@lru_cache(maxsize=65_536)
+def _prefixes(url: str) -> tuple[str, ...]:
     try:
         path = urlsplit(url).path
     except ValueError:
-        return []
+        return ()
     segments = [s for s in path.split("/") if s]
-    return ["/" + "/".join(segments[: i + 1]) for i in range(len(segments))]
+    return tuple("/" + "/".join(segments[: i + 1]) for i in range(len(segments)))
+
+
+def path_prefixes(url: str) -> list[str]:
+    """'/a/b/c' -> ['/a', '/a/b', '/a/b/c']; query and fragment ignored. Cached: the
+    whole pool is prior-scored every step."""
+    return list(_prefixes(url))
 
 
 def filter_urls(

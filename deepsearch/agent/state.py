@@ -95,7 +95,3 @@ class AgentState:
         record = StepRecord(step=self.step, action=action, think=think, detail=detail)
         self.steps.append(record)
         return record
-
-    def unvisited_candidates(self) -> list[UrlRecord]:
-        visited = set(self.visited)
-        return [r for u, r in self.url_pool.items() if u not in visited]

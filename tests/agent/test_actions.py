@@ -78,9 +78,10 @@ async def test_visit_tops_up_records_failures_and_drops_dead_hosts() -> None:
     run = ResearchRun(Q, deps, options(max_steps=3))
     await run.run()
     st = run.state
-    assert len(reader.reads) == 5  # nonsense picks ignored, topped up by rank to five
-    assert len(st.read_urls) == len([u for u in reader.reads if u in pages])
-    assert set(st.failed_urls) == {u for u in reader.reads if u not in pages}
+    assert len(st.visited) == 5  # nonsense picks ignored, topped up by rank to five
+    assert set(st.visited) <= set(reader.reads)  # (the sixth may be prefetched after)
+    assert len(st.read_urls) == len([u for u in st.visited if u in pages])
+    assert set(st.failed_urls) == {u for u in st.visited if u not in pages}
     failed_dead = [u for u in st.failed_urls if "dead.org" in u]
     assert failed_dead and all("dns" in st.failed_urls[u] for u in failed_dead)
     assert "dead.org" in st.dead_hosts
@@ -132,6 +133,7 @@ async def test_subquestion_answer_becomes_knowledge_and_leaves_the_gaps() -> Non
     assert st.gaps == [Q]
     qa = [k for k in st.knowledge if k.type == "qa"]
     assert qa and qa[0].question == "How many moons has Mars?" and "two moons" in qa[0].answer
+    assert qa[0].pinned  # an accepted sub-answer is always shown
     assert provider.calls_for("agent")[2].messages[-1].content == "How many moons has Mars?"
     assert result.status == "answered" and "97" in result.answer
     assert [s.action for s in result.steps] == ["search", "reflect", "answer", "answer"]

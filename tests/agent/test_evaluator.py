@@ -9,9 +9,10 @@ import pytest
 
 from deepsearch.agent.evaluator import Evaluator, FreshnessEval
 from deepsearch.agent.state import EvalMetric
+from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.testing import scripted_client
-from tests.agent.helpers import PASS
+from tests.agent.helpers import PASS, latency_client, max_overlap
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -47,3 +48,65 @@ async def test_a_stale_answer_fails_the_freshness_check_in_evaluate(
     verdict = await Evaluator(client).evaluate("Price today?", "42", metrics, [], now=NOW)
     assert verdict.passed is passed
     assert verdict.type == (None if passed else "freshness")
+
+
+def checks_llm(*, definitive_passes: bool = True, strict_raises: bool = False) -> Any:
+    def reply(request: CompletionRequest) -> Any:
+        props = (request.json_schema or {}).get("properties", {})
+        if "days_ago" in props:
+            return {"think": "dated", "days_ago": 1, "max_age_days": 30}
+        if "improvement_plan" in props:
+            if strict_raises:
+                return "not json at all"
+            return {"think": "ok", "pass": True, "improvement_plan": ""}
+        return {"think": "judged", "pass": definitive_passes}
+
+    return reply
+
+
+ALL_THREE = [EvalMetric(type=t, attempts_left=2) for t in ("definitive", "freshness", "strict")]
+
+
+async def test_independent_checks_run_concurrently_and_a_failing_one_still_rejects() -> None:
+    client, provider = latency_client(checks_llm(definitive_passes=False), latency_s=0.1)
+    verdict = await Evaluator(client).evaluate("Price today?", "42", ALL_THREE, [], now=NOW)
+    assert not verdict.passed and verdict.type == "definitive"
+    assert len(provider.intervals) == 3
+    assert max_overlap(provider.intervals) == 3  # all three were in flight together
+    client, provider = latency_client(checks_llm(), latency_s=0.1)
+    assert (await Evaluator(client).evaluate("Q?", "42", ALL_THREE, [], now=NOW)).passed
+
+
+async def test_a_check_that_cannot_be_judged_fails_the_answer_when_concurrent() -> None:
+    client, provider = latency_client(checks_llm(strict_raises=True), latency_s=0.05)
+    with pytest.raises(StructuredOutputError):
+        await Evaluator(client).evaluate("Q?", "42", ALL_THREE, [], now=NOW)
+    assert max_overlap(provider.intervals) >= 2
+
+
+async def test_checks_run_one_by_one_when_all_at_once_might_not_fit_the_budget() -> None:
+    client, provider = latency_client(
+        checks_llm(definitive_passes=False), latency_s=0.05, budget=3000
+    )
+    verdict = await Evaluator(client).evaluate("Price today?", "42", ALL_THREE, [], now=NOW)
+    assert verdict.type == "definitive"
+    assert max_overlap(provider.intervals) == 1
+    assert len(provider.intervals) == 1  # one by one, stopping at the first failure
+    assert client.tracker.used <= 3000
+
+
+def test_the_strict_check_sees_what_the_answer_rests_on_first() -> None:
+    from deepsearch.agent.types import KnowledgeItem
+
+    client, _ = scripted_client(checks_llm())
+    support = KnowledgeItem(
+        question="Who designed it?", answer="Miriam Vosk", type="url", pinned=True
+    )
+    newer = [KnowledgeItem(question=f"n{i}", answer="word " * 400, type="qa") for i in range(5)]
+    from deepsearch.agent.context import format_item
+    from deepsearch.llm.tokens import count_tokens
+
+    room = sum(count_tokens(format_item(i + 2, k)) for i, k in enumerate(newer) if i >= 3) + 3
+    text = Evaluator(client, knowledge_tokens=room)._knowledge_text([support, *newer])
+    assert "Miriam Vosk" in text
+    assert text.index("Miriam Vosk") < text.index("n4")  # original order kept

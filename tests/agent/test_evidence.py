@@ -47,6 +47,15 @@ def test_link_lists_are_detected_and_prose_with_inline_links_is_not() -> None:
     assert not is_link_list(run_together)  # only the page's own anchors reveal it
     assert not is_link_list(PROSE, anchors)  # names one navbox title inline: still prose
     assert not is_link_list(PROSE)
+    menu = anchor_texts([("Home", "/"), ("About", "/a"), ("Contact", "/c"), ("Help", "/h")])
+    assert is_link_list("Home About Contact Help", menu)
+    assert not is_link_list("About the harbour: help came from the home port.", menu)
+
+
+def test_an_infobox_is_evidence_not_navigation() -> None:
+    infobox = "Designer\nMiriam Vosk\nFirst lit\n1894\nHeight\n31 m\nFocal height\n40 m"
+    assert not is_link_list(infobox, anchor_texts([("Miriam Vosk", "/wiki/Miriam_Vosk")]))
+    assert not is_link_list(infobox)  # figures mark it as data
 
 
 def test_evidence_chunks_drop_navigation_and_stay_verbatim() -> None:
@@ -77,6 +86,11 @@ async def test_passages_serve_the_question_and_every_pending_sub_question() -> N
     await refresh_page(ev, queries, LEX, 2000)
     assert ev.shown == [1, 3]  # one passage per question, none for neither
     assert "Bus services" not in ev.item.answer and "1851" in ev.item.answer
+    many = page_evidence(
+        "https://m.org", [f"Miriam Vosk designed lighthouse {i}." for i in range(9)]
+    )
+    await refresh_page(many, queries[:1], LEX, 12_000)
+    assert len(many.shown) == 2  # lean: at most two passages per question, room or not
 
 
 async def test_one_long_page_cannot_crowd_out_the_others() -> None:
@@ -228,3 +242,61 @@ async def test_a_candidate_answer_pins_the_passage_it_rests_on_in_the_loop() -> 
     ev = run.state.evidence[first]
     assert ev.item.pinned
     assert any("Miriam Vosk" in ev.chunks[i] for i in ev.pinned)
+
+
+class RecordingEmbeddings:
+    """An 'embedding' backend that prefers chunks containing 'Leuchtturm'."""
+
+    name = "embedding"
+    dedup_threshold = 0.86
+    cite_threshold = 0.8
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def scores(self, query: str, texts: list[str]) -> list[float]:
+        self.calls += 1
+        return [0.9 if "Leuchtturm" in t else 0.1 for t in texts]
+
+
+async def test_embeddings_score_a_page_only_when_no_query_word_is_on_it() -> None:
+    sim = RecordingEmbeddings()
+    german = page_evidence(
+        "https://de.org",
+        ["Das Wetter an der Küste ist mild.", "Der Leuchtturm wurde von Miriam Vosk entworfen."],
+    )
+    await refresh_page(german, ["Who designed the lighthouse?"], sim, 2000)  # type: ignore[arg-type]
+    assert sim.calls == 1 and german.shown == [1]
+    english = page_evidence(
+        "https://en.org", ["The weather is mild.", "The lighthouse was designed."]
+    )
+    await refresh_page(english, ["Who designed the lighthouse?"], sim, 2000)  # type: ignore[arg-type]
+    assert sim.calls == 1 and english.shown == [1]  # lexical found it: no embedding tokens
+    await refresh_page(german, ["Who designed the lighthouse?"], sim, 2000)  # type: ignore[arg-type]
+    assert sim.calls == 1  # cached per (page, query)
+
+
+async def test_a_heading_joins_its_paragraph_and_an_unmatched_page_shows_its_lead() -> None:
+    text = f"Port Calder Lighthouse\n\n{PROSE}\n\n{NAVBOX_LINE}\n\nHistory\n\n{PROSE.upper()}"
+    chunks = evidence_chunks(text)
+    assert chunks[0].startswith("Port Calder Lighthouse\n\nThe Port Calder") and chunks[0] in text
+    assert chunks[1].startswith("History\n\nTHE PORT")  # the navbox split the runs
+    assert len(chunks) == 2
+    ev = page_evidence("https://x.org", ["Contents", PROSE, "Other text about ships."])
+    await refresh_page(ev, ["zzz qqq"], LEX, 2000)
+    assert ev.shown == [1]  # the lead paragraph, not the "Contents" heading
+
+
+def test_only_the_newest_search_snippets_are_shown_within_their_share() -> None:
+    snippets = [
+        KnowledgeItem(
+            id=i + 1, step=i, question=f"results {i}?", answer="snippet " * 40, type="side-info"
+        )
+        for i in range(5)
+    ]
+    page = KnowledgeItem(id=6, step=5, question="page?", answer="evidence " * 40, type="url")
+    shown, omitted = select_knowledge([*snippets, page], "q", 10_000, current_step=6)
+    assert shown == [snippets[3], snippets[4], page] and omitted == 3
+    tight = item_tokens(page) + item_tokens(snippets[4]) * 2 - 1  # share: 20% of this
+    shown, _ = select_knowledge([*snippets, page], "q", tight, current_step=6)
+    assert [k.type for k in shown] == ["url"]

@@ -89,3 +89,21 @@ def test_passage_windows_fit_the_page_budget() -> None:
     for budget in (3_000, 8_000, 30_000):
         window, count = window_plan(budget)
         assert window * count < budget
+
+
+async def test_the_editor_runs_for_long_answers_and_not_for_a_short_one() -> None:
+    from deepsearch.agent.finalize import EDIT_MIN_CHARS, edit_answer
+
+    def polish(request: CompletionRequest) -> str:
+        return request.messages[-1].content.replace("tall", "high")
+
+    deps, provider = make_deps(polish)
+    short = "The tower is 330 metres tall."
+    assert await edit_answer(short, deps, language="English", deadline=None) == short
+    assert not provider.calls_for("finalizer")
+    long = "The tower is 330 metres tall. " * (EDIT_MIN_CHARS // 20)
+    edited = await edit_answer(long, deps, language="English", deadline=None)
+    assert len(provider.calls_for("finalizer")) == 1 and "high" in edited
+    two_paragraphs = "The tower is tall.\n\nIt is in Paris."
+    assert "high" in await edit_answer(two_paragraphs, deps, language="English", deadline=None)
+    assert len(provider.calls_for("finalizer")) == 2  # structure gets the editor too

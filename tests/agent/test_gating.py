@@ -201,3 +201,17 @@ async def test_loop_shows_the_model_only_allowed_actions() -> None:
     # the rejection lesson and the reviewer's plan reach the next answer step
     assert "Why was this answer" in agent_calls[5].system
     assert "For the best answer, you must cite the year." in agent_calls[5].system
+
+
+def test_the_url_list_tells_harvested_links_from_search_results() -> None:
+    from deepsearch.agent.context import render_url_list
+
+    link = waiting(1, origin="link")[0].model_copy(
+        update={"title": "Calder Head", "snippet": "Calder Head"}
+    )
+    hit = waiting(1)[0].model_copy(
+        update={"index": 2, "title": "Tower", "snippet": "A tall tower."}
+    )
+    text = render_url_list(state_at(3, shown_urls=[link, hit]))
+    assert "link on a read page: Calder Head\n" in text and "Calder Head: Calder Head" not in text
+    assert "Tower: A tall tower." in text

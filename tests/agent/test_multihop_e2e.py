@@ -179,3 +179,16 @@ async def test_two_hops_on_link_dense_pages_search_comes_back_after_a_visit(
     assert not any(t in final for t in NAVBOX_TITLES)
     assert result.references and any("1851" in r.quote for r in result.references)
     assert len(provider.calls) <= 12
+
+
+async def test_the_loopback_wiki_pages_are_link_dense(
+    wiki: LoopbackServer, reader: LocalReader
+) -> None:
+    from tests.fakes.web_server import site_routes
+
+    with LoopbackServer(routes=site_routes()) as site:
+        sample = await reader.read(site.url("/wiki/Bay_of_Fundy"))
+    for title in ARTICLES:
+        page = await reader.read(wiki.url(f"/wiki/{wiki_slug(title)}"))
+        assert isinstance(page, Page) and len(page.links) >= 150, title
+    assert isinstance(sample, Page) and len(sample.links) >= 150

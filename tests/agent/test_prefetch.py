@@ -114,3 +114,31 @@ async def test_background_reads_are_cancelled_when_the_run_ends() -> None:
     assert sorted(reader.cancelled) == sorted(run.prefetch.started)
     assert not run.prefetch.in_flight() and not reader.finished
     assert time.monotonic() - started < 2
+
+
+async def test_raw_results_start_reading_while_the_rewriter_thinks_never_a_bad_host() -> None:
+    from deepsearch.agent.rewrite import make_query_rewriter
+
+    scripted = loop_llm([SEARCH, ANSWER])
+
+    def routed(request: CompletionRequest) -> Any:
+        if request.tool == "query_rewriter":
+            return {"think": "", "queries": [{"q": "martian moons phobos"}]}
+        return scripted(request)
+
+    thin = FakeSearch(
+        lambda q: [
+            SearchResult(title=f"r{i}", url=u, snippet="", provider="f") for i, u in enumerate(URLS)
+        ]
+    )
+    reader = CountingReader(delay_s=0.05)
+    client, provider = latency_client(routed, latency_s=0.1)
+    deps, _ = make_deps(lambda r: None, search=thin, reader=reader)
+    deps.llm = client
+    deps.rewrite_queries = make_query_rewriter(client, deps.similarity)
+    opts = options(max_steps=2, bad_hostnames=["site0.org"])
+    await ResearchRun("How many moons has Mars?", deps, opts).run()
+    rewrite = next(iv for iv in provider.intervals if iv[0] == "query_rewriter")
+    early = [u for u, t in reader.started_at.items() if t < rewrite[2]]
+    assert early, "raw results were being read during the rewrite call"
+    assert URLS[0] not in reader.reads  # --bad-hostnames: never read, not even ahead

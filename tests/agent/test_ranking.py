@@ -249,3 +249,14 @@ async def test_harvested_links_take_at_most_five_places_and_relevance_is_marked(
     assert sum(s.origin == "search" for s in out) == 4
     relevant = {s.url for s in out if s.relevant}
     assert "https://s0.org/" in relevant and "https://s9.org/" not in relevant
+
+
+def test_a_first_hop_result_counts_as_relevant_to_a_multi_hop_question() -> None:
+    from deepsearch.agent.ranking import is_relevant
+
+    question = "Which river flows through the city where the Eiffel Tower stands?"
+    hop = rec(
+        "https://w.org/eiffel", "Eiffel Tower", "The Eiffel Tower is a lattice tower in Paris."
+    )
+    assert is_relevant(question, hop)
+    assert not is_relevant(question, rec("https://w.org/x", "Pasta recipes", "Cook it al dente."))

@@ -125,3 +125,53 @@ async def test_near_duplicates_of_earlier_queries_are_dropped() -> None:
         "Tokyo metropolitan area size",
     ]
     assert len({q.casefold() for q in sent}) == len(sent)
+
+
+def many_on_topic(query: SearchQuery) -> list[SearchResult]:
+    return [
+        SearchResult(
+            title=f"Tokyo population {i}",
+            url=f"https://s{i}.org/tokyo",
+            snippet="The population of Tokyo is about 14 million.",
+            provider="fake",
+        )
+        for i in range(3)
+    ]
+
+
+async def test_no_rewrite_call_when_the_raw_pass_came_back_strong() -> None:
+    from deepsearch.agent import actions
+
+    strong = actions.search._Batch(  # type: ignore[attr-defined]
+        queries=["Tokyo population"], results=many_on_topic(SearchQuery(q="x")), errors=[]
+    )
+    assert actions.search.came_back_strong(strong)  # type: ignore[attr-defined]
+    strong.results = strong.results[:2]
+    assert not actions.search.came_back_strong(strong)  # type: ignore[attr-defined]
+    off_topic = [
+        r.model_copy(update={"title": "Osaka", "snippet": "Kansai"})
+        for r in many_on_topic(SearchQuery(q="x"))
+    ]
+    strong.results = off_topic
+    assert not actions.search.came_back_strong(strong)  # type: ignore[attr-defined]
+
+
+async def test_a_strong_raw_search_skips_the_rewriter_in_the_loop() -> None:
+    calls: list[CompletionRequest] = []
+    queue = [search_step("Tokyo population"), ANSWER]
+
+    def reply(request: CompletionRequest) -> Any:
+        if request.tool == "query_rewriter":
+            calls.append(request)
+            return {"think": "", "queries": [{"q": "Tokyo residents count"}]}
+        if request.tool in ("agent", "agent_beast"):
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+        if request.tool == "finalizer":
+            return request.messages[-1].content
+        return evaluator_reply(request)
+
+    search = FakeSearch(many_on_topic)
+    deps, _ = make_deps(reply, search=search, reader=FakeReader({}))
+    deps.rewrite_queries = make_query_rewriter(deps.llm, deps.similarity)
+    await ResearchRun(QUESTION, deps, options(max_steps=2)).run()
+    assert [q.q for q in search.queries] == ["Tokyo population"] and not calls

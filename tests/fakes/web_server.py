@@ -281,6 +281,8 @@ def site_routes() -> dict[str, Route]:
         "/data.json": _text(b'{"answer": 42, "unit": "metres"}', "application/json"),
         "/blank": _text(b"<html><body><script>var x = 1;</script></body></html>", "text/html"),
         "/secret": _text(b"internal secret", "text/plain"),
+        # A link-dense encyclopedia article (>150 in-page links): /wiki/Bay_of_Fundy
+        **wiki_routes(SAMPLE_WIKI),
     }
 
 
@@ -302,6 +304,17 @@ _MENU = (
 ).split()
 _FOOTER = "Terms_of_use Privacy_policy Contact Code_of_conduct Developers Statistics".split()
 _WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+
+
+SAMPLE_WIKI = {
+    "Bay of Fundy": [
+        "The [[Bay of Fundy]] lies between [[New Brunswick]] and [[Nova Scotia]]. It has "
+        "the highest [[tide]]s in the world, reaching sixteen metres in the [[Minas Basin]].",
+        "A pilot [[tidal turbine]] installed in 2009 was destroyed within weeks by the "
+        "current; later designs sit on the sea floor and rotate slowly, like those in the "
+        "[[Gulf of Maine]] and the [[Atlantic Ocean]] off [[Cape Split]].",
+    ]
+}
 
 
 def wiki_slug(title: str) -> str:

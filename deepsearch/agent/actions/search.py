@@ -7,6 +7,9 @@ import re
 from dataclasses import dataclass
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.prefetch import Prefetcher
+from deepsearch.agent.quote_text import word_coverage
+from deepsearch.agent.ranking import filter_urls
 from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.similarity import Similarity
 from deepsearch.agent.state import AgentState, PageText
@@ -14,6 +17,9 @@ from deepsearch.agent.types import KnowledgeItem, UrlRecord
 from deepsearch.web.search.chain import SearchUnavailable
 from deepsearch.web.types import SearchQuery, SearchResult
 
+# A raw pass with this many on-topic results needs no second (rewritten) pass.
+MIN_ON_TOPIC_TO_SKIP_REWRITE = 3
+ON_TOPIC_SHARE = 0.5
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 
@@ -143,11 +149,24 @@ async def _run_batch(state: AgentState, deps: AgentDeps, queries: list[SearchQue
     return _Batch(queries=texts, results=results, errors=errors)
 
 
+def came_back_strong(batch: _Batch) -> bool:
+    """At least MIN_ON_TOPIC_TO_SKIP_REWRITE results carry half the words of a query
+    run: the raw pass found plenty to read, and a rewrite call would only add latency
+    and tokens."""
+    on_topic = 0
+    for result in batch.results:
+        text = f"{result.title} {result.snippet}"
+        if any(word_coverage(q, text) >= ON_TOPIC_SHARE for q in batch.queries):
+            on_topic += 1
+    return on_topic >= MIN_ON_TOPIC_TO_SKIP_REWRITE
+
+
 async def _second_pass(
     batch: _Batch, state: AgentState, deps: AgentDeps, options: RunOptions, fresh: bool
 ) -> _Batch:
-    """The rewriter's follow-ups to what the raw queries found, run in the same step."""
-    if deps.rewrite_queries is None or not batch.results:
+    """The rewriter's follow-ups to what the raw queries found, run in the same step,
+    unless the raw pass came back strong."""
+    if deps.rewrite_queries is None or not batch.results or came_back_strong(batch):
         return batch
     proposed = await deps.rewrite_queries(
         state.current_question, batch.queries, batch.results, fresh
@@ -161,6 +180,19 @@ async def _second_pass(
         results=batch.results + more.results,
         errors=batch.errors + more.errors,
     )
+
+
+def _readable(state: AgentState, options: RunOptions, results: list[SearchResult]) -> list[str]:
+    """Result URLs the run may read, in the engine's order: the ranking's own host
+    filters (--bad-hostnames, --only-hostnames), nothing read or failed before."""
+    records = [state.url_pool[r.url] for r in results if r.url in state.url_pool]
+    kept = filter_urls(
+        records,
+        visited=set(state.visited) | set(state.failed_urls),
+        bad_hostnames=[*options.bad_hostnames, *state.dead_hosts],
+        only_hostnames=options.only_hostnames,
+    )
+    return [r.url for r in kept]
 
 
 def _record(state: AgentState, batch: _Batch) -> str:
@@ -187,7 +219,11 @@ async def handle_search(
     options: RunOptions,
     *,
     needs_freshness: bool = False,
+    prefetch: Prefetcher | None = None,
 ) -> str:
+    """Raw queries, then (unless they came back strong) the rewriter's follow-ups.
+    With `prefetch`, the raw pass's top results start reading while the rewriter
+    thinks (a later step's ranking keeps or cancels them)."""
     # Exact repeats first (cheap), then near-duplicates of anything searched before.
     queries = new_queries(state, payload.queries)
     if queries:
@@ -201,5 +237,7 @@ async def handle_search(
     sites = list(options.only_hostnames)
     first = [SearchQuery(q=q, sites=sites, limit=options.results_per_query) for q in queries]
     batch = await _run_batch(state, deps, first)
+    if prefetch is not None:
+        prefetch.start(_readable(state, options, batch.results))
     batch = await _second_pass(batch, state, deps, options, needs_freshness)
     return _record(state, batch)
