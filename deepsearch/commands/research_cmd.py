@@ -138,7 +138,8 @@ def research(
         Path | None,
         typer.Option(
             "--corpus",
-            help="Search a local folder of .md/.txt/.html/.pdf files (implies --search-provider local).",
+            help="Search a local folder of .md/.txt/.html/.pdf files (with --search-provider: "
+            "the web too, results fused).",
         ),
     ] = None,
     searxng_url: Annotated[
@@ -217,6 +218,17 @@ def _check_usage(
         raise fail(f"{corpus}: --corpus must be a directory", EXIT_USAGE)
 
 
+def _providers(search_provider: str | None, corpus: Path | None) -> list[str] | None:
+    """--search-provider's chain; --corpus adds `local` to it (the web and the notes,
+    fused) or, alone, means the corpus only."""
+    chain = _hosts(search_provider)
+    if corpus is None:
+        return chain
+    if not chain:
+        return ["local"]
+    return chain if "local" in chain else [*chain, "local"]
+
+
 def _overrides(
     *,
     budget: int | None,
@@ -251,7 +263,7 @@ def _overrides(
         "agent.only_hostnames": _hosts(only_hostnames),
         "agent.max_references": max_references,
         "agent.language": language,
-        "search.providers": _hosts(search_provider) or (["local"] if corpus else None),
+        "search.providers": _providers(search_provider, corpus),
         "search.corpus_dir": str(corpus.resolve()) if corpus else None,
         "search.searxng_url": searxng_url,
         "llm.provider": llm_provider,
