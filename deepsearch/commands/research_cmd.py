@@ -163,7 +163,7 @@ def research(
 
     text = question_text(question)
     _check_usage(text, search_provider=search_provider, model=model, corpus=corpus)
-    overrides = _overrides(
+    flags = overrides(
         budget=budget,
         effort=effort,
         max_steps=max_steps,
@@ -185,7 +185,7 @@ def research(
     )
     try:
         settings = load_config(
-            config_file=config, overrides=overrides, override_labels=FLAG_OF
+            config_file=config, overrides=flags, override_labels=FLAG_OF
         ).settings
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
@@ -229,7 +229,7 @@ def _providers(search_provider: str | None, corpus: Path | None) -> list[str] | 
     return chain if "local" in chain else [*chain, "local"]
 
 
-def _overrides(
+def overrides(
     *,
     budget: int | None,
     effort: str | None,
