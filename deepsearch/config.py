@@ -35,6 +35,9 @@ ProviderName = Literal["gemini", "openai", "ollama"]
 SearchProviderName = Literal["duckduckgo", "searxng", "jina", "brave", "serper", "local"]
 Effort = Literal["low", "medium", "high"]
 EFFORT_BUDGETS: dict[str, int] = {"low": 100_000, "medium": 500_000, "high": 1_000_000}
+# The smallest budget a run can actually spend: an agent step's prompt is ~1k tokens
+# plus its output, so this leaves a few steps, Beast Mode's 15% and the finalizer.
+MIN_BUDGET = 10_000
 
 # Environment variables and the dotted config key each one sets.
 ENV_KEYS: dict[str, str] = {
@@ -142,7 +145,7 @@ class CacheConfig(_Strict):
 
 class AgentConfig(_Strict):
     effort: Effort = "medium"
-    budget: int | None = Field(None, ge=1000)
+    budget: int | None = Field(None, ge=MIN_BUDGET)
     max_steps: int = Field(100, ge=1)
     timeout_s: float | None = Field(None, gt=0)
     max_bad_attempts: int = Field(2, ge=1, le=10)

@@ -53,8 +53,16 @@ def build_similarity(llm: LLMClient) -> Similarity:
     return make_similarity(llm.embed if llm.embedder is not None else None)
 
 
-def build_trace(path: Path | None, settings: Settings) -> TraceWriter | None:
-    return TraceWriter(path, secrets=secret_values(settings)) if path else None
+def build_trace(path: Path | None, settings: Settings, question: str = "") -> TraceWriter | None:
+    """The --trace writer (appending), its first record of this run a header."""
+    if not path:
+        return None
+    from deepsearch.config import LoadedConfig, effective_values
+
+    trace = TraceWriter(path, secrets=secret_values(settings))
+    shown = effective_values(LoadedConfig(settings=settings, sources={}))
+    trace.header(question, {key: value for key, (value, _) in shown.items()})
+    return trace
 
 
 async def build_deps(

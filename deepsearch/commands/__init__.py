@@ -9,7 +9,9 @@ def register(app: typer.Typer) -> None:
     from deepsearch.commands import config_cmd, doctor_cmd, research_cmd
     from deepsearch.commands.flags import PASS_THROUGH
 
-    app.command("research", help=research_cmd.HELP)(research_cmd.research)
+    app.command("research", help=research_cmd.HELP, cls=research_cmd.ResearchCommand)(
+        research_cmd.research
+    )
     app.command("config", help=config_cmd.HELP, context_settings=PASS_THROUGH)(
         config_cmd.show_config
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 if TYPE_CHECKING:
     from deepsearch.agent.result import ResearchResult, Status
@@ -23,6 +24,16 @@ from deepsearch.commands.common import (
     ConfigOption,
     fail,
 )
+from deepsearch.config import MIN_BUDGET
+
+
+class ResearchCommand(TyperCommand):
+    """The usage line as users type it: `deepsearch [OPTIONS] "QUESTION"` (the console
+    script inserts `research` itself)."""
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        formatter.write_usage("deepsearch", '[OPTIONS] "QUESTION"')
+
 
 HELP = """Research a question and print one cited answer.
 
@@ -37,6 +48,11 @@ STATUS_EXIT = {
     "interrupted": EXIT_INTERRUPTED,
 }
 
+
+PANEL_PROVIDERS = "Providers"
+PANEL_LIMITS = "Limits"
+PANEL_OUTPUT = "Output"
+PANEL_WEB = "Web and sources"
 
 # The flag behind each configuration key, so a bad value is reported as the user typed it.
 FLAG_OF = {
@@ -69,91 +85,204 @@ def research(
         typer.Argument(
             help="The question (quotes optional; '-' or a pipe: read it from stdin).",
             show_default=False,
+            metavar="QUESTION",
         ),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object (schema_version 1) on stdout.")
+        bool,
+        typer.Option(
+            "--json",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="",
+            help="Print one JSON object (schema_version 1) on stdout.",
+        ),
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live view on stderr.")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="",
+            help="No live view on stderr.",
+        ),
+    ] = False,
     trace: Annotated[
         Path | None,
-        typer.Option("--trace", help="Write JSON Lines of every LLM and web call here."),
+        typer.Option(
+            "--trace",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="FILE",
+            help="Write JSON Lines of every LLM and web call here.",
+        ),
     ] = None,
     budget: Annotated[
-        int | None, typer.Option("--budget", help="Token budget (overrides --effort).", min=1000)
+        int | None,
+        typer.Option(
+            "--budget",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="TOKENS",
+            help="Token budget (overrides --effort).",
+            min=MIN_BUDGET,
+        ),
     ] = None,
     effort: Annotated[
-        str | None, typer.Option("--effort", help="low | medium | high = 100k / 500k / 1M tokens.")
+        str | None,
+        typer.Option(
+            "--effort",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="LEVEL",
+            help="low | medium | high = 100k / 500k / 1M tokens.",
+        ),
     ] = None,
     max_steps: Annotated[
         int | None,
         typer.Option(
-            "--max-steps", help="Stop researching after this many steps (default 100).", min=1
+            "--max-steps",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="N",
+            help="Stop researching after this many steps (default 100).",
+            min=1,
         ),
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Wall-clock limit in seconds.", min=1)
+        float | None,
+        typer.Option(
+            "--timeout",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="SECONDS",
+            help="Wall-clock limit in seconds.",
+            min=1,
+        ),
     ] = None,
     max_bad_attempts: Annotated[
         int | None,
         typer.Option(
-            "--max-bad-attempts", help="Failures allowed per evaluation check (default 2).", min=1
+            "--max-bad-attempts",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="N",
+            help="Failures allowed per evaluation check (default 2).",
+            min=1,
         ),
     ] = None,
     no_direct_answer: Annotated[
         bool,
-        typer.Option("--no-direct-answer", help="Never accept an unevaluated answer at step 1."),
+        typer.Option(
+            "--no-direct-answer",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="",
+            help="Never accept an unevaluated answer at step 1.",
+        ),
     ] = False,
     boost_hostnames: Annotated[
-        str | None, typer.Option("--boost-hostnames", help="Comma-separated hosts ranked higher.")
+        str | None,
+        typer.Option(
+            "--boost-hostnames",
+            rich_help_panel=PANEL_WEB,
+            metavar="HOSTS",
+            help="Comma-separated hosts ranked higher.",
+        ),
     ] = None,
     bad_hostnames: Annotated[
-        str | None, typer.Option("--bad-hostnames", help="Comma-separated hosts never read.")
+        str | None,
+        typer.Option(
+            "--bad-hostnames",
+            rich_help_panel=PANEL_WEB,
+            metavar="HOSTS",
+            help="Comma-separated hosts never read.",
+        ),
     ] = None,
     only_hostnames: Annotated[
         str | None,
-        typer.Option("--only-hostnames", help="Comma-separated hosts: search and read only these."),
+        typer.Option(
+            "--only-hostnames",
+            rich_help_panel=PANEL_WEB,
+            metavar="HOSTS",
+            help="Comma-separated hosts: search and read only these.",
+        ),
     ] = None,
     max_references: Annotated[
         int | None,
-        typer.Option("--max-references", help="Most citations to attach (default 10).", min=0),
+        typer.Option(
+            "--max-references",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="N",
+            help="Most citations to attach (default 10).",
+            min=0,
+        ),
     ] = None,
     language: Annotated[
-        str | None, typer.Option("--language", help="Answer language (default: the question's).")
+        str | None,
+        typer.Option(
+            "--language",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="LANG",
+            help="Answer language (default: the question's).",
+        ),
     ] = None,
     search_provider: Annotated[
         str | None,
         typer.Option(
             "--search-provider",
+            rich_help_panel=PANEL_PROVIDERS,
+            metavar="CHAIN",
             help="Comma-separated chain: duckduckgo, searxng, jina, brave, serper, local.",
         ),
     ] = None,
     llm_provider: Annotated[
-        str | None, typer.Option("--llm-provider", help="gemini | openai | ollama.")
+        str | None,
+        typer.Option(
+            "--llm-provider",
+            rich_help_panel=PANEL_PROVIDERS,
+            metavar="NAME",
+            help="gemini | openai | ollama.",
+        ),
     ] = None,
     model: Annotated[
-        str | None, typer.Option("--model", help="Model name for every tool of the provider.")
+        str | None,
+        typer.Option(
+            "--model",
+            rich_help_panel=PANEL_PROVIDERS,
+            metavar="MODEL",
+            help="Model name for every tool of the provider.",
+        ),
     ] = None,
     corpus: Annotated[
         Path | None,
         typer.Option(
             "--corpus",
+            rich_help_panel=PANEL_WEB,
+            metavar="DIR",
             help="Search a local folder of .md/.txt/.html/.pdf files (with --search-provider: "
             "the web too, results fused).",
         ),
     ] = None,
     searxng_url: Annotated[
-        str | None, typer.Option("--searxng-url", help="SearXNG instance URL.")
+        str | None,
+        typer.Option(
+            "--searxng-url",
+            rich_help_panel=PANEL_PROVIDERS,
+            metavar="URL",
+            help="SearXNG instance URL.",
+        ),
     ] = None,
     allow_private_urls: Annotated[
         bool,
         typer.Option(
             "--allow-private-urls",
+            rich_help_panel=PANEL_WEB,
+            metavar="",
             help="Let the reader fetch loopback/private addresses (intranets).",
         ),
     ] = False,
     no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor write the search/page cache.")
+        bool,
+        typer.Option(
+            "--no-cache",
+            rich_help_panel=PANEL_WEB,
+            metavar="",
+            help="Neither read nor write the search/page cache.",
+        ),
     ] = False,
     config: ConfigOption = None,
 ) -> None:
@@ -286,7 +415,7 @@ def _run(
     holder: dict[str, ResearchRun] = {}
 
     async def go() -> ResearchResult:
-        trace = build_trace(trace_path, settings)
+        trace = build_trace(trace_path, settings, question)
         async with AsyncExitStack() as stack:
             if trace is not None:
                 stack.callback(trace.close)
