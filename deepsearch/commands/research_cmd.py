@@ -38,8 +38,8 @@ class ResearchCommand(TyperCommand):
 HELP = """Research a question and print one cited answer.
 
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
-2 usage or configuration error (a rejected key included); 1 runtime failure;
-130 interrupted."""
+2 usage or configuration error (a rejected key or unknown model included);
+1 runtime failure; 130 / 143 / 129 interrupted by Ctrl-C / SIGTERM / SIGHUP."""
 
 STATUS_EXIT = {
     "answered": EXIT_OK,
