@@ -34,6 +34,15 @@ class ResearchCommand(TyperCommand):
     def format_usage(self, ctx: Any, formatter: Any) -> None:
         formatter.write_usage("deepsearch", '[OPTIONS] "QUESTION"')
 
+    def get_params(self, ctx: Any) -> list[Any]:
+        # No `<list[str]>` beside QUESTION and no `<bool>` beside --help: Typer shows a
+        # type for every parameter; for these two it only adds noise.
+        params = super().get_params(ctx)
+        for param in params:
+            if param.param_type_name == "argument" or "--help" in getattr(param, "opts", []):
+                param.display_type_rich = lambda ctx: None
+        return params
+
 
 HELP = """Research a question and print one cited answer.
 

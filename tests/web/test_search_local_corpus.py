@@ -143,6 +143,15 @@ async def test_the_web_and_the_corpus_are_searched_together(notes: Path, tmp_pat
     assert [x.url for x in await dead.search(SearchQuery(q="magma"))][0].endswith("plain.md")
 
 
+async def test_both_sides_failing_is_a_search_error() -> None:
+    from deepsearch.errors import SearchError
+
+    web = SearchChain([Scripted("searxng", err("searxng", "network"))], retry_pause_s=0)
+    local = SearchChain([Scripted("local", err("local", "bad_response"))], retry_pause_s=0)
+    with pytest.raises(SearchError, match="searxng"):
+        await FusedSearch(web, local).search(SearchQuery(q="magma"))
+
+
 async def test_settings_with_local_next_to_a_web_provider_fuse(notes: Path, tmp_path: Path) -> None:
     settings = offline_settings(
         **{
