@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,15 +9,9 @@ import typer
 from typer.core import TyperCommand
 
 if TYPE_CHECKING:
-    from deepsearch.agent.result import ResearchResult, Status
-    from deepsearch.commands.live import LiveView
-    from deepsearch.config import Settings
+    pass
 
 from deepsearch.commands.common import (
-    EXIT_FORCED,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_RUNTIME,
     EXIT_USAGE,
     ConfigOption,
     fail,
@@ -49,13 +41,6 @@ HELP = """Research a question and print one cited answer.
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
 2 usage or configuration error (a rejected key or unknown model included);
 1 runtime failure; 130 / 143 / 129 interrupted by Ctrl-C / SIGTERM / SIGHUP."""
-
-STATUS_EXIT = {
-    "answered": EXIT_OK,
-    "forced": EXIT_FORCED,
-    "failed": EXIT_RUNTIME,
-    "interrupted": EXIT_INTERRUPTED,
-}
 
 
 PANEL_PROVIDERS = "Providers"
@@ -331,7 +316,9 @@ def research(
         raise fail(
             f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
         )
-    code = _run(text, settings, as_json=as_json, quiet=quiet, trace_path=trace)
+    from deepsearch.commands.run_research import run_research
+
+    code = run_research(text, settings, as_json=as_json, quiet=quiet, trace_path=trace)
     raise typer.Exit(code)
 
 
@@ -409,97 +396,3 @@ def overrides(
         "reader.allow_private_urls": True if allow_private_urls else None,
         "cache.enabled": False if no_cache else None,
     }
-
-
-def _run(
-    question: str, settings: Settings, *, as_json: bool, quiet: bool, trace_path: Path | None
-) -> int:
-    from deepsearch.agent.loop import ResearchRun
-    from deepsearch.commands.live import LiveView
-    from deepsearch.commands.signals import signals_interrupt
-    from deepsearch.errors import ConfigError, DeepsearchError
-    from deepsearch.runtime import build_deps, build_trace, run_options
-
-    view = LiveView(quiet=quiet)
-    holder: dict[str, ResearchRun] = {}
-
-    async def go() -> ResearchResult:
-        trace = build_trace(trace_path, settings, question)
-        async with AsyncExitStack() as stack:
-            if trace is not None:
-                stack.callback(trace.close)
-            deps = await build_deps(settings, stack=stack, emit=view, trace=trace)
-            run = holder["run"] = ResearchRun(question, deps, run_options(settings))
-            return await run.run()
-
-    def cut_short(status: Status, error: str | None) -> ResearchResult:
-        """What was found so far; an empty result if the run had not started."""
-        run = holder.get("run")
-        if run is not None:
-            return run.snapshot(status, error=error)
-        return _empty_result(question, settings, status, error)
-
-    view.start("starting")
-    with signals_interrupt() as caught:
-        try:
-            result = asyncio.run(go())
-        except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
-            result = cut_short("interrupted", None)
-        except ConfigError as exc:
-            view.stop()
-            raise fail(str(exc), EXIT_USAGE) from None
-        except OSError as exc:  # e.g. the trace file cannot be created
-            result = cut_short("failed", f"{exc.filename or 'file'}: {exc.strerror or exc}")
-        except DeepsearchError as exc:
-            result = cut_short("failed", str(exc))
-        except Exception as exc:  # a bug must still print what was found, not a traceback
-            result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
-        _report(result, view, as_json=as_json, quiet=quiet)
-    if result.status == "interrupted":
-        return caught.exit_code()
-    return exit_code(result)
-
-
-def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: bool) -> None:
-    """The answer on stdout; the summary and the error on stderr."""
-    from rich.markup import escape
-
-    from deepsearch.commands.output import guarded_stdout, safe_result
-    from deepsearch.commands.render import print_answer, summary_line
-
-    view.stop()
-    result = safe_result(result)  # no escape sequence from a source reaches a terminal
-    with guarded_stdout():
-        print_answer(result, as_json=as_json)
-    if not quiet:
-        view.console.print(f"[dim]{escape(summary_line(result))}[/]")
-    if result.error and not as_json:
-        view.console.print(f"[bold red]error:[/] {escape(result.error)}")
-
-
-def exit_code(result: ResearchResult) -> int:
-    """From the result's data: a configuration cause (rejected key, unknown model, search
-    that cannot work) is 2 whatever was found; a run that could not go on is 1."""
-    if result.error_kind == "configuration":
-        return EXIT_USAGE
-    if result.error_kind == "fatal":
-        return EXIT_RUNTIME
-    return STATUS_EXIT[result.status]
-
-
-def _empty_result(
-    question: str, settings: Settings, status: Status, error: str | None
-) -> ResearchResult:
-    from deepsearch.agent.result import ResearchResult, UsageReport, error_kind
-    from deepsearch.llm.tracker import TokenTracker
-
-    usage = UsageReport.from_tracker(TokenTracker(settings.agent.token_budget))  # nothing spent
-    return ResearchResult(
-        question=question,
-        answer="",
-        status=status,
-        usage=usage,
-        elapsed_s=0.0,
-        error=error,
-        error_kind=error_kind(None, error),
-    )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from deepsearch.agent.result import ResearchResult, UsageReport
-from deepsearch.commands.research_cmd import exit_code
+from deepsearch.commands.run_research import exit_code
 from tests.cli.test_config_and_doctor import closed_port_url, run_in_process
 from tests.cli.test_end_to_end import SEARCH, SECRET, router
 from tests.fakes.openai_server import FakeOpenAIServer
