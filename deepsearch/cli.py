@@ -2,7 +2,8 @@
 where deepsearch errors become one-line messages and exit codes.
 
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
-2 usage or configuration error; 1 runtime failure; 130 interrupted.
+2 usage or configuration error; 1 runtime failure; 130 / 143 / 129 interrupted
+(Ctrl-C / SIGTERM / SIGHUP); 141 stdout closed early.
 
 `route()` decides what a command line means before Typer sees it: a question (one
 word or many, unquoted), a command, `help`/`version`, or `-` / piped stdin.
@@ -97,10 +98,9 @@ def main(argv: list[str] | None = None) -> None:
 def run(argv: list[str]) -> int:
     """Run one command line; the exit code. Usage errors are one line with a hint; a
     write error on stdout (help to a full disk, a closed pipe) is never a traceback."""
-    # Typer vendors its own click: its exceptions, not the `click` package's.
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-
     from deepsearch.commands.output import guarded_stdout
+
+    ClickException, NoArgsIsHelpError, UsageError = _click_errors()
 
     args = route(argv, stdin_is_tty=_stdin_is_tty())
     full = bool(args) and args[0] in SUBCOMMANDS
@@ -121,6 +121,17 @@ def run(argv: list[str]) -> int:
     except typer.Abort:
         return 130
     return code if isinstance(code, int) else 0
+
+
+def _click_errors() -> tuple[type[Exception], type[Exception], type[Exception]]:
+    """Recent Typer releases vendor their own click and raise its exceptions, not the
+    `click` package's; older releases raise click's own."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # an older Typer on top of click
+        from click import exceptions  # type: ignore[no-redef]
+    no_args = getattr(exceptions, "NoArgsIsHelpError", exceptions.UsageError)
+    return exceptions.ClickException, no_args, exceptions.UsageError
 
 
 def _usage_error(exc: UsageError) -> int:

@@ -35,6 +35,9 @@ ProviderName = Literal["gemini", "openai", "ollama"]
 SearchProviderName = Literal["duckduckgo", "searxng", "jina", "brave", "serper", "local"]
 Effort = Literal["low", "medium", "high"]
 EFFORT_BUDGETS: dict[str, int] = {"low": 100_000, "medium": 500_000, "high": 1_000_000}
+# The smallest budget a run can actually spend: an agent step's prompt is ~1k tokens
+# plus its output, so this leaves a few steps, Beast Mode's 15% and the finalizer.
+MIN_BUDGET = 10_000
 
 # Environment variables and the dotted config key each one sets.
 ENV_KEYS: dict[str, str] = {
@@ -65,6 +68,23 @@ def _http_url(value: str) -> str:
 
 
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
+_HOST = re.compile(r"(?:[\w-]+\.)+[\w-]+\.?|localhost", re.IGNORECASE)
+
+
+def _host_names(values: list[str]) -> list[str]:
+    """Host lists (`--only-hostnames` …): a typo would silently filter out every result,
+    so each entry must be a host name; a pasted URL is reduced to its host."""
+    hosts = []
+    for value in values:
+        host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", value.strip(), flags=re.IGNORECASE)
+        host = host.split("/", 1)[0]
+        if not _HOST.fullmatch(host):
+            raise ValueError(f"not a host name (like en.wikipedia.org): {value!r}")
+        hosts.append(host.lower())
+    return hosts
+
+
+HostList = Annotated[list[str], AfterValidator(_host_names)]
 
 
 class _Strict(BaseModel):
@@ -142,16 +162,16 @@ class CacheConfig(_Strict):
 
 class AgentConfig(_Strict):
     effort: Effort = "medium"
-    budget: int | None = Field(None, ge=1000)
+    budget: int | None = Field(None, ge=MIN_BUDGET)
     max_steps: int = Field(100, ge=1)
     timeout_s: float | None = Field(None, gt=0)
     max_bad_attempts: int = Field(2, ge=1, le=10)
     direct_answer: bool = True
     max_references: int = Field(10, ge=0, le=50)
     language: str | None = None
-    boost_hostnames: list[str] = Field(default_factory=list)
-    bad_hostnames: list[str] = Field(default_factory=list)
-    only_hostnames: list[str] = Field(default_factory=list)
+    boost_hostnames: HostList = Field(default_factory=list)
+    bad_hostnames: HostList = Field(default_factory=list)
+    only_hostnames: HostList = Field(default_factory=list)
     # Limits of the coding action's sandbox (its isolation is not configurable on purpose).
     sandbox_cpu_s: int = Field(5, ge=1, le=120)
     sandbox_wall_s: float = Field(10, gt=0, le=300)

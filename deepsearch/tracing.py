@@ -41,6 +41,23 @@ class TraceWriter:
             self._file.write(self.redact(line) + "\n")
             self._file.flush()
 
+    def header(self, question: str, settings: dict[str, Any]) -> None:
+        """The first record of a run: which program, which question, when, with what
+        settings (secrets already masked by the caller, and redacted here again)."""
+        from datetime import UTC, datetime
+
+        from deepsearch import __version__
+
+        self(
+            "run_start",
+            {
+                "version": __version__,
+                "question": question,
+                "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "settings": settings,
+            },
+        )
+
     def close(self) -> None:
         with self._lock:
             self._file.close()

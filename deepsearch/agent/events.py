@@ -31,6 +31,15 @@ class Notice(BaseModel):
     once: str = ""  # a key: the view shows a notice with the same key only once per run
 
 
+def omitted_knowledge_notice() -> Notice:
+    """Said once per run, in plain words, when evidence had to leave the prompt."""
+    return Notice(
+        text="the evidence found no longer all fits the model's context: "
+        "the least relevant is left out of the prompt",
+        once="omitted_knowledge",
+    )
+
+
 class Activity(BaseModel):
     """Work that started (`delta` 1) or ended (-1): searches, page reads, LLM calls,
     index builds. The live view's spinner names what is in flight."""

@@ -20,7 +20,14 @@ from deepsearch.agent.context import build_system_prompt
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.dispatch import HANDLERS
 from deepsearch.agent.evaluator import Evaluator, QuestionEval, metrics_for
-from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished, StepStarted
+from deepsearch.agent.events import (
+    AgentEvent,
+    Notice,
+    PhaseChanged,
+    StepFinished,
+    StepStarted,
+    omitted_knowledge_notice,
+)
 from deepsearch.agent.evidence import pin_support, refresh_state
 from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
@@ -236,13 +243,7 @@ class ResearchRun:
             beast=beast,
         )
         if st.omitted_knowledge:
-            self._emit(
-                Notice(
-                    text="the evidence found no longer all fits the model's context: "
-                    "the least relevant is left out of the prompt",
-                    once="omitted_knowledge",
-                )
-            )
+            self._emit(omitted_knowledge_notice())
         messages = [Message(role="user", content=st.current_question)]
         try:
             result = await self.deps.llm.generate_object(

@@ -17,6 +17,7 @@ ConfigOption = Annotated[
     Path | None,
     typer.Option(
         "--config",
+        metavar="FILE",
         help="User config file (else $DEEPSEARCH_CONFIG, else ~/.config/deepsearch/config.json).",
     ),
 ]

@@ -1,46 +1,87 @@
-"""`deepsearch config`: the effective configuration, its sources, secrets masked."""
+"""`deepsearch config`: what a research run would use and why, then the effective
+configuration with each value's source (compact; `--all` adds the per-tool model
+tables of every provider). Takes the research flags, secrets always masked."""
 
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from deepsearch.commands.common import EXIT_USAGE, ConfigOption, fail
+from deepsearch.commands.flags import research_flags
 from deepsearch.commands.output import guarded_stdout
+from deepsearch.commands.resolution import run_decisions
 from deepsearch.config import LoadedConfig, effective_items, effective_values, load_config
 from deepsearch.errors import ConfigError
 
+HELP = (
+    "Show what a research run would use and why, then every setting and its source. "
+    "Accepts the research flags (see: deepsearch research --help)."
+)
+
 
 def show_config(
+    ctx: typer.Context,
     config: ConfigOption = None,
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of a table.")
+    ] = False,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also list every provider's per-tool model table.")
+    ] = False,
 ) -> None:
+    from deepsearch.commands.research_cmd import FLAG_OF
+
+    flags, flag_config = research_flags(ctx.args, "config")
     try:
-        loaded = load_config(config_file=config)
+        loaded = load_config(
+            config_file=config or flag_config, overrides=flags, override_labels=FLAG_OF
+        )
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     with guarded_stdout():
-        _print(loaded, as_json=as_json)
+        _print(loaded, as_json=as_json, show_all=show_all)
 
 
-def _print(loaded: LoadedConfig, *, as_json: bool) -> None:
-    if as_json:
-        values = effective_values(loaded)
-        payload = {
-            key: {"value": value, "source": source} for key, (value, source) in values.items()
+def _compact(key: str, used: str | None) -> bool:
+    """Rows kept without --all: everything but the model tables of providers not in use
+    and the per-tool overrides (the `run` table says which model is used)."""
+    if not key.startswith("llm.providers."):
+        return True
+    return ".tools." not in key and key.split(".")[2] == used
+
+
+def _print(loaded: LoadedConfig, *, as_json: bool, show_all: bool) -> None:
+    decisions = run_decisions(loaded)
+    if as_json:  # always complete: a script should not need --all
+        payload: dict[str, object] = {
+            "run": {d.what: {"value": d.value, "why": d.why} for d in decisions}
         }
+        for key, (value, source) in effective_values(loaded).items():
+            payload[key] = {"value": value, "source": source}
         typer.echo(json.dumps(payload, indent=2))
         return
-    rows = effective_items(loaded)
+    used = next((d.value for d in decisions if d.what == "llm provider"), None)
+    rows = [r for r in effective_items(loaded) if show_all or _compact(r[0], used)]
     console = Console(soft_wrap=False)
     if not console.is_terminal:  # piped: whole lines a script can grep, not a wrapped table
+        for d in decisions:
+            typer.echo(f"run: {d.what} = {d.value}" + (f"  ({d.why})" if d.why else ""))
         for key, value, source in rows:
             typer.echo(f"{key} = {value}  ({source})")
         return
-    table = Table(title="deepsearch configuration", title_justify="left")
+    run = Table(title="a research run would use", title_justify="left")
+    for name, style in (("what", "cyan"), ("value", "bold"), ("why", "dim")):
+        run.add_column(name, style=style, overflow="fold")
+    for d in decisions:
+        run.add_row(d.what, d.value, d.why)
+    console.print(run)
+    table = Table(title="settings" + ("" if show_all else " (--all for every model table)"),
+                  title_justify="left")  # fmt: skip
     table.add_column("key", style="cyan", no_wrap=True)
     table.add_column("value", overflow="fold")
     table.add_column("source", style="dim")

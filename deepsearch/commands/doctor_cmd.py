@@ -1,27 +1,44 @@
-"""`deepsearch doctor`: check each configured provider and print a table.
+"""`deepsearch doctor`: check what a research run needs and print a table.
 
-For the LLM provider (resolved exactly as a run would): the key is present, the
-endpoint answers, and a tiny structured-output round trip validates. For search:
-the chain a run would build is asked one query per provider (short timeout, no
-cache, no failover), one row each; a provider left out for a missing key or URL
-gets a failing row saying what to set. Exit 0 when every check passes, 1
-otherwise, 2 on a configuration error. No secret is ever printed: keys are shown
-masked and passwords inside URLs as ****.
+Rows, in order (CHECK_GROUPS; one more check = one more entry there): the LLM
+provider (resolved exactly as a run would, or how to get one), its key, endpoint and
+a tiny structured-output round trip; one live search probe per listed provider (the
+corpus row says how many documents are indexed); a page shipped with the package read
+through the real reader (page extraction works on this install); the cache folder is writable; the
+coding sandbox is available. A check that cannot run because an earlier one failed
+says "skipped". Takes the research flags (`doctor --search-provider searxng …` checks
+that exact command) and `--json`. Exit 0 when nothing failed, 1 otherwise, 2 when the
+configuration or flags cannot even be loaded. No secret is ever printed.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Annotated
 
+import typer
+
+from deepsearch.commands.checks import (
+    Check,
+    CheckGroup,
+    cache_checks,
+    page_extraction_checks,
+    sandbox_checks,
+    skipped,
+)
 from deepsearch.commands.common import EXIT_RUNTIME, EXIT_USAGE, ConfigOption, fail
 from deepsearch.config import KeysConfig, ProviderName, Settings, load_config, redact_userinfo
 from deepsearch.errors import ConfigError, DeepsearchError, ProviderError
 
 if TYPE_CHECKING:
+    from deepsearch.config import LoadedConfig
     from deepsearch.llm.base import Message
     from deepsearch.llm.client import LLMClient
     from deepsearch.web.search import SearchChain
 
+HELP = (
+    "Check the LLM, search, cache, sandbox and corpus a research run would use. "
+    "Accepts the research flags (see: deepsearch research --help)."
+)
 DOCTOR_TIMEOUT_S = 30.0
 SEARCH_PROBE_TIMEOUT_S = 10.0
 SEARCH_PROBE_QUERY = "python programming language"
@@ -32,45 +49,44 @@ SEARCH_KEYS = {
 }
 
 
-class Check(NamedTuple):
-    name: str
-    ok: bool
-    detail: str
-
-
-def doctor(config: ConfigOption = None) -> None:
+def doctor(
+    ctx: typer.Context,
+    config: ConfigOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of a table.")
+    ] = False,
+) -> None:
     import asyncio  # here, not at the top: `deepsearch --help` must stay fast
 
-    try:
-        settings = load_config(config_file=config).settings
-        from deepsearch.llm.factory import resolve_provider
+    from deepsearch.commands.flags import research_flags
+    from deepsearch.commands.output import guarded_stdout
+    from deepsearch.commands.research_cmd import FLAG_OF
 
-        provider_name = resolve_provider(settings)
-        checks = asyncio.run(_all_checks(settings, provider_name))
+    flags, flag_config = research_flags(ctx.args, "doctor")
+    try:
+        loaded = load_config(
+            config_file=config or flag_config, overrides=flags, override_labels=FLAG_OF
+        )
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
-    from deepsearch.commands.output import guarded_stdout
-
+    checks = asyncio.run(run_checks(loaded))
     with guarded_stdout():
-        _print_table(checks)
-    if not all(check.ok for check in checks):
-        raise fail(f"{sum(not c.ok for c in checks)} of {len(checks)} checks failed", EXIT_RUNTIME)
+        _print_json(checks) if as_json else _print_table(checks)
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        raise fail(f"{len(failed)} of {len(checks)} checks failed", EXIT_RUNTIME)
 
 
-async def _all_checks(settings: Settings, provider_name: ProviderName) -> list[Check]:
-    return (
-        await llm_checks(settings, provider_name)
-        + await search_checks(settings)
-        + [await page_extraction_check()]
-    )
-
-
-async def page_extraction_check() -> Check:
-    """A page shipped with the package, read through the real reader (no network)."""
-    from deepsearch.web.selfcheck import check_page_extraction
-
-    ok, detail = await check_page_extraction()
-    return Check(name="page extraction", ok=ok, detail=detail)
+async def run_checks(loaded: LoadedConfig) -> list[Check]:
+    rows: list[Check] = []
+    for group in CHECK_GROUPS:
+        try:
+            rows += await group(loaded)
+        except ConfigError as exc:  # a group that cannot even start: its own FAIL row
+            rows.append(
+                Check(name=group.__name__.removesuffix("_checks"), ok=False, detail=str(exc))
+            )
+    return rows
 
 
 # ---------------------------------------------------------------- LLM
@@ -135,7 +151,24 @@ def _user(text: str) -> Message:
     return Message(role="user", content=text)
 
 
-async def llm_checks(settings: Settings, name: ProviderName) -> list[Check]:
+async def llm_checks(loaded: LoadedConfig) -> list[Check]:
+    """Provider, key, endpoint and round trip; with no provider, how to get one."""
+    from deepsearch.commands.resolution import provider_reason
+    from deepsearch.llm.factory import resolve_provider
+
+    try:
+        name = resolve_provider(loaded.settings)
+    except ConfigError as exc:
+        return [
+            Check(name="llm provider", ok=False, detail=str(exc)),
+            skipped("llm endpoint", "skipped: no provider"),
+            skipped("structured output", "skipped: no provider"),
+        ]
+    reason = provider_reason(loaded.settings, name, loaded.sources)
+    return await _llm_rows(loaded.settings, name, f"{name} ({reason})")
+
+
+async def _llm_rows(settings: Settings, name: ProviderName, reason: str) -> list[Check]:
     from deepsearch.llm.factory import build_llm_client
     from deepsearch.llm.tracker import TokenTracker
 
@@ -146,12 +179,10 @@ async def llm_checks(settings: Settings, name: ProviderName) -> list[Check]:
         }
     )
     settings = settings.model_copy(update={"llm": llm})
-    checks = [
-        Check(name="llm provider", ok=True, detail=_provider_reason(settings, name)),
-        _key_check(settings, name),
-    ]
+    checks = [Check(name="llm provider", ok=True, detail=reason), _key_check(settings, name)]
     if not checks[-1].ok:
-        checks.append(Check(name="llm endpoint", ok=False, detail="skipped: no key"))
+        checks.append(skipped("llm endpoint", "skipped: no key"))
+        checks.append(skipped("structured output", "skipped: no key"))
         return checks
     client = build_llm_client(settings, TokenTracker(DOCTOR_BUDGET), provider_name=name)
     try:
@@ -160,34 +191,20 @@ async def llm_checks(settings: Settings, name: ProviderName) -> list[Check]:
         if endpoint.ok:
             checks.append(await _round_trip_check(client))
         else:
-            checks.append(
-                Check(name="structured output", ok=False, detail="skipped: endpoint failed")
-            )
+            checks.append(skipped("structured output", "skipped: the endpoint failed"))
     finally:
         await client.aclose()
     return checks
 
 
-def _provider_reason(settings: Settings, name: ProviderName) -> str:
-    if settings.llm.provider is not None:
-        return f"{name} (llm.provider)"
-    if name == "ollama":
-        return f"ollama (local server at {redact_userinfo(settings.llm.ollama_url)})"
-    if name == "gemini":
-        return "gemini (found GEMINI_API_KEY)"
-    key = settings.keys.openai_api_key
-    if key is not None and key.get_secret_value().strip():
-        return "openai (found OPENAI_API_KEY)"
-    return f"openai (keyless server at {redact_userinfo(settings.llm.openai_base_url or '')})"
-
-
 # ---------------------------------------------------------------- search
 
 
-async def search_checks(settings: Settings) -> list[Check]:
+async def search_checks(loaded: LoadedConfig) -> list[Check]:
     """Live probe of the configured search chain: one row per listed provider."""
     from deepsearch.web.search import build_search
 
+    settings = loaded.settings
     cfg = settings.search
     timeout_s = min(cfg.timeout_s, SEARCH_PROBE_TIMEOUT_S)
     short = settings.model_copy(update={"search": cfg.model_copy(update={"timeout_s": timeout_s})})
@@ -199,6 +216,7 @@ async def search_checks(settings: Settings) -> list[Check]:
         rows = await _probe_rows(chain, settings, timeout_s)
     finally:
         await chain.aclose()
+    rows = [await _corpus_row(row, settings) if row.name == "search local" else row for row in rows]
     for status in chain.status():
         if status.state == "unconfigured":
             rows.append(Check(f"search {status.name}", False, _clean(status.reason, settings)))
@@ -272,6 +290,41 @@ def config_checks(settings: Settings) -> list[Check]:
     return checks
 
 
+async def _corpus_row(probe_row: Check, settings: Settings) -> Check:
+    """The corpus answers: say how many documents its index holds (not "0 results")."""
+    import asyncio
+
+    from deepsearch.web.search import local_corpus
+
+    corpus = local_corpus(settings)
+    if corpus is None or not probe_row.ok:
+        return probe_row
+    try:
+        count = await asyncio.to_thread(corpus.require_documents)
+    except ConfigError as exc:
+        return Check(probe_row.name, False, str(exc))
+    return Check(probe_row.name, True, f"{count} documents indexed in {corpus.root}")
+
+
+# Every row group of the table, in order. One more check = one more entry here
+# (an async function of the loaded configuration returning its Check rows).
+CHECK_GROUPS: list[CheckGroup] = [
+    llm_checks,
+    search_checks,
+    page_extraction_checks,
+    cache_checks,
+    sandbox_checks,
+]
+
+
+def _print_json(checks: list[Check]) -> None:
+    import json
+
+    rows = [{"name": c.name, "status": c.status.lower(), "detail": c.detail} for c in checks]
+    failed = sum(not c.ok for c in checks)
+    typer.echo(json.dumps({"ok": failed == 0, "failed": failed, "checks": rows}, indent=2))
+
+
 def _print_table(checks: list[Check]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -282,7 +335,9 @@ def _print_table(checks: list[Check]) -> None:
     table.add_column("status", no_wrap=True)
     table.add_column("detail", overflow="fold")
     for check in checks:
-        status = "[green]ok[/]" if check.ok else "[bold red]FAIL[/]"
+        status = {"ok": "[green]ok[/]", "skipped": "[yellow]skipped[/]"}.get(
+            check.status, "[bold red]FAIL[/]"
+        )
         # Text(): an error message with [brackets] must not be read as markup
         table.add_row(check.name, status, Text(check.detail))
     Console(soft_wrap=False).print(table)

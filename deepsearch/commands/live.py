@@ -25,7 +25,7 @@ from deepsearch.agent.events import (
     StepFinished,
     StepStarted,
 )
-from deepsearch.commands.output import clean_line
+from deepsearch.commands.output import clean_line, paths_in_text
 from deepsearch.commands.units import tokens
 
 ACTION_STYLE = {
@@ -51,7 +51,7 @@ TOOL_WORDS = {
 
 
 def short(text: str, limit: int) -> str:
-    text = " ".join(clean_line(text).split())
+    text = " ".join(clean_line(paths_in_text(text)).split())
     return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"
 
 

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import typer
 
@@ -40,6 +41,24 @@ def clean_block(text: str) -> str:
 def clean_line(text: str) -> str:
     """One-line text (a title, a URL, a file name): controls gone, breaks become spaces."""
     return _CONTROL_LINE.sub(lambda m: " " if m.group(0).strip("\t\n\r") == "" else "", text)
+
+
+_FILE_LINK = re.compile(r"\]\((file://(?:localhost)?/[^)\s]*)\)")
+_FILE_URL = re.compile(r"file://(?:localhost)?(/[^\s,;)>\]\"']*)")
+
+
+def display_path(url: str) -> str:
+    """A local source as the path a person types (not `file:///my%20notes/a.md`)."""
+    match = _FILE_URL.fullmatch(url.strip())
+    return clean_line(unquote(match.group(1))) if match else url
+
+
+def paths_in_text(text: str, *, markdown: bool = False) -> str:
+    """Every `file://` URL in `text` shown as its path; markdown link targets become
+    `<path>` (CommonMark's form for a destination with spaces), still a valid link."""
+    if markdown:
+        text = _FILE_LINK.sub(lambda m: f"](<{display_path(m.group(1))}>)", text)
+    return _FILE_URL.sub(lambda m: clean_line(unquote(m.group(1))), text)
 
 
 def _clean_tree(value: Any) -> Any:

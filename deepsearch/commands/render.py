@@ -12,7 +12,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from deepsearch.agent.result import ResearchResult
-from deepsearch.commands.output import clean_line
+from deepsearch.commands.output import clean_line, display_path, paths_in_text
 from deepsearch.commands.units import tokens
 
 
@@ -32,7 +32,7 @@ def print_answer(result: ResearchResult, *, as_json: bool) -> None:
     text = answer_markdown(result)
     out = Console(highlight=False)
     if out.is_terminal:
-        body, definitions = split_definitions(text)
+        body, definitions = split_definitions(paths_in_text(text, markdown=True))
         out.print(Markdown(body))
         if result.references:
             out.print()
@@ -41,13 +41,14 @@ def print_answer(result: ResearchResult, *, as_json: bool) -> None:
                 line = Text()
                 line.append(f"[{index}] ", style="bold cyan")
                 line.append(f'"{_short(ref.quote, 200)}"', style="italic")
-                line.append(f" — {ref.title or ref.url}\n    ")
-                line.append(ref.url, style=f"link {ref.url}")
+                where = display_path(ref.url)
+                line.append(f" — {ref.title or where}\n    ")
+                line.append(where, style=f"link {ref.url}")
                 out.print(line)
         elif definitions:
             out.print(definitions)
     else:
-        sys.stdout.write(text.rstrip() + "\n")
+        sys.stdout.write(paths_in_text(text, markdown=True).rstrip() + "\n")
         sys.stdout.flush()
 
 

@@ -2,41 +2,51 @@
 
 from __future__ import annotations
 
-import asyncio
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 if TYPE_CHECKING:
-    from deepsearch.agent.result import ResearchResult, Status
-    from deepsearch.commands.live import LiveView
-    from deepsearch.config import Settings
+    pass
 
 from deepsearch.commands.common import (
-    EXIT_FORCED,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_RUNTIME,
     EXIT_USAGE,
     ConfigOption,
     fail,
 )
+from deepsearch.config import MIN_BUDGET
+
+
+class ResearchCommand(TyperCommand):
+    """The usage line as users type it: `deepsearch [OPTIONS] "QUESTION"` (the console
+    script inserts `research` itself)."""
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        formatter.write_usage("deepsearch", '[OPTIONS] "QUESTION"')
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        # No `<list[str]>` beside QUESTION and no `<bool>` beside --help: Typer shows a
+        # type for every parameter; for these two it only adds noise.
+        params = super().get_params(ctx)
+        for param in params:
+            if param.param_type_name == "argument" or "--help" in getattr(param, "opts", []):
+                param.display_type_rich = lambda ctx: None
+        return params
+
 
 HELP = """Research a question and print one cited answer.
 
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
-2 usage or configuration error (a rejected key included); 1 runtime failure;
-130 interrupted."""
+2 usage or configuration error (a rejected key or unknown model included);
+1 runtime failure; 130 / 143 / 129 interrupted by Ctrl-C / SIGTERM / SIGHUP."""
 
-STATUS_EXIT = {
-    "answered": EXIT_OK,
-    "forced": EXIT_FORCED,
-    "failed": EXIT_RUNTIME,
-    "interrupted": EXIT_INTERRUPTED,
-}
 
+PANEL_PROVIDERS = "Providers"
+PANEL_LIMITS = "Limits"
+PANEL_OUTPUT = "Output"
+PANEL_WEB = "Web and sources"
 
 # The flag behind each configuration key, so a bad value is reported as the user typed it.
 FLAG_OF = {
@@ -69,90 +79,204 @@ def research(
         typer.Argument(
             help="The question (quotes optional; '-' or a pipe: read it from stdin).",
             show_default=False,
+            metavar="QUESTION",
         ),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object (schema_version 1) on stdout.")
+        bool,
+        typer.Option(
+            "--json",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="",
+            help="Print one JSON object (schema_version 1) on stdout.",
+        ),
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live view on stderr.")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="",
+            help="No live view on stderr.",
+        ),
+    ] = False,
     trace: Annotated[
         Path | None,
-        typer.Option("--trace", help="Write JSON Lines of every LLM and web call here."),
+        typer.Option(
+            "--trace",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="FILE",
+            help="Write JSON Lines of every LLM and web call here.",
+        ),
     ] = None,
     budget: Annotated[
-        int | None, typer.Option("--budget", help="Token budget (overrides --effort).", min=1000)
+        int | None,
+        typer.Option(
+            "--budget",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="TOKENS",
+            help="Token budget (overrides --effort).",
+            min=MIN_BUDGET,
+        ),
     ] = None,
     effort: Annotated[
-        str | None, typer.Option("--effort", help="low | medium | high = 100k / 500k / 1M tokens.")
+        str | None,
+        typer.Option(
+            "--effort",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="LEVEL",
+            help="low | medium | high = 100k / 500k / 1M tokens.",
+        ),
     ] = None,
     max_steps: Annotated[
         int | None,
         typer.Option(
-            "--max-steps", help="Stop researching after this many steps (default 100).", min=1
+            "--max-steps",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="N",
+            help="Stop researching after this many steps (default 100).",
+            min=1,
         ),
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Wall-clock limit in seconds.", min=1)
+        float | None,
+        typer.Option(
+            "--timeout",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="SECONDS",
+            help="Wall-clock limit in seconds.",
+            min=1,
+        ),
     ] = None,
     max_bad_attempts: Annotated[
         int | None,
         typer.Option(
-            "--max-bad-attempts", help="Failures allowed per evaluation check (default 2).", min=1
+            "--max-bad-attempts",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="N",
+            help="Failures allowed per evaluation check (default 2).",
+            min=1,
         ),
     ] = None,
     no_direct_answer: Annotated[
         bool,
-        typer.Option("--no-direct-answer", help="Never accept an unevaluated answer at step 1."),
+        typer.Option(
+            "--no-direct-answer",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="",
+            help="Never accept an unevaluated answer at step 1.",
+        ),
     ] = False,
     boost_hostnames: Annotated[
-        str | None, typer.Option("--boost-hostnames", help="Comma-separated hosts ranked higher.")
+        str | None,
+        typer.Option(
+            "--boost-hostnames",
+            rich_help_panel=PANEL_WEB,
+            metavar="HOSTS",
+            help="Comma-separated hosts ranked higher.",
+        ),
     ] = None,
     bad_hostnames: Annotated[
-        str | None, typer.Option("--bad-hostnames", help="Comma-separated hosts never read.")
+        str | None,
+        typer.Option(
+            "--bad-hostnames",
+            rich_help_panel=PANEL_WEB,
+            metavar="HOSTS",
+            help="Comma-separated hosts never read.",
+        ),
     ] = None,
     only_hostnames: Annotated[
         str | None,
-        typer.Option("--only-hostnames", help="Comma-separated hosts: search and read only these."),
+        typer.Option(
+            "--only-hostnames",
+            rich_help_panel=PANEL_WEB,
+            metavar="HOSTS",
+            help="Comma-separated hosts: search and read only these.",
+        ),
     ] = None,
     max_references: Annotated[
         int | None,
-        typer.Option("--max-references", help="Most citations to attach (default 10).", min=0),
+        typer.Option(
+            "--max-references",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="N",
+            help="Most citations to attach (default 10).",
+            min=0,
+        ),
     ] = None,
     language: Annotated[
-        str | None, typer.Option("--language", help="Answer language (default: the question's).")
+        str | None,
+        typer.Option(
+            "--language",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="LANG",
+            help="Answer language (default: the question's).",
+        ),
     ] = None,
     search_provider: Annotated[
         str | None,
         typer.Option(
             "--search-provider",
+            rich_help_panel=PANEL_PROVIDERS,
+            metavar="CHAIN",
             help="Comma-separated chain: duckduckgo, searxng, jina, brave, serper, local.",
         ),
     ] = None,
     llm_provider: Annotated[
-        str | None, typer.Option("--llm-provider", help="gemini | openai | ollama.")
+        str | None,
+        typer.Option(
+            "--llm-provider",
+            rich_help_panel=PANEL_PROVIDERS,
+            metavar="NAME",
+            help="gemini | openai | ollama.",
+        ),
     ] = None,
     model: Annotated[
-        str | None, typer.Option("--model", help="Model name for every tool of the provider.")
+        str | None,
+        typer.Option(
+            "--model",
+            rich_help_panel=PANEL_PROVIDERS,
+            metavar="MODEL",
+            help="Model name for every tool of the provider.",
+        ),
     ] = None,
     corpus: Annotated[
         Path | None,
         typer.Option(
             "--corpus",
-            help="Search a local folder of .md/.txt/.html/.pdf files (implies --search-provider local).",
+            rich_help_panel=PANEL_WEB,
+            metavar="DIR",
+            help="Search a local folder of .md/.txt/.html/.pdf files (with --search-provider: "
+            "the web too, results fused).",
         ),
     ] = None,
     searxng_url: Annotated[
-        str | None, typer.Option("--searxng-url", help="SearXNG instance URL.")
+        str | None,
+        typer.Option(
+            "--searxng-url",
+            rich_help_panel=PANEL_PROVIDERS,
+            metavar="URL",
+            help="SearXNG instance URL.",
+        ),
     ] = None,
     allow_private_urls: Annotated[
         bool,
         typer.Option(
             "--allow-private-urls",
+            rich_help_panel=PANEL_WEB,
+            metavar="",
             help="Let the reader fetch loopback/private addresses (intranets).",
         ),
     ] = False,
     no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor write the search/page cache.")
+        bool,
+        typer.Option(
+            "--no-cache",
+            rich_help_panel=PANEL_WEB,
+            metavar="",
+            help="Neither read nor write the search/page cache.",
+        ),
     ] = False,
     config: ConfigOption = None,
 ) -> None:
@@ -162,7 +286,7 @@ def research(
 
     text = question_text(question)
     _check_usage(text, search_provider=search_provider, model=model, corpus=corpus)
-    overrides = _overrides(
+    flags = overrides(
         budget=budget,
         effort=effort,
         max_steps=max_steps,
@@ -184,7 +308,7 @@ def research(
     )
     try:
         settings = load_config(
-            config_file=config, overrides=overrides, override_labels=FLAG_OF
+            config_file=config, overrides=flags, override_labels=FLAG_OF
         ).settings
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
@@ -192,7 +316,9 @@ def research(
         raise fail(
             f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
         )
-    code = _run(text, settings, as_json=as_json, quiet=quiet, trace_path=trace)
+    from deepsearch.commands.run_research import run_research
+
+    code = run_research(text, settings, as_json=as_json, quiet=quiet, trace_path=trace)
     raise typer.Exit(code)
 
 
@@ -217,7 +343,18 @@ def _check_usage(
         raise fail(f"{corpus}: --corpus must be a directory", EXIT_USAGE)
 
 
-def _overrides(
+def _providers(search_provider: str | None, corpus: Path | None) -> list[str] | None:
+    """--search-provider's chain; --corpus adds `local` to it (the web and the notes,
+    fused) or, alone, means the corpus only."""
+    chain = _hosts(search_provider)
+    if corpus is None:
+        return chain
+    if not chain:
+        return ["local"]
+    return chain if "local" in chain else [*chain, "local"]
+
+
+def overrides(
     *,
     budget: int | None,
     effort: str | None,
@@ -251,7 +388,7 @@ def _overrides(
         "agent.only_hostnames": _hosts(only_hostnames),
         "agent.max_references": max_references,
         "agent.language": language,
-        "search.providers": _hosts(search_provider) or (["local"] if corpus else None),
+        "search.providers": _providers(search_provider, corpus),
         "search.corpus_dir": str(corpus.resolve()) if corpus else None,
         "search.searxng_url": searxng_url,
         "llm.provider": llm_provider,
@@ -259,97 +396,3 @@ def _overrides(
         "reader.allow_private_urls": True if allow_private_urls else None,
         "cache.enabled": False if no_cache else None,
     }
-
-
-def _run(
-    question: str, settings: Settings, *, as_json: bool, quiet: bool, trace_path: Path | None
-) -> int:
-    from deepsearch.agent.loop import ResearchRun
-    from deepsearch.commands.live import LiveView
-    from deepsearch.commands.signals import signals_interrupt
-    from deepsearch.errors import ConfigError, DeepsearchError
-    from deepsearch.runtime import build_deps, build_trace, run_options
-
-    view = LiveView(quiet=quiet)
-    holder: dict[str, ResearchRun] = {}
-
-    async def go() -> ResearchResult:
-        trace = build_trace(trace_path, settings)
-        async with AsyncExitStack() as stack:
-            if trace is not None:
-                stack.callback(trace.close)
-            deps = await build_deps(settings, stack=stack, emit=view, trace=trace)
-            run = holder["run"] = ResearchRun(question, deps, run_options(settings))
-            return await run.run()
-
-    def cut_short(status: Status, error: str | None) -> ResearchResult:
-        """What was found so far; an empty result if the run had not started."""
-        run = holder.get("run")
-        if run is not None:
-            return run.snapshot(status, error=error)
-        return _empty_result(question, settings, status, error)
-
-    view.start("starting")
-    with signals_interrupt() as caught:
-        try:
-            result = asyncio.run(go())
-        except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
-            result = cut_short("interrupted", None)
-        except ConfigError as exc:
-            view.stop()
-            raise fail(str(exc), EXIT_USAGE) from None
-        except OSError as exc:  # e.g. the trace file cannot be created
-            result = cut_short("failed", f"{exc.filename or 'file'}: {exc.strerror or exc}")
-        except DeepsearchError as exc:
-            result = cut_short("failed", str(exc))
-        except Exception as exc:  # a bug must still print what was found, not a traceback
-            result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
-        _report(result, view, as_json=as_json, quiet=quiet)
-    if result.status == "interrupted":
-        return caught.exit_code()
-    return exit_code(result)
-
-
-def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: bool) -> None:
-    """The answer on stdout; the summary and the error on stderr."""
-    from rich.markup import escape
-
-    from deepsearch.commands.output import guarded_stdout, safe_result
-    from deepsearch.commands.render import print_answer, summary_line
-
-    view.stop()
-    result = safe_result(result)  # no escape sequence from a source reaches a terminal
-    with guarded_stdout():
-        print_answer(result, as_json=as_json)
-    if not quiet:
-        view.console.print(f"[dim]{escape(summary_line(result))}[/]")
-    if result.error and not as_json:
-        view.console.print(f"[bold red]error:[/] {escape(result.error)}")
-
-
-def exit_code(result: ResearchResult) -> int:
-    """From the result's data: a configuration cause (rejected key, unknown model, search
-    that cannot work) is 2 whatever was found; a run that could not go on is 1."""
-    if result.error_kind == "configuration":
-        return EXIT_USAGE
-    if result.error_kind == "fatal":
-        return EXIT_RUNTIME
-    return STATUS_EXIT[result.status]
-
-
-def _empty_result(
-    question: str, settings: Settings, status: Status, error: str | None
-) -> ResearchResult:
-    from deepsearch.agent.result import ResearchResult, UsageReport, error_kind
-    from deepsearch.llm.tracker import TokenTracker
-
-    usage = UsageReport.from_tracker(TokenTracker(settings.agent.token_budget))  # nothing spent
-    return ResearchResult(
-        question=question,
-        answer="",
-        status=status,
-        usage=usage,
-        elapsed_s=0.0,
-        error=error,
-        error_kind=error_kind(None, error),
-    )

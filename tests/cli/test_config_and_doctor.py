@@ -253,13 +253,20 @@ def test_doctor_llm_error_hides_the_url_password(search_fake: FakeSearchServers)
 
 @pytest.mark.parametrize("runner", [run_cli, run_in_process], ids=["subprocess", "in-process"])
 def test_no_provider_lists_every_option(tmp_path: Path, runner: Callable[..., Outcome]) -> None:
+    """Nothing configured: still the whole table, the LLM row saying how to get one."""
     path = write_config(tmp_path, {"llm": {"ollama_url": closed_port_url()}})
-    done = runner("doctor", "--config", str(path))
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
+    done = runner("doctor", "--config", str(path), "--json", "--search-provider", "searxng",
+                  "--searxng-url", closed_port_url())  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"error: 2 of {len(json.loads(done.stdout)['checks'])} checks failed"
+    ]
+    rows = {row["name"]: row for row in json.loads(done.stdout)["checks"]}
+    assert rows["llm provider"]["status"] == "fail"
     for needle in ("GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "Ollama"):
-        assert needle in lines[0]
+        assert needle in rows["llm provider"]["detail"]
+    assert rows["llm endpoint"]["status"] == rows["structured output"]["status"] == "skipped"
+    assert {"search searxng", "cache folder", "sandbox"} <= set(rows)
     assert "Traceback" not in done.stderr
 
 

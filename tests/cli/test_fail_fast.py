@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from deepsearch.agent.result import ResearchResult, UsageReport
-from deepsearch.commands.research_cmd import exit_code
+from deepsearch.commands.run_research import exit_code
 from tests.cli.test_config_and_doctor import closed_port_url, run_in_process
 from tests.cli.test_end_to_end import SEARCH, SECRET, router
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -81,3 +81,17 @@ def test_a_dead_search_endpoint_ends_within_two_steps_with_a_named_cause(
     assert out["status"] == "failed" and out["error_kind"] == "fatal"
     assert len(out["steps"]) <= 2
     assert "searxng: network (ConnectError)" in out["error"]
+
+
+@pytest.mark.parametrize("value", ["not a host!", "wikipedia", "en.wikipedia.org,,a b"])
+def test_a_host_list_that_cannot_match_anything_fails_at_load(value: str) -> None:
+    done = run_in_process("research", "q?", "--only-hostnames", value, "--llm-provider", "openai")
+    assert done.returncode == 2
+    assert "--only-hostnames" in done.stderr and "not a host name" in done.stderr
+
+
+def test_a_pasted_url_in_a_host_list_is_reduced_to_its_host() -> None:
+    from deepsearch.config import load_config
+
+    loaded = load_config(overrides={"agent.bad_hostnames": ["https://Example.COM/x", "a.org"]})
+    assert loaded.settings.agent.bad_hostnames == ["example.com", "a.org"]

@@ -143,7 +143,7 @@ def test_the_research_answer_meets_a_write_error(
 
     import typer
 
-    from deepsearch.commands.research_cmd import _report
+    from deepsearch.commands.run_research import _report
 
     capsys.readouterr()
     monkeypatch.setattr(sys, "stdout", FullDisk(error))
@@ -159,7 +159,7 @@ def test_the_research_answer_meets_a_write_error(
 def test_the_printed_answer_holds_no_escape(
     capsys: pytest.CaptureFixture[str], as_json: bool
 ) -> None:
-    from deepsearch.commands.research_cmd import _report
+    from deepsearch.commands.run_research import _report
 
     capsys.readouterr()
     _report(_attacked(), LiveView(quiet=True), as_json=as_json, quiet=True)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from deepsearch.config import Settings
     from deepsearch.web.cache import WebCache
+    from deepsearch.web.search.fused import FusedSearch
     from deepsearch.web.search.local import LocalCorpus
     from deepsearch.web.types import SearchProvider
 
@@ -108,8 +109,9 @@ def build_search(
     ddgs_factory: Callable[[], Any] | None = None,
     corpus: LocalCorpus | None = None,
     max_failures: int = 3,
-) -> SearchChain:
-    """The provider chain named by settings.search.providers, in that order.
+) -> SearchChain | FusedSearch:
+    """The provider chain named by settings.search.providers, in that order; with
+    `local` next to web providers, a FusedSearch of the web chain and the corpus.
 
     Providers lacking a key or URL are left out with the reason recorded (see
     `SearchChain.status()`); ConfigError if none is left. When no `http_client` is
@@ -145,6 +147,21 @@ def build_search(
             await c.aclose()
 
     rate = settings.search.rate_limit_per_s
+    web = [p for p in providers if p.name != "local"]
+    local = [p for p in providers if p.name == "local"]
+    if web and local:  # the web and the corpus: both searched, results fused
+        from deepsearch.web.search.fused import FusedSearch
+
+        web_chain = SearchChain(
+            web,
+            cache=cache,
+            ttl_s=settings.cache.search_ttl_s,
+            rate_limits={p.name: settings.search.rate_limits.get(p.name, rate) for p in web},
+            max_failures=max_failures,
+            unconfigured=unconfigured,
+            on_close=[close_client],
+        )
+        return FusedSearch(web_chain, SearchChain(local, max_failures=max_failures))
     return SearchChain(
         providers,
         cache=cache,

@@ -7,6 +7,10 @@
   <fingerprint>/`; the fingerprint hashes every file's relative path, size and
   mtime, so any added, removed or edited file triggers a rebuild. A build is written
   to a temporary folder and renamed into place, so two runs never see half an index.
+* Each file's extracted passages are kept in `.files/` keyed by path, size and mtime:
+  a rebuild reads (decodes, parses) only the files that changed; the others are reused.
+* Encodings are detected and binary files skipped (counted): see local_files.py.
+  `on_progress` hears of every file read (files and bytes done of the total).
 * Results carry `file:///abs/path` URLs. `LocalCorpusReader.read(url)` (and
   `read_local`) turns such a URL back into a `Page`, only for files inside the
   corpus folder: a `file://` URL the model makes up cannot read anything else.
@@ -19,17 +23,23 @@ import hashlib
 import json
 import logging
 import os
-import re
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from pydantic import BaseModel
+
 from deepsearch.errors import ConfigError
-from deepsearch.web.search.base import clean_text
+from deepsearch.web.search.local_files import (  # re-exported: the corpus API
+    best_snippet,
+    extract_document,
+    split_passages,
+)
 from deepsearch.web.types import Page, ReadFailure, SearchQuery, SearchResult
 
 log = logging.getLogger(__name__)
@@ -43,98 +53,26 @@ CONTENT_TYPES = {
     ".pdf": "application/pdf",
 }
 MAX_FILE_BYTES = 50 * 1024 * 1024
-PASSAGE_CHARS = 800
-SNIPPET_CHARS = 300
-_INDEX_FORMAT = 1
+_INDEX_FORMAT = 2  # 2: encodings detected, binary files skipped
+FILE_CACHE = ".files"
 
 
-# ----------------------------------------------------------------- extraction
+class IndexProgress(BaseModel):
+    """How far an index build is (for the live view) and, at the end, what it did."""
+
+    files_done: int = 0
+    files_total: int = 0
+    bytes_done: int = 0
+    bytes_total: int = 0
+    reused: int = 0  # unchanged files whose passages came from the cache
+    binary_skipped: int = 0
+    unreadable: int = 0
+    documents: int = 0  # files in the index
+    finished: bool = False
 
 
-def _title_from_markdown(text: str) -> str:
-    match = re.search(r"^\s{0,3}#\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
-    return match.group(1).strip() if match else ""
-
-
-def _extract_html(raw: str) -> tuple[str, str]:
-    """The web reader's extraction (same caps and fallbacks), with the <title> text."""
-    from deepsearch.web.extract import html_to_text
-
-    match = re.search(r"<title[^>]*>(.*?)</title>", raw, re.IGNORECASE | re.DOTALL)
-    title = clean_text(match.group(1)) if match else ""
-    return title, html_to_text(raw).text
-
-
-def _extract_pdf(path: Path) -> tuple[str, str]:
-    from deepsearch.web.extract import pdf_to_text
-
-    got = pdf_to_text(path.read_bytes())
-    return got.title, got.text
-
-
-def extract_document(path: Path) -> tuple[str, str]:
-    """(title, text) of one corpus file; the title falls back to the file name."""
-    suffix = path.suffix.lower()
-    if suffix == ".pdf":
-        title, text = _extract_pdf(path)
-    else:
-        raw = path.read_bytes().decode("utf-8", errors="replace")
-        if suffix in (".html", ".htm"):
-            title, text = _extract_html(raw)
-        elif suffix == ".txt":
-            title, text = "", raw
-        else:  # markdown: the plain text a reader sees, as for web pages
-            from deepsearch.web.extract import markdown_to_plain
-
-            title, text = _title_from_markdown(raw), markdown_to_plain(raw)
-    return title or path.stem.replace("_", " ").replace("-", " "), text
-
-
-def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
-    """Paragraph-packed passages of about `size` characters (long paragraphs cut)."""
-    passages: list[str] = []
-    current = ""
-    for para in re.split(r"\n\s*\n", text):
-        para = " ".join(para.split())
-        if not para:
-            continue
-        if current and len(current) + len(para) + 1 > size:
-            passages.append(current)
-            current = ""
-        while len(para) > size:
-            cut = para.rfind(" ", 0, size)
-            cut = cut if cut > size // 2 else size
-            passages.append(para[:cut].strip())
-            para = para[cut:].strip()
-        current = f"{current} {para}".strip()
-    if current:
-        passages.append(current)
-    return passages
-
-
-def best_snippet(passage: str, terms: list[str], size: int = SNIPPET_CHARS) -> str:
-    """About `size` characters of `passage`, starting a little before the first term."""
-    if len(passage) <= size:
-        return passage
-    lowered = passage.lower()
-    hits = [i for i in (lowered.find(t) for t in terms if t) if i >= 0]
-    first = min(hits) if hits else 0
-    start = max(0, first - size // 4)
-    sentence = max(passage.rfind(". ", start, first), passage.rfind("\n", start, first))
-    if sentence >= 0:  # begin at the sentence holding the first hit
-        start = sentence + 1
-    elif start > 0:
-        space = passage.find(" ", start)
-        start = space + 1 if 0 <= space < first else start
-    while start < len(passage) and passage[start].isspace():
-        start += 1
-    end = min(len(passage), start + size)
-    if end < len(passage):
-        space = passage.rfind(" ", start, end)
-        end = space if space > start + size // 2 else end
-    prefix = "…" if start > 0 else ""
-    suffix = "…" if end < len(passage) else ""
-    return f"{prefix}{passage[start:end].strip()}{suffix}"
+ProgressFn = Callable[[IndexProgress], None]
+Extracted = tuple[str, list[str]] | str  # (title, passages), or why the file is skipped
 
 
 # ----------------------------------------------------------------- the corpus
@@ -147,7 +85,13 @@ def _now_iso() -> str:
 class LocalCorpus:
     """A folder of documents with a persisted, self-refreshing BM25 index."""
 
-    def __init__(self, corpus_dir: str | Path, *, index_root: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        corpus_dir: str | Path,
+        *,
+        index_root: str | Path | None = None,
+        on_progress: ProgressFn | None = None,
+    ) -> None:
         root = Path(corpus_dir).expanduser()
         if not root.is_dir():
             raise ConfigError(f"--corpus: {root} is not a directory")
@@ -159,6 +103,8 @@ class LocalCorpus:
         path_hash = hashlib.sha256(str(self.root).encode()).hexdigest()[:16]
         self.index_home = Path(index_root) / path_hash
         self.last_index_event: str = ""  # "built" or "loaded" (for tests and doctor)
+        self.on_progress = on_progress
+        self.last_build: IndexProgress | None = None  # what the last build did
         self._lock = threading.Lock()
         self._loaded: tuple[str, Any, list[list[Any]], list[dict[str, str]]] | None = None
 
@@ -177,12 +123,24 @@ class LocalCorpus:
                 found.append(path)
         return found
 
-    def require_documents(self) -> None:
-        """ConfigError naming the folder when it holds nothing to index: searching an
-        empty corpus would only burn the budget on queries that cannot find anything."""
+    def require_documents(self) -> int:
+        """Index now; the number of documents. ConfigError naming the folder when it
+        holds nothing indexable: searching an empty corpus would only burn the budget."""
+        kinds = ", ".join(sorted(CONTENT_TYPES))
         if not self.files():
-            kinds = ", ".join(sorted(CONTENT_TYPES))
             raise ConfigError(f"--corpus {self.root}: no files to index (looked for {kinds})")
+        count = self.document_count()
+        if count == 0:
+            raise ConfigError(
+                f"--corpus {self.root}: no indexable text in its files (binary or empty)"
+            )
+        return count
+
+    def document_count(self) -> int:
+        """Documents in the (current) index, building it if needed."""
+        self.ensure_index()
+        assert self._loaded is not None
+        return len(self._loaded[3])
 
     def fingerprint(self) -> str:
         rows = []
@@ -193,23 +151,73 @@ class LocalCorpus:
         return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
     # -- index
+    def _file_passages(self, path: Path, cache_dir: Path) -> tuple[Extracted, bool]:
+        """(title, passages) of one file — or why it is not indexed ("binary",
+        "unreadable", "too large") — and whether it came from the cache (unchanged)."""
+        st = path.stat()
+        if st.st_size > MAX_FILE_BYTES:
+            log.warning("corpus: skipping %s (larger than %d bytes)", path.name, MAX_FILE_BYTES)
+            return "too large", False
+        rel = str(path.relative_to(self.root))
+        stamp = [_INDEX_FORMAT, rel, st.st_size, st.st_mtime_ns]
+        cached = cache_dir / (hashlib.sha256(rel.encode()).hexdigest()[:24] + ".json")
+        try:
+            entry = json.loads(cached.read_text(encoding="utf-8"))
+            if entry.get("stamp") == stamp:
+                kept = entry["result"]
+                return (kept if isinstance(kept, str) else (kept[0], list(kept[1]))), True
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            pass  # no (usable) cache entry: read the file
+        try:
+            got = extract_document(path)
+        except Exception as exc:  # one unreadable file must not sink the corpus
+            log.warning("corpus: cannot read %s (%s)", path.name, type(exc).__name__)
+            return "unreadable", False
+        result: Extracted = "binary" if got is None else (got[0], split_passages(got[1]))
+        # Written aside and renamed: a concurrent run never reads half an entry.
+        part = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
+        part.write_text(json.dumps({"stamp": stamp, "result": result}), encoding="utf-8")
+        os.replace(part, cached)
+        return result, False
+
+    def _gather(
+        self, cache_dir: Path
+    ) -> tuple[list[dict[str, str]], list[list[Any]], IndexProgress]:
+        files = self.files()
+        sizes = [p.stat().st_size for p in files]
+        progress = IndexProgress(files_total=len(files), bytes_total=sum(sizes))
+        docs: list[dict[str, str]] = []
+        passages: list[list[Any]] = []
+        for path, size in zip(files, sizes, strict=True):
+            got, reused = self._file_passages(path, cache_dir)
+            progress.reused += reused
+            progress.files_done += 1
+            progress.bytes_done += size
+            if got == "binary":
+                progress.binary_skipped += 1
+            elif isinstance(got, str):
+                progress.unreadable += 1
+            else:
+                doc_id = len(docs)
+                docs.append({"path": str(path), "title": got[0]})
+                passages.extend([doc_id, p] for p in got[1])
+            self._report(progress)
+        progress.documents = len(docs)
+        return docs, passages, progress
+
+    def _report(self, progress: IndexProgress) -> None:
+        if self.on_progress is not None:
+            try:
+                self.on_progress(progress.model_copy())
+            except Exception:  # a display problem must not stop indexing
+                pass
+
     def _build(self, target: Path) -> None:
         import bm25s
 
-        docs: list[dict[str, str]] = []
-        passages: list[list[Any]] = []
-        for path in self.files():
-            if path.stat().st_size > MAX_FILE_BYTES:
-                log.warning("corpus: skipping %s (larger than %d bytes)", path.name, MAX_FILE_BYTES)
-                continue
-            try:
-                title, text = extract_document(path)
-            except Exception as exc:  # one unreadable file must not sink the corpus
-                log.warning("corpus: cannot read %s (%s)", path.name, type(exc).__name__)
-                continue
-            doc_id = len(docs)
-            docs.append({"path": str(path), "title": title})
-            passages.extend([doc_id, p] for p in split_passages(text))
+        cache_dir = self.index_home / FILE_CACHE
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        docs, passages, progress = self._gather(cache_dir)
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=self.index_home))
         try:
             if passages:
@@ -228,6 +236,9 @@ class LocalCorpus:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        progress.finished = True
+        self.last_build = progress
+        self._report(progress)
 
     def _load(self, target: Path, fp: str) -> None:
         import bm25s
@@ -241,7 +252,7 @@ class LocalCorpus:
 
     def _prune(self, keep: str) -> None:
         for child in self.index_home.iterdir():
-            if child.name != keep and not child.name.startswith(".build-"):
+            if child.name not in (keep, FILE_CACHE) and not child.name.startswith(".build-"):
                 shutil.rmtree(child, ignore_errors=True)
 
     def ensure_index(self) -> None:
@@ -323,9 +334,12 @@ class LocalCorpus:
         if path.stat().st_size > MAX_FILE_BYTES:
             return ReadFailure(url=url, kind="too_large", detail=f"over {MAX_FILE_BYTES} bytes")
         try:
-            title, text = extract_document(path)
+            got = extract_document(path)
         except Exception as exc:
             return ReadFailure(url=url, kind="extract", detail=f"{type(exc).__name__}: {exc}"[:300])
+        if got is None:
+            return ReadFailure(url=url, kind="unsupported_type", detail="binary file")
+        title, text = got
         if not text.strip():
             return ReadFailure(url=url, kind="empty", detail="no text in the document")
         return Page(

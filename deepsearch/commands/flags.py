@@ -1,0 +1,35 @@
+"""The research flags, accepted by `config` and `doctor` too: `deepsearch doctor
+--search-provider searxng --searxng-url …` checks exactly the command about to run.
+
+The flags are parsed by the research command's own parser (same names, types, limits
+and error messages), so the three commands can never disagree about a flag.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from deepsearch.commands.common import EXIT_USAGE, fail
+
+# Extra arguments reach config/doctor unparsed, then go through research's parser.
+PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+def research_flags(args: list[str], command: str) -> tuple[dict[str, Any], Path | None]:
+    """(configuration overrides, --config path) from research flags given to `command`."""
+    import typer
+
+    from deepsearch.commands import research_cmd
+
+    app = typer.Typer(add_completion=False)
+    app.command()(research_cmd.research)
+    parser = typer.main.get_command(app)
+    ctx = parser.make_context(f"deepsearch {command}", list(args))
+    params = ctx.params
+    if params.get("question"):
+        words = " ".join(params["question"])
+        raise fail(f"deepsearch {command} takes no question (got {words!r})", EXIT_USAGE)
+    names = inspect.signature(research_cmd.overrides).parameters
+    return research_cmd.overrides(**{k: params[k] for k in names}), params.get("config")

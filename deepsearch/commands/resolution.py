@@ -1,0 +1,93 @@
+"""What a research run would use, and why: the provider, model, endpoint, search chain
+and limits, each with the key, flag or default that decided it. `config` shows this
+first; `doctor` names the provider the same way."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from deepsearch.commands.units import tokens
+from deepsearch.config import LoadedConfig, ProviderName, Settings, redact_userinfo
+from deepsearch.errors import ConfigError
+
+
+class Decision(NamedTuple):
+    what: str
+    value: str
+    why: str
+
+
+def provider_reason(settings: Settings, name: ProviderName, sources: dict[str, str]) -> str:
+    """Why `name` is the provider: the flag or variable that chose it, or the key found."""
+    if settings.llm.provider is not None:
+        return f"llm.provider from {sources.get('llm.provider', 'config')}"
+    if name == "ollama":
+        return f"no key set; a local Ollama answers at {redact_userinfo(settings.llm.ollama_url)}"
+    if name == "gemini":
+        return "GEMINI_API_KEY is set (checked first)"
+    key = settings.keys.openai_api_key
+    if key is not None and key.get_secret_value().strip():
+        return "OPENAI_API_KEY is set"
+    url = redact_userinfo(settings.llm.openai_base_url or "")
+    return f"keyless server at {url} (OPENAI_BASE_URL is set, no OPENAI_API_KEY)"
+
+
+def _llm(loaded: LoadedConfig) -> list[Decision]:
+    from deepsearch.llm.factory import resolve_provider
+
+    settings, sources = loaded.settings, loaded.sources
+    try:
+        name = resolve_provider(settings)
+    except ConfigError as exc:
+        return [Decision("llm provider", "none", str(exc))]
+    model = settings.tool_settings(name, "agent").model
+    if settings.llm.model:
+        model_why = f"llm.model from {sources.get('llm.model', 'config')}"
+    else:
+        key = f"llm.providers.{name}.default.model"
+        model_why = f"{key} ({sources.get(key, 'built-in')})"
+    base = {"openai": settings.llm.openai_base_url, "gemini": settings.llm.gemini_base_url}
+    endpoint = settings.llm.ollama_url if name == "ollama" else base.get(name)
+    return [
+        Decision("llm provider", name, provider_reason(settings, name, sources)),
+        Decision("model", model, model_why),
+        Decision("endpoint", redact_userinfo(endpoint or "the provider's default"), ""),
+    ]
+
+
+def _search(loaded: LoadedConfig) -> list[Decision]:
+    settings, sources = loaded.settings, loaded.sources
+    chain = list(dict.fromkeys(settings.search.providers))
+    web = [p for p in chain if p != "local"]
+    shown = " → ".join(web) if web else ""
+    if "local" in chain:
+        shown = f"{shown} + local corpus (fused)" if web else "local corpus"
+    rows = [
+        Decision(
+            "search", shown, f"search.providers from {sources.get('search.providers', 'built-in')}"
+        )
+    ]
+    if settings.search.corpus_dir:
+        rows.append(
+            Decision("corpus", settings.search.corpus_dir, sources.get("search.corpus_dir", ""))
+        )
+    return rows
+
+
+def _limits(loaded: LoadedConfig) -> list[Decision]:
+    agent, sources = loaded.settings.agent, loaded.sources
+    if agent.budget is not None:
+        budget_why = f"agent.budget from {sources.get('agent.budget', 'config')}"
+    else:
+        budget_why = f"effort {agent.effort} ({sources.get('agent.effort', 'built-in')})"
+    timeout = f"{agent.timeout_s:g} s" if agent.timeout_s else "none"
+    return [
+        Decision("budget", f"{tokens(agent.token_budget)} tokens", budget_why),
+        Decision("max steps", str(agent.max_steps), sources.get("agent.max_steps", "built-in")),
+        Decision("timeout", timeout, sources.get("agent.timeout_s", "built-in")),
+    ]
+
+
+def run_decisions(loaded: LoadedConfig) -> list[Decision]:
+    """Everything a research run with this configuration would use, and why."""
+    return [*_llm(loaded), *_search(loaded), *_limits(loaded)]
