@@ -232,7 +232,17 @@ def run() -> str:
     from bench.latency_report import render
 
     prompts = [p for f in rows for p in f.agent_prompts]
-    return render(rows, total_composition(prompts), len(prompts), _load(), runs=runs)
+    # The prompts an answer can be written from: those that already show a read page.
+    with_pages = [p for p in prompts if "<knowledge-" in p and 'type="url"' in p]
+    return render(
+        rows,
+        total_composition(prompts),
+        len(prompts),
+        _load(),
+        runs=runs,
+        read_parts=total_composition(with_pages),
+        read_requests=len(with_pages),
+    )
 
 
 def _load() -> str:

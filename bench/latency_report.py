@@ -136,11 +136,20 @@ def _calls_by_kind(rows: list[Figures]) -> str:
 
 
 def render(
-    rows: list[Figures], parts: dict[str, int], requests: int, load: str = "", runs: int = 1
+    rows: list[Figures],
+    parts: dict[str, int],
+    requests: int,
+    load: str = "",
+    runs: int = 1,
+    *,
+    read_parts: dict[str, int] | None = None,
+    read_requests: int = 0,
 ) -> str:
     low_p, high_p = (int(s * 1000) for s in PAGE_S)
     low_s, high_s = (int(s * 1000) for s in SEARCH_S)
     share = parts.get("page evidence", 0) / (sum(parts.values()) or 1)
+    read_parts = read_parts or {}
+    read_share = read_parts.get("page evidence", 0) / (sum(read_parts.values()) or 1)
     return f"""## Wall time at real latency
 
 Command: `.venv/bin/python -m bench latency` (bench/latency.py; also run by `make bench`).
@@ -187,7 +196,12 @@ agent step, tokens by o200k_base; "page evidence" = `<knowledge-N type="url">` i
 "search snippets" = `type="side-info"`, "question and queries" = original/current
 question, queries done, open sub-questions; "instructions" = everything else). Each page
 here holds one HotpotQA paragraph plus its navigation, far less text than a real article,
-so these shares describe this setup. Page evidence **{share:.1%}** (issue 8 aims for > 50%).
+so these shares describe this setup. Page evidence **{share:.1%}** over every agent
+step (issue 8 aims for > 50%); the steps before the first page is read carry none, so
+the second table counts only the agent prompts that already show a read page (those an
+answer is written from): page evidence **{read_share:.1%}** there.
 
 {_composition(parts, requests)}
+
+{_composition(read_parts, read_requests)}
 """

@@ -34,6 +34,19 @@ SEARCH_S = (0.4, 0.9)
 PAGE_S = (0.1, 0.9)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a cancelled background read at the end of a run) is
+    normal here, not an error worth a traceback on the bench's output."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class Wait:
     kind: str  # "llm" | "search" | "page"
@@ -77,7 +90,7 @@ class LatencyServer:
     def __init__(self, timeline: Timeline, *, scale: float = 1.0) -> None:
         self.timeline = timeline
         self.scale = scale
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         # A short poll interval: shutdown() waits for it, three servers per bench.
         self._thread = threading.Thread(
