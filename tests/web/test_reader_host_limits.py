@@ -45,6 +45,19 @@ async def test_five_pages_on_one_host_are_read_in_one_wave() -> None:
     assert counter.peak == 5  # the default allows more than 2 per host: one wave, not three
 
 
+async def test_the_shipped_configuration_reads_five_pages_of_one_host_in_one_wave() -> None:
+    """What a user runs with: config.json (not the model's default) sets the limit."""
+    from deepsearch.config import load_config
+
+    shipped = load_config(environ={}).settings.reader
+    counter = CountingHost(capacity=100)
+    with LoopbackServer(routes={"/page": counter.route}) as server:
+        config = shipped.model_copy(update={"allow_private_urls": True})
+        results = await read_all(LocalReader(config, clock=FakeClock()), server, 5)
+    assert all(isinstance(r, Page) for r in results)
+    assert counter.peak == 5
+
+
 async def test_429_backs_off_retries_once_and_lowers_the_host_limit(
     host: tuple[LoopbackServer, CountingHost],
 ) -> None:
