@@ -7,12 +7,12 @@ import typer
 
 def register(app: typer.Typer) -> None:
     from deepsearch.commands import config_cmd, doctor_cmd, research_cmd
+    from deepsearch.commands.common import PlainSwitchesCommand
     from deepsearch.commands.flags import PASS_THROUGH
 
     app.command("research", help=research_cmd.HELP, cls=research_cmd.ResearchCommand)(
         research_cmd.research
     )
-    app.command("config", help=config_cmd.HELP, context_settings=PASS_THROUGH)(
-        config_cmd.show_config
-    )
-    app.command("doctor", help=doctor_cmd.HELP, context_settings=PASS_THROUGH)(doctor_cmd.doctor)
+    plain = {"context_settings": PASS_THROUGH, "cls": PlainSwitchesCommand}
+    app.command("config", help=config_cmd.HELP, **plain)(config_cmd.show_config)
+    app.command("doctor", help=doctor_cmd.HELP, **plain)(doctor_cmd.doctor)

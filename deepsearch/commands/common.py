@@ -6,9 +6,10 @@ Kept apart from cli.py so commands and the entry point do not import each other.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 SUBCOMMANDS = {"research", "config", "doctor"}
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_FORCED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -21,6 +22,18 @@ ConfigOption = Annotated[
         help="User config file (else $DEEPSEARCH_CONFIG, else ~/.config/deepsearch/config.json).",
     ),
 ]
+
+
+class PlainSwitchesCommand(TyperCommand):
+    """Help without a value placeholder where there is no value: Typer shows a type
+    for every parameter (`--json <bool>`, `--help <bool>`), noise on a switch."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            if getattr(param, "is_flag", False) or "--help" in getattr(param, "opts", []):
+                param.display_type_rich = lambda ctx: None
+        return params
 
 
 def fail(message: str, code: int) -> typer.Exit:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperCommand
 
 if TYPE_CHECKING:
     pass
@@ -14,24 +13,23 @@ if TYPE_CHECKING:
 from deepsearch.commands.common import (
     EXIT_USAGE,
     ConfigOption,
+    PlainSwitchesCommand,
     fail,
 )
 from deepsearch.config import MIN_BUDGET
 
 
-class ResearchCommand(TyperCommand):
+class ResearchCommand(PlainSwitchesCommand):
     """The usage line as users type it: `deepsearch [OPTIONS] "QUESTION"` (the console
-    script inserts `research` itself)."""
+    script inserts `research` itself); no `<list[str]>` beside QUESTION either."""
 
     def format_usage(self, ctx: Any, formatter: Any) -> None:
         formatter.write_usage("deepsearch", '[OPTIONS] "QUESTION"')
 
     def get_params(self, ctx: Any) -> list[Any]:
-        # No `<list[str]>` beside QUESTION and no `<bool>` beside --help: Typer shows a
-        # type for every parameter; for these two it only adds noise.
         params = super().get_params(ctx)
         for param in params:
-            if param.param_type_name == "argument" or "--help" in getattr(param, "opts", []):
+            if param.param_type_name == "argument":
                 param.display_type_rich = lambda ctx: None
         return params
 

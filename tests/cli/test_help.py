@@ -36,6 +36,13 @@ def test_research_help_groups_options_and_shows_the_real_usage() -> None:
     assert "TOKENS" in budget and f"x>={MIN_BUDGET}" in budget
 
 
+@pytest.mark.parametrize("command", ["research", "config", "doctor"])
+def test_no_command_shows_a_value_placeholder_on_a_switch(command: str) -> None:
+    text = run_in_process(command, "--help", COLUMNS="120").stdout
+    assert "--help" in text and "--json" in text
+    assert "<bool>" not in text, text
+
+
 @pytest.mark.parametrize(
     ("argv", "needles"),
     [
