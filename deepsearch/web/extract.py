@@ -137,12 +137,17 @@ def extract_links(tree: object, base_url: str) -> list[tuple[str, str]]:
 
 
 def _fallback_text(tree: object) -> str:
-    """Visible text when trafilatura finds no main content (e.g. link hubs, tiny pages)."""
+    """Visible text when trafilatura finds no main content (e.g. link hubs, tiny pages),
+    one block a paragraph; within the page's <article> (else <main>) when it has one."""
     for bad in tree.xpath("//script|//style|//noscript|//template|//head"):  # type: ignore[attr-defined]
         bad.drop_tree()
+    scope = next(
+        (found[0] for xp in ("//article", "//main") if (found := tree.xpath(xp))),  # type: ignore[attr-defined]
+        tree,
+    )
     blocks: list[str] = []
-    for node in tree.xpath(
-        "//body//*[self::p or self::h1 or self::h2 or self::h3 or self::h4 or self::li or self::td or self::pre or self::blockquote]"
+    for node in scope.xpath(
+        ".//*[self::p or self::h1 or self::h2 or self::h3 or self::h4 or self::li or self::td or self::pre or self::blockquote]"
     ):  # type: ignore[attr-defined]
         text = " ".join(node.text_content().split())
         if text and (not blocks or blocks[-1] != text):
@@ -152,6 +157,22 @@ def _fallback_text(tree: object) -> str:
         root = body[0] if body else tree
         blocks = [" ".join(root.text_content().split())]  # type: ignore[attr-defined]
     return "\n\n".join(b for b in blocks if b)
+
+
+def _single_block(document: object) -> bool:
+    """The body is one paragraph and nothing else (the shape of trafilatura's baseline)."""
+    body = getattr(document, "body", None)
+    return body is not None and len(body) == 1 and body[0].tag == "p"
+
+
+def _same_text_in_blocks(single: str, blocks_text: str) -> str | None:
+    """`blocks_text` when its blocks are (80%, by length) pieces of `single`, else None
+    (a page whose one paragraph is real content: its other blocks are navigation)."""
+    blocks = [b for b in blocks_text.split("\n\n") if b]
+    if len(blocks) < 2:
+        return None
+    inside = sum(len(b) for b in blocks if b in single)
+    return blocks_text if inside >= 0.8 * sum(len(b) for b in blocks) else None
 
 
 def _html_title(tree: object) -> str:
@@ -299,6 +320,11 @@ def html_to_text(html: str, url: str | None = None) -> Extracted:
         title = title or _html_title(tree)
         if not text:
             text = _fallback_text(tree)
+        elif _single_block(document):
+            # trafilatura's baseline for a short page runs every block (heading,
+            # tagline, paragraph, "See also") into one <p>, and a quote would span
+            # them: take the same text split at its blocks, when that is what it is.
+            text = _same_text_in_blocks(text, _fallback_text(tree)) or text
     return Extracted(
         title=title.strip(),
         text=text.strip(),

@@ -197,3 +197,30 @@ def test_markdown_to_plain_leaves_the_readers_plain_text_as_it_is() -> None:
         markdown_to_plain(MARKDOWN.replace('x = "[not](a-link)"', "x = 1")),
     ):
         assert markdown_to_plain(text) == text
+
+
+SHORT_ARTICLE = """<!doctype html><html><head><title>Lilu - Wiki</title></head><body>
+<nav><a href="/">Home</a> | <a href="/about">About</a></nav>
+<main><article><h1>Lilu (mythology)</h1>
+<div class="shortdescription">From the free encyclopedia</div>
+<p>A lilu is a masculine Akkadian word for a spirit or demon.</p>
+<h2>See also</h2><ul><li><a href="/wiki/Lilith">Lilith</a></li></ul>
+</article></main></body></html>"""
+
+
+def test_a_short_article_keeps_its_blocks_apart() -> None:
+    """trafilatura's baseline runs a short page's heading, tagline and paragraph into
+    one paragraph; a quote of it would then span the heading (seen in a citation)."""
+    text = html_page(SHORT_ARTICLE).text
+    assert "A lilu is a masculine Akkadian word for a spirit or demon." in text.split("\n\n")
+    assert "Lilu (mythology)" in text.split("\n\n")
+
+
+def test_a_real_one_paragraph_article_is_not_replaced_by_its_navigation() -> None:
+    nav = " ".join(f'<li><a href="/s/{i}">Section {i}</a></li>' for i in range(30))
+    body = "The council met on Tuesday and voted to extend the river walk by two miles. " * 6
+    html = f"""<html><head><title>News</title></head><body><ul class="menu">{nav}</ul>
+<div class="story"><div class="text">{body}</div></div></body></html>"""
+    text = html_page(html).text
+    assert "voted to extend the river walk" in text
+    assert "Section 7" not in text
