@@ -55,6 +55,35 @@ async def test_search_drops_queries_already_searched_and_pools_hits() -> None:
     pool = run.state.url_pool
     assert pool["https://a.org/1"].weight == 2.0  # +1 per hit
     assert any(k.type == "side-info" for k in run.state.knowledge)
+    # The step log leads with what came back (a narrow terminal cuts the line's end).
+    search_steps = [s.detail for s in run.state.steps if s.action == "search"]
+    assert search_steps[0].startswith("2 results: mars moons")
+
+
+async def test_visit_detail_leads_with_the_count_and_shows_readable_addresses() -> None:
+    url = "https://wiki.example.org/wiki/Al%C3%BB_(demon)"
+    search = results([url])
+    reader = FakeReader(
+        {
+            url: Page(
+                url=url,
+                final_url=url,
+                title="Alû",
+                text="Alû is a demon.",
+                fetched_at="2026-01-01T00:00:00Z",
+            )
+        }
+    )
+    steps = [
+        {"think": "", "action": "search", "search": {"queries": ["alu demon"]}},
+        {"think": "", "action": "visit", "visit": {"url_indices": [1]}},
+        {"think": "", "action": "answer", "answer": {"answer": "a demon"}},
+    ]
+    deps, _ = make_deps(scripted(steps), search=search, reader=reader)
+    run = ResearchRun(Q, deps, options(max_steps=3))
+    await run.run()
+    visit = next(s.detail for s in run.state.steps if s.action == "visit")
+    assert visit.startswith("read 1: ") and "Alû_(demon)" in visit
 
 
 async def test_visit_tops_up_records_failures_and_drops_dead_hosts() -> None:

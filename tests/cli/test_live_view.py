@@ -18,7 +18,7 @@ from deepsearch.web.types import SearchQuery
 THINK = "I need to find which films were shot in Leland and then who directed them " * 2
 SEARCH_DONE = StepFinished(
     step=3, action="search", think=THINK,
-    detail="Leland North Carolina films | Maximum Overdrive director → 10 results, 25 URLs",
+    detail="10 results: Leland North Carolina films | Maximum Overdrive director",
     tokens_used=12_345, budget=500_000, elapsed_s=4.2,
 )  # fmt: skip
 
@@ -44,7 +44,7 @@ def test_the_step_line_leads_with_what_was_done(width: int) -> None:
     view, buffer = view_at(width)
     view(SEARCH_DONE)
     first, second = buffer.getvalue().splitlines()
-    assert first.startswith("  3 search  Leland North Carolina films")
+    assert first.startswith("  3 search  10 results: Leland North")
     assert len(first) <= width and len(second) <= width
     assert second.strip().startswith("I need to find")  # the think, on its own line
 
@@ -56,7 +56,8 @@ def test_a_wide_terminal_also_gets_the_cost_and_a_log_gets_everything() -> None:
     log, piped = view_at(80, terminal=False)
     log(SEARCH_DONE)
     text = piped.getvalue()
-    assert "Maximum Overdrive director → 10 results, 25 URLs" in text and THINK.strip() in text
+    assert "10 results: Leland North Carolina films | Maximum Overdrive director" in text
+    assert THINK.strip() in text
 
 
 def test_the_spinner_names_the_work_in_flight() -> None:

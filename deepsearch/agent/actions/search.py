@@ -209,7 +209,9 @@ def _record(state: AgentState, batch: _Batch) -> str:
             else " Nothing found; try other wording."
         )
     )
-    return f"{' | '.join(batch.queries)} → {summary}"
+    # The step log leads with what came back: a narrow terminal cuts the end of the line.
+    failed = f", {len(batch.errors)} failed" if batch.errors else ""
+    return f"{len(batch.results)} results{failed}: {' | '.join(batch.queries)}"
 
 
 async def handle_search(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import unquote
 from collections import Counter
 from functools import partial
 
@@ -136,7 +137,9 @@ async def handle_visit(
         + (f"; failed to read {', '.join(failed)}" if failed else "")
         + "."
     )
-    return f"read {len(read)}{_failure_summary(state, targets)}: " + ", ".join(targets)
+    # Readable addresses in the step log (the state keeps them normalized).
+    shown = ", ".join(unquote(u) for u in targets)
+    return f"read {len(read)}{_failure_summary(state, targets)}: {shown}"
 
 
 def _failure_summary(state: AgentState, targets: list[str]) -> str:
