@@ -174,8 +174,9 @@ class ResearchRun:
         except ProviderAuthError:
             raise  # no later call can succeed either
         except RunError as exc:  # a provider failure mid-run still gets a Beast Mode answer
-            if exc.fatal:
-                raise  # e.g. search cannot work: Beast Mode would only guess
+            if exc.fatal:  # e.g. search cannot work: Beast Mode would only guess
+                self._finish_step("error", "", str(exc)[:300])  # the step it ended counts
+                raise
             self.stop_reason = f"error: {exc}"
             if self._provider_unreachable(exc):
                 raise  # not one step worked: asking the same dead endpoint again only waits

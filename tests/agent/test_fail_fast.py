@@ -51,6 +51,9 @@ async def test_every_provider_erroring_twice_stops_the_run_at_step_one() -> None
     assert "searxng: network (ConnectError)" in result.error
     assert "duckduckgo: network (ConnectError)" in result.error
     assert not [c for c in provider.calls if c.tool == "agent_beast"], "no Beast Mode guess"
+    # The step it ended is in the history (the summary says "failed in 1 step", not 0).
+    assert [s.action for s in result.steps] == ["error"]
+    assert "search is not working" in result.steps[0].detail
 
 
 async def test_a_configuration_cause_is_marked_as_such() -> None:

@@ -104,3 +104,16 @@ async def test_odd_rows_are_skipped() -> None:
     rows: list[Any] = [None, {"title": "no href"}, {"href": "https://a.org", "title": None}]
     results = await _provider(FakeDDGS(rows=rows)).search(SearchQuery(q="x"))
     assert [(r.title, r.url) for r in results] == [("https://a.org/", "https://a.org/")]
+
+
+async def test_a_nested_library_error_reads_as_one_plain_line() -> None:
+    """ddgs folds its backends' errors (reprs, long URLs of yahoo/brave) into one."""
+    nested = DDGSException(
+        "DNSError: DNSError('error sending request for url "
+        "(https://search.yahoo.com/search;_ylt=Awr;_ylu=Qj?p=python&ei=UTF-8)')"
+    )
+    with pytest.raises(SearchProviderError) as info:
+        await _provider(FakeDDGS(exc=nested)).search(SearchQuery(q="python"))
+    text = str(info.value)
+    assert "yahoo" not in text and "('" not in text
+    assert "cannot resolve the search hosts" in text

@@ -8,6 +8,7 @@ returns result dicts of the library's real shape `{title, href, body}`.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +92,17 @@ class DuckDuckGoSearch:
         return make_results(self.name, items, query.limit)
 
 
+_NO_DNS = re.compile(r"dns|name or service not known|getaddrinfo|failed to lookup|resolve", re.I)
+_NO_CONNECT = re.compile(r"connect|unreachable|refused", re.I)
+
+
 def _short(exc: Exception) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text[:120]
+    """One readable line: ddgs nests its backends' errors (reprs, long URLs of
+    whichever engine it tried: yahoo, brave, ...) into one message."""
+    text = str(exc)
+    if _NO_DNS.search(text):
+        return "cannot resolve the search hosts (no network or DNS?)"
+    if _NO_CONNECT.search(text):
+        return "cannot connect to the search hosts (no network?)"
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return re.sub(r"https?://\S+", "<url>", first)[:120]
