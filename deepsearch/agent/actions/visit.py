@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import unquote
 from collections import Counter
 from functools import partial
+from urllib.parse import unquote
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.evidence import PageEvidence, anchor_texts, evidence_chunks, refresh_page
