@@ -138,11 +138,14 @@ async def _round_trip_check(client: LLMClient) -> Check:
         return Check(name="structured output", ok=False, detail=f"{model}: {exc}")
     usage = result.usage
     estimated = ", estimated" if usage.estimated else ""
+    if not result.value.ok:  # well-formed, but not what was asked: the model misread it
+        detail = f'{model}: replied {{"ok": false}} when asked for {{"ok": true}}'
+        return Check(name="structured output", ok=False, detail=detail)
     detail = (
         f"{model}: valid {Ping.__name__} in {result.attempts} attempt(s), "
         f"{usage.total_tokens} tokens{estimated}"
     )
-    return Check(name="structured output", ok=result.value.ok, detail=detail)
+    return Check(name="structured output", ok=True, detail=detail)
 
 
 def _user(text: str) -> Message:

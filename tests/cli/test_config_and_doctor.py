@@ -139,6 +139,20 @@ def test_precedence_env_over_file_over_default(tmp_path: Path) -> None:
     assert loaded.settings.llm.model == "flag-model" and loaded.sources["llm.model"] == "flag"
 
 
+def test_doctor_fails_a_model_that_answers_the_round_trip_wrongly(
+    search_fake: FakeSearchServers,
+) -> None:
+    with FakeOpenAIServer(handler=lambda body: {"ok": False}, api_key=SECRET) as server:
+        done = run_in_process(
+            "doctor", "--json", OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=server.base_url,
+            **search_env(search_fake),
+        )  # fmt: skip
+    row = {r["name"]: r for r in json.loads(done.stdout)["checks"]}["structured output"]
+    assert done.returncode == 1
+    assert row["status"] == "fail" and '{"ok": false}' in row["detail"]
+    assert "valid" not in row["detail"]  # the row must not contradict its own status
+
+
 def test_user_config_from_environment_variable(tmp_path: Path) -> None:
     path = write_config(tmp_path, {"agent": {"max_steps": 9}})
     done = run_cli("config", "--json", DEEPSEARCH_CONFIG=str(path))
