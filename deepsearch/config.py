@@ -413,9 +413,17 @@ def effective_values(loaded: LoadedConfig) -> dict[str, tuple[Any, str]]:
     return out
 
 
+_SECRET_QUERY = re.compile(
+    r"([?&;](?:[\w.-]*(?:key|token|secret|password|passwd|auth|signature|sig)[\w.-]*)=)[^&;#\s]+",
+    re.IGNORECASE,
+)
+
+
 def redact_userinfo(text: str) -> str:
-    """Hide a password embedded in a URL (http://user:pass@host → http://user:****@host)."""
-    return re.sub(r"(?<=://)([^/@:\s]+):[^/@\s]+@", r"\1:" + SECRET_MASK + "@", text)
+    """Hide credentials embedded in a URL: a password (http://user:pass@host →
+    http://user:****@host) and credential-like query values (?api_key=… → ?api_key=****)."""
+    text = re.sub(r"(?<=://)([^/@:\s]+):[^/@\s]+@", r"\1:" + SECRET_MASK + "@", text)
+    return _SECRET_QUERY.sub(r"\1" + SECRET_MASK, text)
 
 
 def effective_items(loaded: LoadedConfig) -> list[tuple[str, str, str]]:

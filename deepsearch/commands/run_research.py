@@ -68,7 +68,8 @@ def run_research(
             view.stop()
             raise fail(str(exc), EXIT_USAGE) from None
         except OSError as exc:  # e.g. the trace file cannot be created
-            result = cut_short("failed", f"{exc.filename or 'file'}: {exc.strerror or exc}")
+            where = exc.filename or (f"--trace {trace_path}" if trace_path else "a file")
+            result = cut_short("failed", f"{where}: {exc.strerror or exc}")
         except DeepsearchError as exc:
             result = cut_short("failed", str(exc))
         except Exception as exc:  # a bug must still print what was found, not a traceback

@@ -349,6 +349,14 @@ def test_url_passwords_are_masked() -> None:
     )
 
 
+def test_credentials_in_a_url_query_are_masked() -> None:
+    url = "http://127.0.0.1:9/v1?key=SECRETQ1&region=eu&access_token=SECRETQ2"
+    done = run_in_process("config", "--json", OPENAI_BASE_URL=url)
+    assert "SECRETQ" not in done.stdout + done.stderr
+    shown = json.loads(done.stdout)["llm.openai_base_url"]["value"]
+    assert shown == "http://127.0.0.1:9/v1?key=****&region=eu&access_token=****"
+
+
 def test_every_key_field_is_a_secret_with_an_env_var() -> None:
     from deepsearch.commands.doctor_cmd import SEARCH_KEYS, _clean
     from deepsearch.config import KeysConfig

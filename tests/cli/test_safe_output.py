@@ -169,3 +169,10 @@ def test_the_printed_answer_holds_no_escape(
     out = capsys.readouterr().out
     assert "The answer." in out
     assert "\x1b" not in out and "\x07" not in out and "\\u001b" not in out
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_trace_file_that_cannot_be_written_is_named() -> None:
+    done = run_in_process("research", "who wrote Hamlet?", "--trace", "/dev/full")
+    assert done.returncode == 1
+    assert "error: --trace /dev/full: No space left on device" in done.stderr
