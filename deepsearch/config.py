@@ -434,7 +434,8 @@ def effective_items(loaded: LoadedConfig) -> list[tuple[str, str, str]]:
         if isinstance(value, SecretStr):
             shown = mask_secret(value.get_secret_value())
         elif value is None:
-            shown = "-"
+            # An unset choice is made at run time (llm.provider: by the keys that are set).
+            shown = "auto" if dotted == "llm.provider" else "-"
         else:
             shown = json.dumps(value) if not isinstance(value, str) else redact_userinfo(value)
         rows.append((dotted, shown, loaded.sources.get(dotted, "built-in")))

@@ -29,6 +29,11 @@ def test_config_says_what_a_run_would_use_and_why() -> None:
     assert run["search"]["value"] == "duckduckgo"
     assert run["budget"] == {"value": "500k tokens", "why": "effort medium (default)"}
     assert SECRET not in json.dumps(rows)
+    # The setting itself says the choice is automatic, not "-" beside "openai" above
+    # (JSON keeps the real value: null).
+    assert rows["llm.provider"]["value"] is None
+    lines = run_in_process("config", OPENAI_API_KEY=SECRET, COLUMNS="200").stdout.splitlines()
+    assert any(line.startswith("llm.provider = auto") for line in lines), lines
 
 
 def test_config_takes_the_research_flags(tmp_path: Path) -> None:
