@@ -56,6 +56,9 @@ class Completion(BaseModel):
     usage: Usage | None = None
     finish_reason: str | None = None
     mode: OutputMode = "text"
+    # Whether the provider enforced the schema (OpenAI strict mode), for the trace:
+    # the request record holds the project's schema, not the rewritten wire form.
+    strict: bool | None = None
 
 
 @runtime_checkable

@@ -299,6 +299,7 @@ class LLMClient:
                 "tool": tool,
                 "text": completion.text,
                 "mode": completion.mode,
+                "strict": completion.strict,
                 "finish_reason": completion.finish_reason,
                 "usage": usage.model_dump(),
             },

@@ -233,7 +233,11 @@ class OpenAIProvider:
             if mode in ("json_schema", "json_object") and _is_mode_rejection(exc):
                 raise _ModeRejected(error) from None
             raise error from None
-        return _to_completion(resp, mode)
+        completion = _to_completion(resp, mode)
+        response_format = kwargs.get("response_format") or {}
+        if response_format.get("type") == "json_schema":
+            completion.strict = bool(response_format["json_schema"]["strict"])
+        return completion
 
     def _map_error(self, exc: Exception, model: str) -> ProviderError:
         import openai

@@ -89,6 +89,17 @@ async def test_wrapped_replies_are_recovered(openai_server: FakeOpenAIServer, co
     assert result.attempts == 1 and len(openai_server.chat_requests) == 1
 
 
+async def test_the_trace_says_the_schema_was_sent_strict(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(json.dumps(GOOD))
+    events: list[tuple[str, dict]] = []
+    client, _ = openai_client(openai_server.base_url)
+    client._trace = lambda kind, payload: events.append((kind, payload))
+    await client.generate_object("agent", Answer, "s", ASK)
+    (response,) = [p for k, p in events if k == "llm_response"]
+    sent = openai_server.chat_requests[0].body["response_format"]["json_schema"]["strict"]
+    assert response["mode"] == "json_schema" and response["strict"] is True is sent
+
+
 async def test_truncated_json_is_not_trusted_and_length_reported(
     openai_server: FakeOpenAIServer,
 ) -> None:
