@@ -51,6 +51,11 @@ def test_encodings_are_detected() -> None:
     assert decode_text(random.Random(1).randbytes(5000)) is None
     assert decode_text(bytes(range(1, 32)) * 100) is None  # valid UTF-8, still not text
     assert decode_text(b"PK\x03\x04\x00\x00" + bytes(range(256)) * 4) is None
+    # A short note whose heading hides terminal escapes is still a note (they are
+    # stripped when printed), not a binary file.
+    note = "# Tides\x1b]0;pwned\x07\x1b[2J\n\nThe tide rose 13 metres.\n"
+    assert decode_text(note.encode()) == note
+    assert decode_text(b"text\x00" * 200) is None
 
 
 def test_latin1_and_utf16_are_indexed_as_text_and_noise_is_skipped(

@@ -29,9 +29,19 @@ _BOMS = (
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
+# A terminal escape sequence is one ESC (or a BEL/backspace) among printable text: a
+# note holding a few of them is still a note (they are stripped before printing).
+_TERMINAL_CONTROLS = frozenset("\x1b\x07\x08")
+
+
 def _mostly_controls(text: str) -> bool:
     sample = text[:SNIFF_BYTES]
-    return bool(sample) and len(_CONTROL.findall(sample)) / len(sample) > MAX_CONTROL_SHARE
+    if not sample:
+        return False
+    if "\x00" in sample:
+        return True
+    controls = [c for c in _CONTROL.findall(sample) if c not in _TERMINAL_CONTROLS]
+    return len(controls) / len(sample) > MAX_CONTROL_SHARE
 
 
 def decode_text(raw: bytes) -> str | None:
