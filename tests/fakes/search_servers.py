@@ -16,9 +16,11 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.fakes.loopback import QuietHTTPServer
 
 PROVIDERS = ("searxng", "jina", "brave", "serper")
 _BASE_PATH = {
@@ -225,7 +227,7 @@ class FakeSearchServers:
     def __init__(self) -> None:
         self._state = _State()
         handler = type("Handler", (_Handler,), {"state": self._state})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = QuietHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
