@@ -190,7 +190,8 @@ class Recorder:
     def write_run(self, **meta: Any) -> None:
         from deepsearch import __version__
 
-        run = {"format": FORMAT, "version": __version__, "started_at": self.clock.start, **meta}
+        start = self.clock.start.isoformat()
+        run = {"format": FORMAT, "version": __version__, "started_at": start, **meta}
         self.writer.write_json(RUN_FILE, run)
 
     def write_result(self, result: BaseModel | dict[str, Any]) -> None:
