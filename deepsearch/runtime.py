@@ -76,7 +76,9 @@ def open_cassette(spec: CassetteSpec | None, settings: Settings) -> CassetteSess
     from deepsearch.cassettes import Player, Recorder
 
     if spec.mode == "record":
-        return Recorder(spec.directory, secrets=secret_values(settings))
+        return Recorder(
+            spec.directory, secrets=secret_values(settings), started_at=spec.started_at
+        )
     return Player(spec.directory, lenient=spec.mode == "lenient", secrets=secret_values(settings))
 
 

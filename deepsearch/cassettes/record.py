@@ -196,6 +196,7 @@ class Recorder:
 
     def write_result(self, result: BaseModel | dict[str, Any]) -> None:
         value = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
+        self.writer.sort()
         self.writer.write_json(RESULT_FILE, value)
 
 
