@@ -74,12 +74,17 @@ def open_cassette(spec: CassetteSpec | None, settings: Settings) -> CassetteSess
     if spec is None:
         return None
     from deepsearch.cassettes import Player, Recorder
+    from deepsearch.cassettes.record import prompt_options
+    from deepsearch.cassettes.store import corpus_aliases
 
+    common: dict[str, Any] = {
+        "secrets": secret_values(settings),
+        "options": prompt_options(settings),
+        "aliases": corpus_aliases(settings.search.corpus_dir),
+    }
     if spec.mode == "record":
-        return Recorder(
-            spec.directory, secrets=secret_values(settings), started_at=spec.started_at
-        )
-    return Player(spec.directory, lenient=spec.mode == "lenient", secrets=secret_values(settings))
+        return Recorder(spec.directory, started_at=spec.started_at, **common)
+    return Player(spec.directory, lenient=spec.mode == "lenient", **common)
 
 
 def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> ResearchResult:

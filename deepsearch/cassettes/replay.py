@@ -29,12 +29,19 @@ class Player:
     """One replay: the loaded tables, the fixed clock, and the misses seen so far."""
 
     def __init__(
-        self, directory: Path, *, lenient: bool = False, secrets: Iterable[str] = ()
+        self,
+        directory: Path,
+        *,
+        lenient: bool = False,
+        secrets: Iterable[str] = (),
+        options: dict[str, Any] | None = None,
+        aliases: dict[str, str] | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.lenient = lenient
+        self.options = options or {}  # this run's research options, for the miss hint
         self.run = load_run(self.directory)
-        self.redactor = Redactor(secrets)
+        self.redactor = Redactor(secrets, aliases)
         self.tables = {
             kind: Table(kind, read_lines(self.directory / f"{kind}.jsonl"), lenient=lenient)
             for kind in KINDS
@@ -46,7 +53,7 @@ class Player:
     def answer(self, kind: str, request: dict[str, Any]) -> dict[str, Any]:
         """The recorded line; a miss is remembered (callers may swallow the error)."""
         try:
-            return self.tables[kind].answer(self.redactor.obj(request))
+            return self.redactor.expand(self.tables[kind].answer(self.redactor.obj(request)))
         except CassetteMiss as exc:
             with self._lock:
                 self._misses.append((kind, str(exc)))
@@ -62,8 +69,19 @@ class Player:
                 if not self.lenient and any(message.startswith(u) for u in used):
                     return message
             elif kind == "llm" or not self.lenient:
-                return message
+                return message + self._options_hint()
         return None
+
+    def _options_hint(self) -> str:
+        """`; recorded with agent.budget=200000 (now 100000)`: the usual cause of a miss
+        is replaying with other research options than the recording had."""
+        recorded = self.run.get("options") or {}
+        changed = [
+            f"{key}={recorded[key]!r} (now {self.options[key]!r})"
+            for key in sorted(set(recorded) & set(self.options))
+            if recorded[key] != self.options[key]
+        ]
+        return f"; recorded with {', '.join(changed)}" if changed else ""
 
     def provider_name(self, settings: Settings) -> ProviderName:
         recorded = str(self.run.get("provider") or "openai")

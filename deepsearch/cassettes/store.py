@@ -46,20 +46,48 @@ def request_key(kind: str, request: dict[str, Any]) -> str:
 
 class Redactor:
     """The --trace rule (tracing.TraceWriter): every secret value of 4+ characters
-    becomes [REDACTED], longest first, wherever it appears."""
+    becomes [REDACTED], longest first, wherever it appears. `aliases` then replace
+    machine-specific text (the --corpus folder) by a placeholder; `expand` undoes them."""
 
-    def __init__(self, secrets: Iterable[str]) -> None:
+    def __init__(self, secrets: Iterable[str], aliases: dict[str, str] | None = None) -> None:
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self._aliases = sorted((aliases or {}).items(), key=lambda kv: len(kv[0]), reverse=True)
 
     def text(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
+        for real, placeholder in self._aliases:
+            text = text.replace(real, placeholder)
         return text
 
     def obj(self, value: Any) -> Any:
-        if not self._secrets:
+        if not self._secrets and not self._aliases:
             return value
         return json.loads(self.text(json.dumps(value, ensure_ascii=False, default=str)))
+
+    def expand(self, value: Any) -> Any:
+        """A recorded value with this machine's text back in place of the placeholders."""
+        if not self._aliases:
+            return value
+        text = json.dumps(value, ensure_ascii=False)
+        for real, placeholder in self._aliases:
+            text = text.replace(placeholder, real)
+        return json.loads(text)
+
+
+CORPUS_PLACEHOLDER = "$CORPUS"
+
+
+def corpus_aliases(corpus_dir: str | None) -> dict[str, str]:
+    """The --corpus folder, as file:// URL and as path, by a placeholder: a cassette
+    holds no absolute path of the recording machine and replays on another."""
+    if not corpus_dir:
+        return {}
+    folder = Path(corpus_dir).resolve()
+    return {
+        folder.as_uri() + "/": f"file:///{CORPUS_PLACEHOLDER}/",
+        str(folder) + "/": f"{CORPUS_PLACEHOLDER}/",
+    }
 
 
 class Started(NamedTuple):

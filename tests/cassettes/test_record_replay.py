@@ -65,6 +65,8 @@ def test_a_prompt_change_fails_strict_replay_and_passes_lenient(
     assert strict["status"] == "failed"
     assert strict["error"].startswith("llm call for tool 'agent' not in cassette: system differs")
     assert "from the nearest recorded request" in strict["error"]
+    # and which research option the replay changed
+    assert strict["error"].endswith("; recorded with agent.language=None (now 'German')")
 
     code, lenient = cli(capsys, *changed, "--replay-lenient", str(cassette))
     assert code == 0, lenient
@@ -131,3 +133,29 @@ def test_cassette_flag_misuse_is_a_usage_error(
     err = capsys.readouterr().err
     assert code == 2
     assert message in err and "Traceback" not in err
+
+
+def test_a_corpus_run_replays_without_the_folder_being_read(
+    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "leland.md").write_text(
+        "# Leland\n\nMaximum Overdrive was shot in and around Leland, North Carolina.\n", "utf-8"
+    )
+    cassette = tmp_path / "cassette"
+    args = [a for a in world.args() if a not in ("searxng",)]
+    args = [*args[: args.index("--search-provider")], *args[args.index("--search-provider") + 2 :]]
+    code, recorded = cli(capsys, *args, "--corpus", str(notes), "--record", str(cassette))
+    assert code == 0, recorded.get("error")
+    assert any(u.startswith("file://") for u in recorded["read_urls"]), recorded["read_urls"]
+    text = "".join(p.read_text("utf-8") for p in cassette.iterdir())
+    assert str(notes) not in text and "file:///$CORPUS/leland.md" in text
+
+    # Replayed elsewhere: the folder moved and its file changed; nothing is read.
+    moved = notes.rename(tmp_path / "moved")
+    (moved / "leland.md").write_text("changed after the recording\n", "utf-8")
+    code, replayed = cli(capsys, *args, "--corpus", str(moved), "--replay", str(cassette))
+    assert code == 0, replayed.get("error")
+    expected = json.loads(json.dumps(recorded).replace(str(notes), str(moved)))
+    assert without_times(replayed) == without_times(expected)
