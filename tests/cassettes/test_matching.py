@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,8 @@ class ScriptedProvider:
     async def complete(self, request: CompletionRequest) -> Completion:
         self.calls += 1
         n = self.calls
-        if request.messages[0].content == "slow":
+        content = request.messages[0].content
+        if content == "slow" or (content == "slow-first" and n == 1):
             await asyncio.sleep(0.05)
         if request.messages[0].content == "auth":
             raise ProviderAuthError("key rejected: export OPENAI_API_KEY", provider="openai")
@@ -70,10 +72,36 @@ def test_identical_requests_replay_in_the_order_they_were_made(tmp_path: Path) -
     directory = record_llm(tmp_path, ask("agent", "slow"), ask("agent", "fast"))
     assert replay(directory, ask("agent", "fast"), ask("agent", "slow")) == ["reply-2", "reply-1"]
 
+    # identical requests, the first of which finishes last
+    twins = record_llm(tmp_path / "twins", ask("agent", "slow-first"), ask("agent", "slow-first"))
+    lines = (twins / "llm.jsonl").read_text("utf-8").splitlines()
+    assert [json.loads(line)["response"]["text"] for line in lines] == ["reply-2", "reply-1"]
+    assert replay(twins, *[ask("agent", "slow-first")] * 2) == ["reply-1", "reply-2"]
+
     same = record_llm(tmp_path / "dup", ask("agent", "q"), ask("agent", "q"), ask("agent", "q"))
     assert replay(same, *[ask("agent", "q")] * 3) == ["reply-1", "reply-2", "reply-3"]
     with pytest.raises(CassetteMiss, match="made 4 times, recorded 3 times"):
         replay(same, *[ask("agent", "q")] * 4)
+
+
+def test_the_files_end_in_the_order_the_calls_were_made(tmp_path: Path) -> None:
+    """Written as calls finish (a killed run keeps them), sorted by issue at the end,
+    so re-recording the same run gives the same files."""
+    recorder = Recorder(tmp_path / "c")
+    provider = RecordingProvider(ScriptedProvider(), recorder.writer)
+
+    async def go() -> None:
+        await asyncio.gather(
+            provider.complete(ask("agent", "slow")), provider.complete(ask("agent", "b"))
+        )
+
+    asyncio.run(go())
+    path = recorder.directory / "llm.jsonl"
+    finished = [json.loads(line)["request"]["messages"][0]["content"] for line in path.open()]
+    assert finished == ["b", "slow"]
+    recorder.write_result({"answer": "x"})
+    issued = [json.loads(line)["request"]["messages"][0]["content"] for line in path.open()]
+    assert issued == ["slow", "b"]
 
 
 def test_the_output_cap_is_not_part_of_the_key(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from deepsearch.cli import run
 from tests.cassettes.conftest import World, cli, record, without_times
 from tests.cli.test_end_to_end import SECRET
 
@@ -159,3 +160,34 @@ def test_a_corpus_run_replays_without_the_folder_being_read(
     assert code == 0, replayed.get("error")
     expected = json.loads(json.dumps(recorded).replace(str(notes), str(moved)))
     assert without_times(replayed) == without_times(expected)
+
+
+def test_a_recording_sees_the_wall_clock_frozen_at_its_start(
+    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every prompt of a recording carries its start time (an hour-long run included),
+    and a replay, years later, is fed the same instant."""
+    from deepsearch.cassettes import CassetteSpec
+    from deepsearch.commands.flags import research_flags
+    from deepsearch.commands.run_research import run_research
+    from deepsearch.config import load_config
+
+    flags = [a for a in world.args() if a not in ("--json", "--quiet")]
+    settings = load_config(overrides=research_flags(flags, "research")[0]).settings
+    start = datetime(2020, 2, 29, 23, 59, tzinfo=UTC)
+    spec = CassetteSpec(mode="record", directory=tmp_path / "c", started_at=start)
+    code = run_research(
+        "Who directed it?", settings, as_json=True, quiet=True, trace_path=None, cassette=spec
+    )
+    assert code == 0
+    agent = [
+        json.loads(line)["request"]
+        for line in (tmp_path / "c" / "llm.jsonl").read_text("utf-8").splitlines()
+        if '"tool": "agent"' in line
+    ]
+    assert agent and all(
+        "Current date and time (UTC): 2020-02-29 23:59" in r["system"] for r in agent
+    )
+    capsys.readouterr()
+    code = run(["Who directed it?", *world.args(), "--replay", str(tmp_path / "c")])
+    assert code == 0, capsys.readouterr().out
