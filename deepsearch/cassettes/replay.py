@@ -94,7 +94,8 @@ class Player:
         from deepsearch.llm.client import LLMClient
 
         name = self.provider_name(settings)
-        embedder = ReplayEmbedder(self) if self.run.get("embedder") else None
+        model = settings.llm.embedding_model or settings.llm.jina_embedding_model
+        embedder = ReplayEmbedder(self, model) if self.run.get("embedder") else None
         return LLMClient(
             provider=ReplayProvider(self, name),
             provider_name=name,
@@ -140,11 +141,15 @@ class ReplayProvider:
 
 
 class ReplayEmbedder:
-    def __init__(self, player: Player) -> None:
+    """`model`: this run's embedding model (a changed one is a miss); None: the
+    recorded one."""
+
+    def __init__(self, player: Player, model: str | None = None) -> None:
         self.player = player
+        self.model = model
 
     async def embed_with_usage(self, texts: Sequence[str]) -> Embeddings:
-        model = _embedding_model(self.player)
+        model = self.model or _embedding_model(self.player)
         line = self.player.answer("embed", calls.embed_request(model, list(texts)))
         if "error" in line:
             raise calls.load_error(line["error"])

@@ -65,3 +65,24 @@ def test_gemini_with_embeddings_replays_without_key_or_network(
     code, replayed = cli(capsys, *args, "--replay", str(cassette))
     assert code == 0, replayed.get("error")
     assert without_times(replayed) == without_times(recorded)
+
+
+def test_a_changed_embedding_model_is_a_miss(tmp_path: Path) -> None:
+    import asyncio
+
+    from deepsearch.cassettes import CassetteMiss, Player, Recorder
+    from deepsearch.cassettes.record import RecordingEmbedder
+    from deepsearch.cassettes.replay import ReplayEmbedder
+
+    class Vectors:
+        async def embed(self, texts: list[str]) -> list[list[float]]:
+            return [[float(len(t)), 1.0] for t in texts]
+
+    recorder = Recorder(tmp_path / "c")
+    asyncio.run(RecordingEmbedder(Vectors(), "emb-1", recorder.writer).embed(["ab", "c"]))
+    recorder.write_run(embedder=True)
+    player = Player(recorder.directory)
+    same = asyncio.run(ReplayEmbedder(player, "emb-1").embed_with_usage(["ab", "c"]))
+    assert same.vectors == [[2.0, 1.0], [1.0, 1.0]] and same.prompt_tokens is None
+    with pytest.raises(CassetteMiss, match="embedding call not in cassette: model differs"):
+        asyncio.run(ReplayEmbedder(player, "emb-2").embed(["ab", "c"]))
