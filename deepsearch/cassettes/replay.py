@@ -67,7 +67,7 @@ class Player:
         for kind, message in self._misses:
             if kind == "read":
                 if not self.lenient and any(message.startswith(u) for u in used):
-                    return message
+                    return message + self._options_hint()
             elif kind == "llm" or not self.lenient:
                 return message + self._options_hint()
         return None

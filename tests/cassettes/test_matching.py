@@ -186,6 +186,9 @@ def test_searches_and_reads_replay_by_key_and_repeat(tmp_path: Path) -> None:
         assert isinstance(missing, ReadFailure) and "not in cassette" in missing.detail
 
     asyncio.run(check())
+    lenient = ReplayReader(Player(recorder.directory, lenient=True))
+    other = asyncio.run(lenient.read("https://e.example/other"))
+    assert isinstance(other, ReadFailure), "lenient replay never serves another URL's page"
     # The search miss counts; the unread page only once the run visited it.
     assert player.first_miss([]) is not None and "search for 'beta'" in player.first_miss([])
 
