@@ -99,7 +99,12 @@ def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> 
                 update={"status": "failed", "error": miss, "error_kind": "fatal"}
             )
     elif session is not None:
-        session.write_result(result)
+        try:
+            session.write_result(result)
+        except OSError as exc:  # the calls are on disk; say the result is not
+            error = f"{session.directory}: result.json not written ({exc.strerror or exc})"
+            if result.error is None:
+                result = result.model_copy(update={"error": error, "error_kind": "runtime"})
     return result
 
 

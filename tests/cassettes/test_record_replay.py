@@ -191,3 +191,28 @@ def test_a_recording_sees_the_wall_clock_frozen_at_its_start(
     capsys.readouterr()
     code = run(["Who directed it?", *world.args(), "--replay", str(tmp_path / "c")])
     assert code == 0, capsys.readouterr().out
+
+
+def test_an_interrupted_recording_keeps_its_calls_and_result(
+    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import signal
+
+    route = world.llm.handler
+    asked: list[str] = []
+
+    def interrupt_on_the_visit(body: dict) -> object:
+        reply = route(body)  # type: ignore[misc]
+        if isinstance(reply, dict) and reply.get("action") == "visit":
+            asked.append("visit")
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the model's reply is on the way
+        return reply
+
+    world.llm.handler = interrupt_on_the_visit
+    cassette = tmp_path / "cassette"
+    code, out = cli(capsys, *world.args(), "--record", str(cassette))
+    assert (code, out["status"], asked) == (130, "interrupted", ["visit"])
+    saved = json.loads((cassette / "result.json").read_text("utf-8"))
+    assert saved["status"] == "interrupted" and saved["steps"] == out["steps"]
+    assert (cassette / "search.jsonl").read_text("utf-8"), "the finished calls are kept"
