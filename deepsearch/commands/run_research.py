@@ -19,8 +19,10 @@ from deepsearch.commands.common import (
 
 if TYPE_CHECKING:
     from deepsearch.agent.result import ResearchResult, Status
+    from deepsearch.cassettes import CassetteSpec
     from deepsearch.commands.live import LiveView
     from deepsearch.config import Settings
+    from deepsearch.runtime import CassetteSession
 
 STATUS_EXIT = {
     "answered": EXIT_OK,
@@ -31,23 +33,41 @@ STATUS_EXIT = {
 
 
 def run_research(
-    question: str, settings: Settings, *, as_json: bool, quiet: bool, trace_path: Path | None
+    question: str,
+    settings: Settings,
+    *,
+    as_json: bool,
+    quiet: bool,
+    trace_path: Path | None,
+    cassette: CassetteSpec | None = None,
 ) -> int:
     from deepsearch.agent.loop import ResearchRun
     from deepsearch.commands.live import LiveView
     from deepsearch.commands.signals import signals_interrupt
     from deepsearch.errors import ConfigError, DeepsearchError
-    from deepsearch.runtime import build_deps, build_trace, run_options
+    from deepsearch.runtime import (
+        build_deps,
+        build_trace,
+        finish_cassette,
+        open_cassette,
+        run_options,
+    )
 
     view = LiveView(quiet=quiet)
     holder: dict[str, ResearchRun] = {}
+    sessions: dict[str, CassetteSession] = {}  # --record / --replay, once opened
 
     async def go() -> ResearchResult:
         trace = build_trace(trace_path, settings, question)
         async with AsyncExitStack() as stack:
             if trace is not None:
                 stack.callback(trace.close)
-            deps = await build_deps(settings, stack=stack, emit=view, trace=trace)
+            session = open_cassette(cassette, settings)
+            if session is not None:
+                sessions["cassette"] = session
+            deps = await build_deps(
+                settings, stack=stack, emit=view, trace=trace, cassette=session, question=question
+            )
             run = holder["run"] = ResearchRun(question, deps, run_options(settings))
             return await run.run()
 
@@ -74,6 +94,8 @@ def run_research(
             result = cut_short("failed", str(exc))
         except Exception as exc:  # a bug must still print what was found, not a traceback
             result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
+        # Cut-short runs too: an interrupted recording still has its result.json.
+        result = finish_cassette(sessions.get("cassette"), result)
         _report(result, view, as_json=as_json, quiet=quiet)
     if result.status == "interrupted":
         return caught.exit_code()
