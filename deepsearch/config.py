@@ -172,6 +172,8 @@ class AgentConfig(_Strict):
     boost_hostnames: HostList = Field(default_factory=list)
     bad_hostnames: HostList = Field(default_factory=list)
     only_hostnames: HostList = Field(default_factory=list)
+    # A forced answer below this confidence is reported as not_found (exit 4).
+    min_confidence: float | None = Field(None, ge=0.0, le=1.0)
     # Limits of the coding action's sandbox (its isolation is not configurable on purpose).
     sandbox_cpu_s: int = Field(5, ge=1, le=120)
     sandbox_wall_s: float = Field(10, gt=0, le=300)

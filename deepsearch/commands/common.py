@@ -12,6 +12,7 @@ import typer
 
 SUBCOMMANDS = {"research", "config", "doctor"}
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_FORCED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_NOT_FOUND = 4  # the run ended without a supported answer (status "not_found")
 
 ConfigOption = Annotated[
     Path | None,

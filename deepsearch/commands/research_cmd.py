@@ -39,7 +39,7 @@ class ResearchCommand(TyperCommand):
 HELP = """Research a question and print one cited answer.
 
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
-2 usage or configuration error (a rejected key or unknown model included);
+4 not found (no supported answer, or forced below --min-confidence); 2 usage or configuration error (a rejected key or unknown model included);
 1 runtime failure; 130 / 143 / 129 interrupted by Ctrl-C / SIGTERM / SIGHUP."""
 
 
@@ -59,6 +59,7 @@ FLAG_OF = {
     "agent.bad_hostnames": "--bad-hostnames",
     "agent.only_hostnames": "--only-hostnames",
     "agent.max_references": "--max-references",
+    "agent.min_confidence": "--min-confidence",
     "agent.language": "--language",
     "search.providers": "--search-provider",
     "search.searxng_url": "--searxng-url",
@@ -88,7 +89,7 @@ def research(
             "--json",
             rich_help_panel=PANEL_OUTPUT,
             metavar="",
-            help="Print one JSON object (schema_version 1) on stdout.",
+            help="Print one JSON object (schema_version 2) on stdout.",
         ),
     ] = False,
     quiet: Annotated[
@@ -205,6 +206,17 @@ def research(
             min=0,
         ),
     ] = None,
+    min_confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--min-confidence",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="X",
+            help="Report a forced answer below this confidence (0-1) as not found (exit 4).",
+            min=0.0,
+            max=1.0,
+        ),
+    ] = None,
     language: Annotated[
         str | None,
         typer.Option(
@@ -297,6 +309,7 @@ def research(
         bad_hostnames=bad_hostnames,
         only_hostnames=only_hostnames,
         max_references=max_references,
+        min_confidence=min_confidence,
         language=language,
         search_provider=search_provider,
         corpus=corpus,
@@ -366,6 +379,7 @@ def overrides(
     bad_hostnames: str | None,
     only_hostnames: str | None,
     max_references: int | None,
+    min_confidence: float | None,
     language: str | None,
     search_provider: str | None,
     corpus: Path | None,
@@ -387,6 +401,7 @@ def overrides(
         "agent.bad_hostnames": _hosts(bad_hostnames),
         "agent.only_hostnames": _hosts(only_hostnames),
         "agent.max_references": max_references,
+        "agent.min_confidence": min_confidence,
         "agent.language": language,
         "search.providers": _providers(search_provider, corpus),
         "search.corpus_dir": str(corpus.resolve()) if corpus else None,
