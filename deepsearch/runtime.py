@@ -25,7 +25,11 @@ from deepsearch.web.types import (
 )
 
 if TYPE_CHECKING:  # the local corpus module is only needed when a run builds one
+    from deepsearch.agent.result import ResearchResult
+    from deepsearch.cassettes import CassetteSpec, Player, Recorder
     from deepsearch.web.search.local import IndexProgress, LocalCorpus
+
+    CassetteSession = Recorder | Player
 
 
 def run_options(settings: Settings) -> RunOptions:
@@ -66,14 +70,95 @@ def build_trace(path: Path | None, settings: Settings, question: str = "") -> Tr
     return trace
 
 
+def open_cassette(spec: CassetteSpec | None, settings: Settings) -> CassetteSession | None:
+    """The --record / --replay / --replay-lenient session (None without one)."""
+    if spec is None:
+        return None
+    from deepsearch.cassettes import Player, Recorder
+
+    if spec.mode == "record":
+        return Recorder(spec.directory, secrets=secret_values(settings))
+    return Player(spec.directory, lenient=spec.mode == "lenient", secrets=secret_values(settings))
+
+
+def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> ResearchResult:
+    """Recording: the result goes to result.json. Replay: a call the cassette could not
+    answer fails the run (exit 1) even where the run itself worked around the error."""
+    from deepsearch.cassettes import Player
+
+    if isinstance(session, Player):
+        miss = session.first_miss(result.visited_urls)
+        if miss is not None:
+            result = result.model_copy(
+                update={"status": "failed", "error": miss, "error_kind": "fatal"}
+            )
+    elif session is not None:
+        session.write_result(result)
+    return result
+
+
 async def build_deps(
     settings: Settings,
     *,
     stack: AsyncExitStack,
     emit: Callable[[AgentEvent], None],
     trace: TraceWriter | None,
+    cassette: CassetteSession | None = None,
+    question: str = "",
 ) -> AgentDeps:
-    """Construct the LLM client, search chain, reader and sandbox; closers go on `stack`."""
+    """Construct the LLM client, search chain, reader and sandbox; closers go on `stack`.
+
+    With a cassette Player nothing outside is built (no key, no network, no corpus
+    index): the cassette answers every call; with a Recorder every client is wrapped."""
+    from deepsearch.cassettes import Player
+
+    if isinstance(cassette, Player):
+        return _replay_deps(settings, cassette, emit=emit, trace=trace)
+    deps = await _live_deps(settings, stack=stack, emit=emit, trace=trace)
+    if cassette is not None:
+        cassette.wrap(deps, question=question, embedding_model=_embedding_model(settings))
+    return deps
+
+
+def _embedding_model(settings: Settings) -> str:
+    return settings.llm.embedding_model or settings.llm.jina_embedding_model or ""
+
+
+def _replay_deps(
+    settings: Settings,
+    player: Player,
+    *,
+    emit: Callable[[AgentEvent], None],
+    trace: TraceWriter | None,
+) -> AgentDeps:
+    from deepsearch.agent.rewrite import make_query_rewriter
+
+    tracker = TokenTracker(settings.agent.token_budget)
+    llm = player.llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
+    search: SearchProvider = player.search()
+    reader: Reader = player.reader()
+    if trace is not None:
+        search, reader = TracedSearch(search, trace), TracedReader(reader, trace)
+    similarity = build_similarity(llm)
+    return AgentDeps(
+        llm=llm,
+        search=ActivitySearch(search, emit),
+        reader=ActivityReader(reader, emit),
+        clock=player.clock,
+        sandbox=player.sandbox(),
+        emit=emit,
+        similarity=similarity,
+        rewrite_queries=make_query_rewriter(llm, similarity),
+    )
+
+
+async def _live_deps(
+    settings: Settings,
+    *,
+    stack: AsyncExitStack,
+    emit: Callable[[AgentEvent], None],
+    trace: TraceWriter | None,
+) -> AgentDeps:
     from deepsearch.agent.rewrite import make_query_rewriter
     from deepsearch.agent.sandbox import Sandbox, SandboxLimits
     from deepsearch.llm.factory import build_llm_client

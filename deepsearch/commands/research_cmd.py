@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperCommand
 
 if TYPE_CHECKING:
-    pass
+    from deepsearch.cassettes import CassetteSpec
 
 from deepsearch.commands.common import (
     EXIT_USAGE,
@@ -109,6 +109,35 @@ def research(
             rich_help_panel=PANEL_OUTPUT,
             metavar="FILE",
             help="Write JSON Lines of every LLM and web call here.",
+        ),
+    ] = None,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            "--record",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="DIR",
+            help="Write every LLM, search and read call and the result to a cassette here.",
+        ),
+    ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="DIR",
+            help="Answer every call from a cassette (no network, no key); "
+            "a call not in it is exit 1.",
+        ),
+    ] = None,
+    replay_lenient: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay-lenient",
+            rich_help_panel=PANEL_OUTPUT,
+            metavar="DIR",
+            help="Like --replay, but calls that differ get the recorded ones in order "
+            "(re-scoring after a prompt change).",
         ),
     ] = None,
     budget: Annotated[
@@ -331,8 +360,38 @@ def research(
         )
     from deepsearch.commands.run_research import run_research
 
-    code = run_research(text, settings, as_json=as_json, quiet=quiet, trace_path=trace)
+    spec = cassette_spec(record=record, replay=replay, replay_lenient=replay_lenient)
+    code = run_research(
+        text, settings, as_json=as_json, quiet=quiet, trace_path=trace, cassette=spec
+    )
     raise typer.Exit(code)
+
+
+def cassette_spec(
+    *, record: Path | None, replay: Path | None, replay_lenient: Path | None
+) -> CassetteSpec | None:
+    """--record / --replay / --replay-lenient: at most one; a replayed one must exist."""
+    from deepsearch.cassettes import CassetteSpec
+
+    given = [
+        (flag, mode, path)
+        for flag, mode, path in (
+            ("--record", "record", record),
+            ("--replay", "replay", replay),
+            ("--replay-lenient", "lenient", replay_lenient),
+        )
+        if path is not None
+    ]
+    if not given:
+        return None
+    if len(given) > 1:
+        raise fail(f"{' and '.join(g[0] for g in given)} cannot be used together", EXIT_USAGE)
+    flag, mode, path = given[0]
+    if mode != "record" and not (path / "run.json").is_file():
+        raise fail(f"{path}: {flag} needs a cassette folder (no run.json there)", EXIT_USAGE)
+    if mode == "record" and path.exists() and not path.is_dir():
+        raise fail(f"{path}: --record needs a folder", EXIT_USAGE)
+    return CassetteSpec(mode=mode, directory=path)  # type: ignore[arg-type]
 
 
 def _check_usage(

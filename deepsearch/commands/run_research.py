@@ -20,6 +20,7 @@ from deepsearch.commands.common import (
 
 if TYPE_CHECKING:
     from deepsearch.agent.result import ResearchResult, Status
+    from deepsearch.cassettes import CassetteSpec
     from deepsearch.commands.live import LiveView
     from deepsearch.config import Settings
 
@@ -33,13 +34,25 @@ STATUS_EXIT = {
 
 
 def run_research(
-    question: str, settings: Settings, *, as_json: bool, quiet: bool, trace_path: Path | None
+    question: str,
+    settings: Settings,
+    *,
+    as_json: bool,
+    quiet: bool,
+    trace_path: Path | None,
+    cassette: CassetteSpec | None = None,
 ) -> int:
     from deepsearch.agent.loop import ResearchRun
     from deepsearch.commands.live import LiveView
     from deepsearch.commands.signals import signals_interrupt
     from deepsearch.errors import ConfigError, DeepsearchError
-    from deepsearch.runtime import build_deps, build_trace, run_options
+    from deepsearch.runtime import (
+        build_deps,
+        build_trace,
+        finish_cassette,
+        open_cassette,
+        run_options,
+    )
 
     view = LiveView(quiet=quiet)
     holder: dict[str, ResearchRun] = {}
@@ -49,9 +62,12 @@ def run_research(
         async with AsyncExitStack() as stack:
             if trace is not None:
                 stack.callback(trace.close)
-            deps = await build_deps(settings, stack=stack, emit=view, trace=trace)
+            session = open_cassette(cassette, settings)
+            deps = await build_deps(
+                settings, stack=stack, emit=view, trace=trace, cassette=session, question=question
+            )
             run = holder["run"] = ResearchRun(question, deps, run_options(settings))
-            return await run.run()
+            return finish_cassette(session, await run.run())
 
     def cut_short(status: Status, error: str | None) -> ResearchResult:
         """What was found so far; an empty result if the run had not started."""
