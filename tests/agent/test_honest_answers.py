@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
+from deepsearch.agent.answering import handle_answer
 from deepsearch.agent.confidence import ConfidenceBasis, confidence, distinct_sources
 from deepsearch.agent.evaluator import Evaluator
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.prompts import render
 from deepsearch.agent.schema import AnswerPayload, step_schema
-from deepsearch.agent.state import EvalMetric
+from deepsearch.agent.state import AgentState, EvalMetric
 from deepsearch.llm.testing import scripted_client
 from tests.agent.helpers import make_deps, options, router
 
@@ -116,12 +117,18 @@ async def test_min_confidence_never_touches_an_accepted_answer() -> None:
     assert result.status == "answered"
 
 
-async def test_a_not_found_sub_answer_is_not_pinned_as_knowledge() -> None:
-    reflect = {"think": "split", "action": "reflect", "reflect": {"questions": ["Who built it?"]}}
-    deps, _ = make_deps(router([reflect, NOT_FOUND, ANSWER]))
-    run = ResearchRun(Q, deps, options(max_steps=3))
-    await run.run()
-    assert all(NOT_FOUND_TEXT not in k.answer for k in run.state.knowledge)
+@pytest.mark.parametrize("supported", [False, True])
+async def test_a_not_found_sub_answer_is_not_pinned_as_knowledge(supported: bool) -> None:
+    client, _ = scripted_client(lambda r: {"think": "ok", "pass": True})
+    state = AgentState.start(Q)
+    state.gaps, state.step = [Q, "Who built it?"], 1  # gaps[1 % 2]: the sub-question
+    payload = AnswerPayload(answer=NOT_FOUND_TEXT, supported=supported)
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    outcome = await handle_answer(payload, state, Evaluator(client), now=now, options=options())
+    pinned = [k for k in state.knowledge if NOT_FOUND_TEXT in k.answer]
+    assert bool(pinned) is supported
+    assert ("Who built it?" in state.gaps) is not supported
+    assert outcome.rejected is not supported
 
 
 async def test_the_evaluator_never_accepts_a_not_found_answer_and_asks_nothing() -> None:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.cli.test_config_and_doctor import Outcome, run_in_process
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
 from tests.fakes.web_server import LoopbackServer, _text
 
@@ -58,8 +59,10 @@ class Router:
     """Per question: search, visit, answer (the answer by id: right, wrong, not found);
     `direct`: answer at step 1 (fast: two LLM calls a question)."""
 
-    def __init__(self, *, direct: bool = False) -> None:
+    def __init__(self, *, direct: bool = False, delay_s: float = 0.0) -> None:
         self.direct = direct
+        self.delay_s = delay_s  # per agent step, as an API takes time
+        self.arrivals: list[float] = []  # agent steps, time.monotonic()
         self.steps: Counter[str] = Counter()
         self.graded: list[str] = []
         self.lock = threading.Lock()
@@ -77,7 +80,10 @@ class Router:
         name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
         content = body["messages"][-1]["content"]
         if name == "AgentStep":
-            return self.step(body, content)
+            with self.lock:
+                self.arrivals.append(time.monotonic())
+            reply = self.step(body, content)
+            return Reply(content=json.dumps(reply), delay_s=self.delay_s)
         if name == "QuestionEval":
             return {"think": "", "needs_definitive": True, "needs_freshness": False,
                     "needs_plurality": False, "needs_completeness": False}  # fmt: skip
@@ -121,8 +127,11 @@ class Router:
         return {"think": "", "grade": "correct" if gold in predicted else "incorrect"}
 
 
-def questions_asked(router: Router) -> set[str]:
-    return {q for q, n in router.steps.items() if n}
+def most_in_flight(router: Router) -> int:
+    """The most agent steps in flight at once (each lasts `delay_s` at the server)."""
+    starts = sorted(router.arrivals)
+    window = router.delay_s * 0.9
+    return max((sum(1 for t in starts if s <= t < s + window) for s in starts), default=0)
 
 
 Env = Callable[..., Outcome]

@@ -15,6 +15,7 @@ from tests.evaluation.helpers import (
     WRONG,
     Router,
     eval_args,
+    most_in_flight,
     pages,
     run_eval,
     run_offline,
@@ -125,6 +126,21 @@ def test_answer_key_hosts_are_blocked_unless_allowed(
     assert not any(LEAK in body or "huggingface.co" in body for body in seen["blocked"])
     assert any("huggingface.co" in body for body in seen["allowed"])
     assert any(LEAK in body for body in seen["allowed"]), "the leak is visible when allowed"
+
+
+@pytest.mark.timeout(60)
+def test_questions_run_concurrently_up_to_the_limit(
+    searx: FakeSearchServers, tmp_path: Path
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl", n=3)
+    seen = {}
+    for limit in ("3", "1"):
+        with FakeOpenAIServer(router := Router(direct=True, delay_s=0.3)) as llm:
+            done = run_eval(llm, str(questions), "--out", str(tmp_path / limit), "--grader",
+                            "exact", "--concurrency", limit, *eval_args(searx))  # fmt: skip
+            assert done.returncode == 0, done.stderr
+        seen[limit] = most_in_flight(router)
+    assert seen["3"] >= 2 and seen["1"] == 1, seen
 
 
 def test_a_csv_in_simpleqa_columns_runs_with_stable_ids(
