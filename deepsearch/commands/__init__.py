@@ -16,4 +16,6 @@ def register(app: typer.Typer) -> None:
         config_cmd.show_config
     )
     app.command("doctor", help=doctor_cmd.HELP, context_settings=PASS_THROUGH)(doctor_cmd.doctor)
-    app.command("eval", help=eval_cmd.HELP, context_settings=PASS_THROUGH)(eval_cmd.eval_command)
+    app.command(
+        "eval", help=eval_cmd.HELP, cls=eval_cmd.EvalCommand, context_settings=PASS_THROUGH
+    )(eval_cmd.eval_command)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from deepsearch.commands.common import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
@@ -23,11 +24,17 @@ if TYPE_CHECKING:
 
 HELP = """Run a benchmark file of questions, grade the answers, print a summary.
 
-FILE: JSON Lines {"id", "question", "answer", "aliases"?} or a CSV with SimpleQA's
-problem,answer columns. Results go to DIR/results.jsonl (run again with the same DIR
-to resume), DIR/summary.json and DIR/cassettes/<id>/. Any research option applies
-(--budget, --effort, --llm-provider, --search-provider, ...).
-`deepsearch eval --merge DIR... [--out DIR]` combines shards' results."""
+FILE: JSON Lines {"id", "question", "answer", "aliases"?} or a CSV with SimpleQA's problem,answer columns. Results go to DIR/results.jsonl (run the same command again to resume), DIR/summary.json and DIR/cassettes/<id>/.
+
+Any research option applies (--budget, --effort, --llm-provider, --search-provider, ...). `deepsearch eval --merge DIR... [--out DIR]` combines shards' results."""
+
+
+class EvalCommand(TyperCommand):
+    """The usage line as users type it (FILE and the research flags are parsed later)."""
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        formatter.write_usage("deepsearch eval", "FILE --out DIR [OPTIONS] [RESEARCH OPTIONS]")
+
 
 # Research flags that make no sense for a batch of runs.
 REFUSED = {"trace": "--trace", "record": "--record", "replay": "--replay",
@@ -58,12 +65,13 @@ def eval_command(
         typer.Option("--shard", metavar="I/N", help="Only every N-th question from I (0-based)."),
     ] = None,
     merge: Annotated[
-        bool, typer.Option("--merge", help="Combine the results of the DIRs given.")
+        bool, typer.Option("--merge", metavar="", help="Combine the results of the DIRs given.")
     ] = False,
     allow_answer_key_hosts: Annotated[
         bool,
         typer.Option(
             "--allow-answer-key-hosts",
+            metavar="",
             help="Do not block the sites publishing answer keys (eval.answer_key_hosts).",
         ),
     ] = False,
