@@ -181,3 +181,15 @@ def test_bad_eval_input_is_one_line_exit_2(
     done = run_in_process("eval", *args, "--llm-provider", "openai")
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_missing_key_stops_the_eval_with_exit_2_and_no_lines(tmp_path: Path) -> None:
+    from tests.cli.test_config_and_doctor import run_in_process
+
+    questions = write_questions(tmp_path / "q.jsonl", n=3)
+    done = run_in_process("eval", str(questions), "--out", str(tmp_path / "o"),
+                          "--llm-provider", "openai", "--quiet")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "OPENAI_API_KEY" in done.stderr and "Traceback" not in done.stderr
+    results = tmp_path / "o" / "results.jsonl"
+    assert not results.exists() or results.read_text("utf-8") == ""
