@@ -315,8 +315,10 @@ class ResearchRun:
         payload = decision.payload() if decision is not None else None
         if decision is not None and isinstance(payload, AnswerPayload):
             if payload.supported or not payload.answer.strip():
-                st.final_answer = payload.answer.strip() or st.candidate_answer
-                st.answer_uncertain = payload.uncertain or st.answer_uncertain
+                if payload.answer.strip():  # a new answer brings its own marks
+                    st.final_answer, st.answer_uncertain = payload.answer.strip(), payload.uncertain
+                else:
+                    st.final_answer = st.candidate_answer
                 self._finish_step("answer", decision.think, "Beast Mode answer")
             else:  # the model's last word: nothing gathered answers the question
                 st.not_found_note, st.candidate_answer = payload.answer.strip(), None

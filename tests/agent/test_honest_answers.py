@@ -171,3 +171,14 @@ def test_the_prompts_ask_for_every_field_of_the_answer(prompt: str) -> None:
     answer = schema["$defs"]["AnswerPayload"]["properties"]
     assert {"supported", "uncertain"} <= set(answer)
     assert "not found" in answer["supported"]["description"]
+
+
+async def test_beast_mode_marks_its_own_answer_uncertain() -> None:
+    unsure = {**ANSWER, "answer": {"answer": "It was completed in 1889.", "uncertain": True}}
+    deps, _ = make_deps(router([SEARCH, VISIT, unsure]))
+    flagged = await ResearchRun(Q, deps, options(max_steps=2)).run()
+    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
+    plain = await ResearchRun(Q, deps, options(max_steps=2)).run()
+    assert flagged.status == plain.status == "forced"
+    assert flagged.confidence_basis is not None and flagged.confidence_basis.uncertain
+    assert flagged.confidence < plain.confidence
