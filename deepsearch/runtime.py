@@ -75,10 +75,17 @@ def open_cassette(spec: CassetteSpec | None, settings: Settings) -> CassetteSess
     if spec is None:
         return None
     from deepsearch.cassettes import Player, Recorder
+    from deepsearch.cassettes.record import prompt_options
+    from deepsearch.cassettes.store import corpus_aliases
 
+    common: dict[str, Any] = {
+        "secrets": secret_values(settings),
+        "options": prompt_options(settings),
+        "aliases": corpus_aliases(settings.search.corpus_dir),
+    }
     if spec.mode == "record":
-        return Recorder(spec.directory, secrets=secret_values(settings))
-    return Player(spec.directory, lenient=spec.mode == "lenient", secrets=secret_values(settings))
+        return Recorder(spec.directory, started_at=spec.started_at, **common)
+    return Player(spec.directory, lenient=spec.mode == "lenient", **common)
 
 
 def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> ResearchResult:
@@ -93,7 +100,12 @@ def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> 
                 update={"status": "failed", "error": miss, "error_kind": "fatal"}
             )
     elif session is not None:
-        session.write_result(result)
+        try:
+            session.write_result(result)
+        except OSError as exc:  # the calls are on disk; say the result is not
+            error = f"{session.directory}: result.json not written ({exc.strerror or exc})"
+            if result.error is None:
+                result = result.model_copy(update={"error": error, "error_kind": "runtime"})
     return result
 
 

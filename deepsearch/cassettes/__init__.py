@@ -20,6 +20,7 @@ API (stable; `deepsearch eval --replay-from` builds on it):
     player = replay_deps(deps, DIR, lenient=False)     # replaces deps' clients in place
     player.first_miss(result.visited_urls)             # str | None: the miss that mattered
     load_result(DIR)                                   # the recorded --json object or None
+    rewrite(DIR, {"http://127.0.0.1:41234": "http://127.0.0.1:8765"})  # text, keys redone
 
 `CassetteMiss` is a fatal `RunError` (exit 1): "llm call for tool 'agent' not in
 cassette: messages[0].content differs from the nearest recorded request".
@@ -52,12 +53,13 @@ prefetch that the timing of one run started and the other did not is harmless.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from deepsearch.cassettes.record import FrozenClock, Recorder, record_deps
 from deepsearch.cassettes.replay import Player, replay_deps
-from deepsearch.cassettes.store import CassetteMiss, load_result, load_run
+from deepsearch.cassettes.store import CassetteMiss, load_result, load_run, rewrite
 
 CassetteMode = Literal["record", "replay", "lenient"]
 
@@ -66,6 +68,9 @@ CassetteMode = Literal["record", "replay", "lenient"]
 class CassetteSpec:
     mode: CassetteMode
     directory: Path
+    # Recording only: the wall-clock start the run sees (default: now). A fixed one
+    # makes re-recordings byte-identical where the calls are (tests/pocket).
+    started_at: datetime | None = None
 
     @property
     def replaying(self) -> bool:
@@ -83,4 +88,5 @@ __all__ = [
     "load_run",
     "record_deps",
     "replay_deps",
+    "rewrite",
 ]

@@ -26,6 +26,7 @@ from deepsearch.web.types import (
 if TYPE_CHECKING:
     from deepsearch.agent.deps import AgentDeps, SandboxLike
     from deepsearch.agent.sandbox import SandboxResult
+    from deepsearch.config import Settings
 
 FORMAT = 1  # the cassette layout version, in run.json
 
@@ -158,14 +159,31 @@ class RecordingSandbox:
         return result
 
 
+def prompt_options(settings: Settings) -> dict[str, Any]:
+    """The research options that shape the prompts (the budget sizes them), kept in
+    run.json so a miss can say which one a replay changed."""
+    agent = settings.agent.model_dump(mode="json", exclude={"effort", "budget"})
+    options = {f"agent.{k}": v for k, v in agent.items() if not k.startswith("sandbox_")}
+    options["agent.budget"] = settings.agent.token_budget
+    options["llm.model"] = settings.llm.model
+    return options
+
+
 class Recorder:
     """One recording: wraps clients, fixes the clock, writes run.json and result.json."""
 
     def __init__(
-        self, directory: Path, *, secrets: Iterable[str] = (), started_at: datetime | None = None
+        self,
+        directory: Path,
+        *,
+        secrets: Iterable[str] = (),
+        started_at: datetime | None = None,
+        options: dict[str, Any] | None = None,
+        aliases: dict[str, str] | None = None,
     ) -> None:
         self.directory = Path(directory)
-        self.writer = CassetteWriter(self.directory, Redactor(secrets))
+        self.options = options or {}
+        self.writer = CassetteWriter(self.directory, Redactor(secrets, aliases))
         start = started_at or datetime.now(UTC).replace(microsecond=0)
         self.clock = FrozenClock(start)
 
@@ -185,6 +203,7 @@ class Recorder:
             search=deps.search.name,
             embedder=deps.llm.embedder is not None,
             sandbox=deps.sandbox is not None,
+            options=self.options,
         )
 
     def write_run(self, **meta: Any) -> None:
@@ -196,6 +215,7 @@ class Recorder:
 
     def write_result(self, result: BaseModel | dict[str, Any]) -> None:
         value = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
+        self.writer.sort()
         self.writer.write_json(RESULT_FILE, value)
 
 

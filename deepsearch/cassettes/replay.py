@@ -29,12 +29,19 @@ class Player:
     """One replay: the loaded tables, the fixed clock, and the misses seen so far."""
 
     def __init__(
-        self, directory: Path, *, lenient: bool = False, secrets: Iterable[str] = ()
+        self,
+        directory: Path,
+        *,
+        lenient: bool = False,
+        secrets: Iterable[str] = (),
+        options: dict[str, Any] | None = None,
+        aliases: dict[str, str] | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.lenient = lenient
+        self.options = options or {}  # this run's research options, for the miss hint
         self.run = load_run(self.directory)
-        self.redactor = Redactor(secrets)
+        self.redactor = Redactor(secrets, aliases)
         self.tables = {
             kind: Table(kind, read_lines(self.directory / f"{kind}.jsonl"), lenient=lenient)
             for kind in KINDS
@@ -46,7 +53,7 @@ class Player:
     def answer(self, kind: str, request: dict[str, Any]) -> dict[str, Any]:
         """The recorded line; a miss is remembered (callers may swallow the error)."""
         try:
-            return self.tables[kind].answer(self.redactor.obj(request))
+            return self.redactor.expand(self.tables[kind].answer(self.redactor.obj(request)))
         except CassetteMiss as exc:
             with self._lock:
                 self._misses.append((kind, str(exc)))
@@ -60,10 +67,21 @@ class Player:
         for kind, message in self._misses:
             if kind == "read":
                 if not self.lenient and any(message.startswith(u) for u in used):
-                    return message
+                    return message + self._options_hint()
             elif kind == "llm" or not self.lenient:
-                return message
+                return message + self._options_hint()
         return None
+
+    def _options_hint(self) -> str:
+        """`; recorded with agent.budget=200000 (now 100000)`: the usual cause of a miss
+        is replaying with other research options than the recording had."""
+        recorded = self.run.get("options") or {}
+        changed = [
+            f"{key}={recorded[key]!r} (now {self.options[key]!r})"
+            for key in sorted(set(recorded) & set(self.options))
+            if recorded[key] != self.options[key]
+        ]
+        return f"; recorded with {', '.join(changed)}" if changed else ""
 
     def provider_name(self, settings: Settings) -> ProviderName:
         recorded = str(self.run.get("provider") or "openai")
@@ -76,7 +94,8 @@ class Player:
         from deepsearch.llm.client import LLMClient
 
         name = self.provider_name(settings)
-        embedder = ReplayEmbedder(self) if self.run.get("embedder") else None
+        model = settings.llm.embedding_model or settings.llm.jina_embedding_model
+        embedder = ReplayEmbedder(self, model) if self.run.get("embedder") else None
         return LLMClient(
             provider=ReplayProvider(self, name),
             provider_name=name,
@@ -122,11 +141,15 @@ class ReplayProvider:
 
 
 class ReplayEmbedder:
-    def __init__(self, player: Player) -> None:
+    """`model`: this run's embedding model (a changed one is a miss); None: the
+    recorded one."""
+
+    def __init__(self, player: Player, model: str | None = None) -> None:
         self.player = player
+        self.model = model
 
     async def embed_with_usage(self, texts: Sequence[str]) -> Embeddings:
-        model = _embedding_model(self.player)
+        model = self.model or _embedding_model(self.player)
         line = self.player.answer("embed", calls.embed_request(model, list(texts)))
         if "error" in line:
             raise calls.load_error(line["error"])

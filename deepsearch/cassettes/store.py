@@ -16,7 +16,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from deepsearch.errors import RunError
 from deepsearch.tracing import REDACTED
@@ -46,20 +46,55 @@ def request_key(kind: str, request: dict[str, Any]) -> str:
 
 class Redactor:
     """The --trace rule (tracing.TraceWriter): every secret value of 4+ characters
-    becomes [REDACTED], longest first, wherever it appears."""
+    becomes [REDACTED], longest first, wherever it appears. `aliases` then replace
+    machine-specific text (the --corpus folder) by a placeholder; `expand` undoes them."""
 
-    def __init__(self, secrets: Iterable[str]) -> None:
+    def __init__(self, secrets: Iterable[str], aliases: dict[str, str] | None = None) -> None:
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self._aliases = sorted((aliases or {}).items(), key=lambda kv: len(kv[0]), reverse=True)
 
     def text(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
+        for real, placeholder in self._aliases:
+            text = text.replace(real, placeholder)
         return text
 
     def obj(self, value: Any) -> Any:
-        if not self._secrets:
+        if not self._secrets and not self._aliases:
             return value
         return json.loads(self.text(json.dumps(value, ensure_ascii=False, default=str)))
+
+    def expand(self, value: Any) -> Any:
+        """A recorded value with this machine's text back in place of the placeholders."""
+        if not self._aliases:
+            return value
+        text = json.dumps(value, ensure_ascii=False)
+        for real, placeholder in self._aliases:
+            text = text.replace(placeholder, real)
+        return json.loads(text)
+
+
+CORPUS_PLACEHOLDER = "$CORPUS"
+
+
+def corpus_aliases(corpus_dir: str | None) -> dict[str, str]:
+    """The --corpus folder, as file:// URL and as path, by a placeholder: a cassette
+    holds no absolute path of the recording machine and replays on another."""
+    if not corpus_dir:
+        return {}
+    folder = Path(corpus_dir).resolve()
+    return {
+        folder.as_uri() + "/": f"file:///{CORPUS_PLACEHOLDER}/",
+        str(folder) + "/": f"{CORPUS_PLACEHOLDER}/",
+    }
+
+
+class Started(NamedTuple):
+    request: dict[str, Any]
+    key: str
+    n: int  # how many identical requests were made before this one
+    seq: int  # issue order among all calls
 
 
 class CassetteWriter:
@@ -73,22 +108,34 @@ class CassetteWriter:
             (directory / name).unlink(missing_ok=True)  # a new recording replaces the old
         self._lock = threading.Lock()
         self._started: dict[str, int] = defaultdict(int)
+        self._seq = 0
+        self._written: dict[str, list[tuple[int, str]]] = defaultdict(list)
 
-    def start(self, kind: str, request: dict[str, Any]) -> tuple[dict[str, Any], str, int]:
-        """(redacted request, key, n): call when the call is made, so `n` is issue order."""
+    def start(self, kind: str, request: dict[str, Any]) -> Started:
+        """Call when the call is made: `n` and the file order are the order of issue."""
         clean = self.redactor.obj(request)
         key = request_key(kind, clean)
         with self._lock:
             n = self._started[key]
             self._started[key] += 1
-        return clean, key, n
+            self._seq += 1
+            return Started(clean, key, n, self._seq)
 
-    def finish(self, kind: str, started: tuple[dict[str, Any], str, int], **outcome: Any) -> None:
-        request, key, n = started
-        line = {"key": key, "n": n, "request": request, **self.redactor.obj(outcome)}
-        text = json.dumps(line, ensure_ascii=False, default=str)
+    def finish(self, kind: str, started: Started, **outcome: Any) -> None:
+        """Appended at once (a killed run keeps what it recorded), in finishing order."""
+        line = {"key": started.key, "n": started.n, "request": started.request}
+        text = json.dumps({**line, **self.redactor.obj(outcome)}, ensure_ascii=False, default=str)
         with self._lock, (self.directory / f"{kind}.jsonl").open("a", encoding="utf-8") as f:
             f.write(text + "\n")
+            self._written[kind].append((started.seq, text))
+
+    def sort(self) -> None:
+        """Rewrite each file in the order the calls were made (concurrent calls finish in
+        any order): a re-recording then differs only where behaviour did."""
+        with self._lock:
+            for kind, lines in self._written.items():
+                ordered = "".join(f"{text}\n" for _, text in sorted(lines))
+                (self.directory / f"{kind}.jsonl").write_text(ordered, encoding="utf-8")
 
     def write_json(self, name: str, value: Any) -> None:
         text = json.dumps(self.redactor.obj(value), ensure_ascii=False, indent=2, default=str)
@@ -153,3 +200,34 @@ def differences(recorded: Any, asked: Any, path: str = "") -> list[str]:
                 out += differences(recorded[i], asked[i], sub)
         return out
     return [] if recorded == asked else [path or "(the request)"]
+
+
+def rewrite(
+    directory: Path, replacements: dict[str, str], *, fetched_at: str | None = None
+) -> None:
+    """Replace text everywhere in a cassette (e.g. a loopback port by a fixed one) and
+    recompute the keys, which hash the rewritten requests; `fetched_at` sets every
+    page's fetch time (the readers keep the real clock)."""
+
+    def swap(text: str) -> str:
+        for old, new in replacements.items():
+            text = text.replace(old, new)
+        return text
+
+    for kind in KINDS:
+        path = directory / f"{kind}.jsonl"
+        if not path.is_file():
+            continue
+        out = []
+        for line in read_lines(path):
+            line = json.loads(swap(json.dumps(line, ensure_ascii=False)))
+            page = (line.get("response") or {}).get("page")
+            if fetched_at is not None and isinstance(page, dict):
+                page["fetched_at"] = fetched_at
+            line["key"] = request_key(kind, line.get("request") or {})
+            out.append(json.dumps(line, ensure_ascii=False))
+        path.write_text("".join(f"{text}\n" for text in out), encoding="utf-8")
+    for name in (RUN_FILE, RESULT_FILE):
+        path = directory / name
+        if path.is_file():
+            path.write_text(swap(path.read_text("utf-8")), encoding="utf-8")

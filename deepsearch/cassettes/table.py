@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from difflib import SequenceMatcher
 from typing import Any
 
-from deepsearch.cassettes.store import REPEATABLE, CassetteMiss, differences, request_key
+from deepsearch.cassettes.store import (
+    REPEATABLE,
+    CassetteMiss,
+    canonical,
+    differences,
+    request_key,
+)
 
 WHAT = {
     "llm": "llm call",
@@ -32,6 +39,18 @@ def describe(kind: str, request: dict[str, Any]) -> str:
     if kind == "search":
         return f"search for {(request.get('query') or {}).get('q', '')!r}"
     return WHAT.get(kind, kind)
+
+
+def nearest_differences(peers: list[dict[str, Any]], request: dict[str, Any]) -> list[str]:
+    """The differing paths against the nearest peer: fewest differing parts, then the
+    most similar text (a cheap character-count similarity, fine for long prompts)."""
+    asked = canonical(request)
+
+    def distance(peer: dict[str, Any]) -> tuple[int, float]:
+        diffs = differences(peer, request)
+        return len(diffs), -SequenceMatcher(None, canonical(peer), asked).quick_ratio()
+
+    return differences(min(peers, key=distance), request)
 
 
 class Table:
@@ -61,7 +80,7 @@ class Table:
                 return self._take(same[n])
             if same and self.kind in REPEATABLE:
                 return same[-1]
-            if self.lenient:
+            if self.lenient and self.kind != "read":  # another URL's page would be a lie
                 line = self._next_in_order(group_of(self.kind, request))
                 if line is not None:
                     return self._take(line)
@@ -92,6 +111,6 @@ class Table:
         ]
         if not peers:
             return f"{what} {mode}: no such call was recorded"
-        diffs = min((differences(peer, request) for peer in peers), key=len)
+        diffs = nearest_differences(peers, request)
         more = f" (and {len(diffs) - 1} more parts)" if len(diffs) > 1 else ""
         return f"{what} {mode}: {diffs[0]} differs from the nearest recorded request{more}"

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from deepsearch.cassettes import CassetteSpec
     from deepsearch.commands.live import LiveView
     from deepsearch.config import Settings
+    from deepsearch.runtime import CassetteSession
 
 STATUS_EXIT = {
     "answered": EXIT_OK,
@@ -56,6 +57,7 @@ def run_research(
 
     view = LiveView(quiet=quiet)
     holder: dict[str, ResearchRun] = {}
+    sessions: dict[str, CassetteSession] = {}  # --record / --replay, once opened
 
     async def go() -> ResearchResult:
         trace = build_trace(trace_path, settings, question)
@@ -63,11 +65,13 @@ def run_research(
             if trace is not None:
                 stack.callback(trace.close)
             session = open_cassette(cassette, settings)
+            if session is not None:
+                sessions["cassette"] = session
             deps = await build_deps(
                 settings, stack=stack, emit=view, trace=trace, cassette=session, question=question
             )
             run = holder["run"] = ResearchRun(question, deps, run_options(settings))
-            return finish_cassette(session, await run.run())
+            return await run.run()
 
     def cut_short(status: Status, error: str | None) -> ResearchResult:
         """What was found so far; an empty result if the run had not started."""
@@ -91,6 +95,8 @@ def run_research(
             result = cut_short("failed", str(exc))
         except Exception as exc:  # a bug must still print what was found, not a traceback
             result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
+        # Cut-short runs too: an interrupted recording still has its result.json.
+        result = finish_cassette(sessions.get("cassette"), result)
         _report(result, view, as_json=as_json, quiet=quiet)
     if result.status == "interrupted":
         return caught.exit_code()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from deepsearch.cli import run
 from tests.cassettes.conftest import World, cli, record, without_times
 from tests.cli.test_end_to_end import SECRET
 
@@ -65,6 +66,8 @@ def test_a_prompt_change_fails_strict_replay_and_passes_lenient(
     assert strict["status"] == "failed"
     assert strict["error"].startswith("llm call for tool 'agent' not in cassette: system differs")
     assert "from the nearest recorded request" in strict["error"]
+    # and which research option the replay changed
+    assert strict["error"].endswith("; recorded with agent.language=None (now 'German')")
 
     code, lenient = cli(capsys, *changed, "--replay-lenient", str(cassette))
     assert code == 0, lenient
@@ -131,3 +134,85 @@ def test_cassette_flag_misuse_is_a_usage_error(
     err = capsys.readouterr().err
     assert code == 2
     assert message in err and "Traceback" not in err
+
+
+def test_a_corpus_run_replays_without_the_folder_being_read(
+    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "leland.md").write_text(
+        "# Leland\n\nMaximum Overdrive was shot in and around Leland, North Carolina.\n", "utf-8"
+    )
+    cassette = tmp_path / "cassette"
+    args = [a for a in world.args() if a not in ("searxng",)]
+    args = [*args[: args.index("--search-provider")], *args[args.index("--search-provider") + 2 :]]
+    code, recorded = cli(capsys, *args, "--corpus", str(notes), "--record", str(cassette))
+    assert code == 0, recorded.get("error")
+    assert any(u.startswith("file://") for u in recorded["read_urls"]), recorded["read_urls"]
+    text = "".join(p.read_text("utf-8") for p in cassette.iterdir())
+    assert str(notes) not in text and "file:///$CORPUS/leland.md" in text
+
+    # Replayed elsewhere: the folder moved and its file changed; nothing is read.
+    moved = notes.rename(tmp_path / "moved")
+    (moved / "leland.md").write_text("changed after the recording\n", "utf-8")
+    code, replayed = cli(capsys, *args, "--corpus", str(moved), "--replay", str(cassette))
+    assert code == 0, replayed.get("error")
+    expected = json.loads(json.dumps(recorded).replace(str(notes), str(moved)))
+    assert without_times(replayed) == without_times(expected)
+
+
+def test_a_recording_sees_the_wall_clock_frozen_at_its_start(
+    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every prompt of a recording carries its start time (an hour-long run included),
+    and a replay, years later, is fed the same instant."""
+    from deepsearch.cassettes import CassetteSpec
+    from deepsearch.commands.flags import research_flags
+    from deepsearch.commands.run_research import run_research
+    from deepsearch.config import load_config
+
+    flags = [a for a in world.args() if a not in ("--json", "--quiet")]
+    settings = load_config(overrides=research_flags(flags, "research")[0]).settings
+    start = datetime(2020, 2, 29, 23, 59, tzinfo=UTC)
+    spec = CassetteSpec(mode="record", directory=tmp_path / "c", started_at=start)
+    code = run_research(
+        "Who directed it?", settings, as_json=True, quiet=True, trace_path=None, cassette=spec
+    )
+    assert code == 0
+    agent = [
+        json.loads(line)["request"]
+        for line in (tmp_path / "c" / "llm.jsonl").read_text("utf-8").splitlines()
+        if '"tool": "agent"' in line
+    ]
+    assert agent and all(
+        "Current date and time (UTC): 2020-02-29 23:59" in r["system"] for r in agent
+    )
+    capsys.readouterr()
+    code = run(["Who directed it?", *world.args(), "--replay", str(tmp_path / "c")])
+    assert code == 0, capsys.readouterr().out
+
+
+def test_an_interrupted_recording_keeps_its_calls_and_result(
+    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import signal
+
+    route = world.llm.handler
+    asked: list[str] = []
+
+    def interrupt_on_the_visit(body: dict) -> object:
+        reply = route(body)  # type: ignore[misc]
+        if isinstance(reply, dict) and reply.get("action") == "visit":
+            asked.append("visit")
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the model's reply is on the way
+        return reply
+
+    world.llm.handler = interrupt_on_the_visit
+    cassette = tmp_path / "cassette"
+    code, out = cli(capsys, *world.args(), "--record", str(cassette))
+    assert (code, out["status"], asked) == (130, "interrupted", ["visit"])
+    saved = json.loads((cassette / "result.json").read_text("utf-8"))
+    assert saved["status"] == "interrupted" and saved["steps"] == out["steps"]
+    assert (cassette / "search.jsonl").read_text("utf-8"), "the finished calls are kept"
