@@ -13,8 +13,10 @@ API (stable; `deepsearch eval --replay-from` builds on it):
     result = await ResearchRun(question, deps, options).run()
     result = runtime.finish_cassette(session, result)  # record: writes result.json;
                                                      # replay: a miss -> failed, exit 1
+    # (run_research calls finish_cassette for cut-short results too)
 
-    # On deps you built yourself (tests, fakes):
+    # On deps you built yourself (tests, fakes); build the ResearchRun afterwards,
+    # it reads deps.clock:
     recorder = record_deps(deps, DIR, secrets=[...])   # wraps deps' clients in place
     recorder.write_result(result)
     player = replay_deps(deps, DIR, lenient=False)     # replaces deps' clients in place
@@ -26,7 +28,8 @@ API (stable; `deepsearch eval --replay-from` builds on it):
 cassette: messages[0].content differs from the nearest recorded request".
 
 Layout of DIR (safe to commit: secrets redacted with the --trace rule):
-    run.json      format, version, started_at, provider, search, embedder, sandbox
+    run.json      format, version, started_at, question, provider, search, embedder,
+                  sandbox, options (the research options that shape the prompts)
     result.json   the run's --json result
     llm.jsonl     one line per LLM call: {"key", "n", "request", "response"|"error"}
     search.jsonl  embed.jsonl  read.jsonl  sandbox.jsonl  (same shape)
