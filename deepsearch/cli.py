@@ -2,7 +2,7 @@
 where deepsearch errors become one-line messages and exit codes.
 
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
-2 usage or configuration error; 1 runtime failure; 130 / 143 / 129 interrupted
+4 not found (no supported answer); 2 usage or configuration error; 1 runtime failure; 130 / 143 / 129 interrupted
 (Ctrl-C / SIGTERM / SIGHUP); 141 stdout closed early.
 
 `route()` decides what a command line means before Typer sees it: a question (one

@@ -30,6 +30,7 @@ ToolName = Literal[
     "coder",
     "finalizer",
     "fallback",
+    "grader",
 ]
 ProviderName = Literal["gemini", "openai", "ollama"]
 SearchProviderName = Literal["duckduckgo", "searxng", "jina", "brave", "serper", "local"]
@@ -172,6 +173,8 @@ class AgentConfig(_Strict):
     boost_hostnames: HostList = Field(default_factory=list)
     bad_hostnames: HostList = Field(default_factory=list)
     only_hostnames: HostList = Field(default_factory=list)
+    # A forced answer below this confidence is reported as not_found (exit 4).
+    min_confidence: float | None = Field(None, ge=0.0, le=1.0)
     # Limits of the coding action's sandbox (its isolation is not configurable on purpose).
     sandbox_cpu_s: int = Field(5, ge=1, le=120)
     sandbox_wall_s: float = Field(10, gt=0, le=300)
@@ -180,6 +183,34 @@ class AgentConfig(_Strict):
     @property
     def token_budget(self) -> int:
         return self.budget if self.budget is not None else EFFORT_BUDGETS[self.effort]
+
+
+_ANSWER_KEY_SITE = re.compile(r"(?:[\w-]+\.)+[\w-]+(?:/[\w.~%-]+)*", re.IGNORECASE)
+
+
+def _answer_key_sites(values: list[str]) -> list[str]:
+    """`host` or `host/path` (a repository on a code host), without a scheme."""
+    sites = []
+    for value in values:
+        site = re.sub(r"^https?://", "", value.strip(), flags=re.IGNORECASE).rstrip("/")
+        if not _ANSWER_KEY_SITE.fullmatch(site):
+            raise ValueError(
+                f"not a host or host/path (like github.com/openai/simple-evals): {value!r}"
+            )
+        host, _, path = site.partition("/")
+        sites.append(host.lower() + (f"/{path}" if path else ""))
+    return sites
+
+
+class EvalConfig(_Strict):
+    """`deepsearch eval`: benchmark runs."""
+
+    concurrency: int = Field(4, ge=1, le=64)
+    # Sites that publish benchmark answer keys: blocked from search results and reads
+    # during an eval (unless --allow-answer-key-hosts), or a run could look the answer up.
+    answer_key_hosts: Annotated[list[str], AfterValidator(_answer_key_sites)] = Field(
+        default_factory=list
+    )
 
 
 class KeysConfig(_Strict):
@@ -214,6 +245,7 @@ class Settings(_Strict):
     reader: ReaderConfig = Field(default_factory=ReaderConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
     keys: KeysConfig = Field(default_factory=KeysConfig)
 
     def tool_settings(self, provider: ProviderName, tool: ToolName) -> ModelSettings:

@@ -45,6 +45,7 @@ def run_options(settings: Settings) -> RunOptions:
         max_references=agent.max_references,
         language=agent.language,
         results_per_query=settings.search.results_per_query,
+        min_confidence=agent.min_confidence,
     )
 
 

@@ -32,11 +32,13 @@ def _answer_subquestion(state: AgentState, question: str, answer: str) -> Answer
     return AnswerOutcome(detail=f"sub-question answered: {question}")
 
 
-async def _judge(evaluator: Evaluator, state: AgentState, answer: str, now: datetime) -> Verdict:
+async def _judge(
+    evaluator: Evaluator, state: AgentState, answer: str, now: datetime, *, supported: bool
+) -> Verdict:
     """The evaluator's verdict on an answer to the original question."""
     try:
         return await evaluator.evaluate(
-            state.question, answer, state.metrics, state.knowledge, now=now
+            state.question, answer, state.metrics, state.knowledge, now=now, supported=supported
         )
     except StructuredOutputError as exc:
         # As in the reference, a check that cannot be run counts as a failure of it:
@@ -72,6 +74,14 @@ async def _learn_from_rejection(
     state.diary = []  # a fresh attempt starts from the lesson, not the old diary
 
 
+def _not_found_subquestion(state: AgentState, question: str, answer: str) -> AnswerOutcome:
+    # A "not found" is no step of the chain: nothing is pinned, the gap stays open.
+    state.diary.append(
+        f'Step {state.step}: I could not answer the sub-question "{question}": {answer[:300]}'
+    )
+    return AnswerOutcome(detail=f"sub-question not answered: {question}", rejected=True)
+
+
 async def handle_answer(
     payload: AnswerPayload,
     state: AgentState,
@@ -85,20 +95,35 @@ async def handle_answer(
         state.diary.append(f"Step {state.step}: I gave an empty answer.")
         return AnswerOutcome(detail="empty answer", rejected=True)
     if state.current_question != state.question:
+        if not payload.supported:
+            return _not_found_subquestion(state, state.current_question, answer)
         return _answer_subquestion(state, state.current_question, answer)
+    if not payload.supported:
+        # Never accepted (the evaluator refuses it without a call); research goes on.
+        state.not_found_note = answer
+        state.diary.append(f"Step {state.step}: I reported that I did not find the answer.")
+        verdict = await _judge(evaluator, state, answer, now, supported=False)
+        return await _rejected(evaluator, state, answer, verdict, learn=False)
 
     state.candidate_answer = answer
+    state.answer_uncertain = payload.uncertain
     if state.step == 1 and options.direct_answer:
         state.final_answer = answer
         state.trivial = True
         return AnswerOutcome(detail="answered directly at step 1", accepted=True)
 
-    verdict = await _judge(evaluator, state, answer, now)
+    verdict = await _judge(evaluator, state, answer, now, supported=True)
     if verdict.passed:
         state.final_answer = answer
         state.diary.append(f"Step {state.step}: my answer passed every check.")
         return AnswerOutcome(detail="answer accepted", accepted=True)
+    return await _rejected(evaluator, state, answer, verdict, learn=True)
 
+
+async def _rejected(
+    evaluator: Evaluator, state: AgentState, answer: str, verdict: Verdict, *, learn: bool
+) -> AnswerOutcome:
+    """Charge the failed check one attempt; out of attempts ends the research phase."""
     metric = next((m for m in state.metrics if m.type == verdict.type), None)
     if metric is not None:
         metric.attempts_left -= 1
@@ -111,5 +136,6 @@ async def handle_answer(
             rejected=True,
             out_of_attempts=True,
         )
-    await _learn_from_rejection(evaluator, state, answer, verdict)
+    if learn:
+        await _learn_from_rejection(evaluator, state, answer, verdict)
     return AnswerOutcome(detail=detail, rejected=True)

@@ -40,6 +40,8 @@ class RunOptions(BaseModel):
     language: str | None = None
     page_chars: int = Field(12_000, ge=500, description="per-page knowledge budget")
     results_per_query: int = Field(10, ge=1)
+    # A forced answer whose confidence is below this is reported as not_found.
+    min_confidence: float | None = Field(None, ge=0.0, le=1.0)
 
 
 def _ignore(_: AgentEvent) -> None:

@@ -156,6 +156,17 @@ def metrics_for(question_eval: QuestionEval, max_bad_attempts: int) -> list[Eval
     return [EvalMetric(type=t, attempts_left=max_bad_attempts) for t in wanted]
 
 
+def not_found_verdict(pending: Sequence[EvalType]) -> Verdict:
+    """The failure of an answer that says it did not find the answer: charged to the
+    definitive check (an "I could not find it" is not definitive) when it is pending."""
+    kind: EvalType = "definitive" if "definitive" in pending or not pending else pending[0]
+    return Verdict(
+        passed=False,
+        type=kind,
+        think="the answer says the question was not answered from the evidence (not found)",
+    )
+
+
 def _qa(question: str, answer: str) -> list[Message]:
     return [
         Message(
@@ -196,14 +207,18 @@ class Evaluator:
         knowledge: Sequence[KnowledgeItem],
         *,
         now: datetime,
+        supported: bool = True,
     ) -> Verdict:
         """Run the checks (concurrently when the budget allows); the first failure
-        in CHECK_ORDER is the verdict."""
+        in CHECK_ORDER is the verdict. An answer its author marked as not supported
+        (not found) is never accepted, and no check is paid for it."""
         kinds = [
             m.type
             for m in sorted(metrics, key=lambda m: CHECK_ORDER.index(m.type))
             if m.attempts_left > 0
         ]
+        if not supported:
+            return not_found_verdict(kinds)
         requests = [self._request(kind, question, answer, knowledge, now) for kind in kinds]
         if len(requests) > 1 and self._fits_at_once(requests):
             outcomes = await asyncio.gather(

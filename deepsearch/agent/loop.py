@@ -31,6 +31,7 @@ from deepsearch.agent.events import (
 from deepsearch.agent.evidence import pin_support, refresh_state
 from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
+from deepsearch.agent.honesty import apply_min_confidence, reported_answer, with_confidence
 from deepsearch.agent.language import answer_language
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.progress import ProgressWatch
@@ -112,7 +113,7 @@ class ResearchRun:
             error = str(exc)
         except Exception as exc:  # a bug must not lose what the run found
             error = f"internal error: {type(exc).__name__}: {exc}"
-        answer = self.state.final_answer or self.state.candidate_answer
+        answer, status = reported_answer(self.state, status)
         if answer is None:
             return self.snapshot("failed", error=error or self.stop_reason or "no answer was found")
         references: list[Reference] = []
@@ -134,15 +135,19 @@ class ResearchRun:
         else:  # a direct answer has no sources: no markers, no links to unseen pages
             answer = clean_unanchored(answer, seen_urls(self.state))
         self._emit(PhaseChanged(phase="done", reason=self.stop_reason))
-        result = self.snapshot(status if error is None else "forced", error=error)
+        result = self.snapshot(
+            status if error is None or status == "not_found" else "forced", error=error
+        )
         result.answer = answer
         result.references = references
-        return result
+        result = with_confidence(self.state, result)
+        return apply_min_confidence(self.state, result, self.options.min_confidence)
 
     def snapshot(self, status: Status, *, error: str | None = None) -> ResearchResult:
         """The result as of now (also used for interrupted and failed runs)."""
-        raw = self.state.final_answer or self.state.candidate_answer or ""
-        return ResearchResult(
+        st = self.state
+        raw = st.final_answer or st.candidate_answer or st.not_found_note or ""
+        result = ResearchResult(
             question=self.state.question,
             # A cut-short run's answer was never finalized: no unanchored markers or
             # links to unseen pages may leave with it (run() replaces it when finalized).
@@ -156,6 +161,7 @@ class ResearchRun:
             error=error,
             error_kind=error_kind(self.fatal, error),
         )
+        return with_confidence(st, result)
 
     async def _research_phase(self) -> bool:
         """True when an answer was accepted; False when the loop had to stop."""
@@ -309,8 +315,15 @@ class ResearchRun:
             decision = None
         payload = decision.payload() if decision is not None else None
         if decision is not None and isinstance(payload, AnswerPayload):
-            st.final_answer = payload.answer.strip() or st.candidate_answer
-            self._finish_step("answer", decision.think, "Beast Mode answer")
+            if payload.supported or not payload.answer.strip():
+                if payload.answer.strip():  # a new answer brings its own marks
+                    st.final_answer, st.answer_uncertain = payload.answer.strip(), payload.uncertain
+                else:
+                    st.final_answer = st.candidate_answer
+                self._finish_step("answer", decision.think, "Beast Mode answer")
+            else:  # the model's last word: nothing gathered answers the question
+                st.not_found_note, st.candidate_answer = payload.answer.strip(), None
+                self._finish_step("answer", decision.think, "Beast Mode: not found")
 
     # ------------------------------------------------------------- helpers
 

@@ -6,13 +6,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from deepsearch.agent.confidence import ConfidenceBasis
 from deepsearch.agent.state import StepRecord
 from deepsearch.agent.types import Reference
 from deepsearch.errors import RunError
 from deepsearch.llm.tracker import TokenTracker
 
-SCHEMA_VERSION = "1"
-Status = Literal["answered", "forced", "interrupted", "failed"]
+# 2: status "not_found" (exit 4), `confidence` and `confidence_basis` (see the README).
+SCHEMA_VERSION = "2"
+Status = Literal["answered", "forced", "not_found", "interrupted", "failed"]
 # configuration: only the user can fix it (exit 2); fatal: the run could not go on
 # (exit 1); runtime: an error the run worked around (the status decides the exit).
 ErrorKind = Literal["configuration", "fatal", "runtime"]
@@ -59,6 +61,9 @@ class ResearchResult(BaseModel):
     answer: str
     references: list[Reference] = Field(default_factory=list)
     status: Status
+    # 0-1 from the run's own signals (deepsearch/agent/confidence.py); 0 without an answer.
+    confidence: float = Field(0.0, ge=0.0, le=1.0)
+    confidence_basis: ConfidenceBasis | None = None
     steps: list[StepRecord] = Field(default_factory=list)
     visited_urls: list[str] = Field(default_factory=list)
     read_urls: list[str] = Field(default_factory=list)

@@ -40,7 +40,23 @@ class ReflectPayload(BaseModel):
 
 
 class AnswerPayload(BaseModel):
-    answer: str = Field(description="the complete answer, in markdown")
+    answer: str = Field(
+        description="the complete answer, in markdown; when supported is false: what you "
+        "looked for and what you found instead"
+    )
+    # Structured, not phrase-matched: "I could not find it" is the model's own statement.
+    # Defaults keep older replies readable; strict mode still makes the model state both.
+    supported: bool = Field(
+        True,
+        description="true only if this answer actually answers the question, from the "
+        "knowledge gathered (or, for a trivial question, from certain common knowledge); "
+        "false if the answer was not found",
+    )
+    uncertain: bool = Field(
+        False,
+        description="true if the evidence is thin, indirect or conflicting and the answer "
+        "is a best guess",
+    )
 
 
 class CodingPayload(BaseModel):

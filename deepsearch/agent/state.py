@@ -63,6 +63,11 @@ class AgentState:
     question_classified: bool = False
     candidate_answer: str | None = None  # best answer so far, for a cut-short run
     final_answer: str | None = None
+    # The model's own marks (AnswerPayload): was the candidate flagged uncertain, and
+    # its latest "not found" report (what was looked for and found), kept apart from
+    # the candidate so a report never replaces a real answer.
+    answer_uncertain: bool = False
+    not_found_note: str | None = None
     trivial: bool = False
     consecutive_failures: int = 0
     omitted_knowledge: int = 0  # items left out of the last prompt (context rule)

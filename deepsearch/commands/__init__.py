@@ -6,7 +6,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from deepsearch.commands import config_cmd, doctor_cmd, research_cmd
+    from deepsearch.commands import config_cmd, doctor_cmd, eval_cmd, research_cmd
     from deepsearch.commands.common import PlainSwitchesCommand
     from deepsearch.commands.flags import PASS_THROUGH
 
@@ -16,3 +16,6 @@ def register(app: typer.Typer) -> None:
     plain = {"context_settings": PASS_THROUGH, "cls": PlainSwitchesCommand}
     app.command("config", help=config_cmd.HELP, **plain)(config_cmd.show_config)
     app.command("doctor", help=doctor_cmd.HELP, **plain)(doctor_cmd.doctor)
+    app.command(
+        "eval", help=eval_cmd.HELP, cls=eval_cmd.EvalCommand, context_settings=PASS_THROUGH
+    )(eval_cmd.eval_command)

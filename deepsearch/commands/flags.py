@@ -17,8 +17,9 @@ from deepsearch.commands.common import EXIT_USAGE, fail
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-def research_flags(args: list[str], command: str) -> tuple[dict[str, Any], Path | None]:
-    """(configuration overrides, --config path) from research flags given to `command`."""
+def parse_research_args(args: list[str], command: str) -> dict[str, Any]:
+    """Every research parameter from `args`, by research's own parser (words that are
+    no flag land in "question")."""
     import typer
 
     from deepsearch.commands import research_cmd
@@ -26,10 +27,21 @@ def research_flags(args: list[str], command: str) -> tuple[dict[str, Any], Path 
     app = typer.Typer(add_completion=False)
     app.command()(research_cmd.research)
     parser = typer.main.get_command(app)
-    ctx = parser.make_context(f"deepsearch {command}", list(args))
-    params = ctx.params
+    return dict(parser.make_context(f"deepsearch {command}", list(args)).params)
+
+
+def overrides_of(params: dict[str, Any]) -> dict[str, Any]:
+    """The configuration overrides of parsed research parameters."""
+    from deepsearch.commands import research_cmd
+
+    names = inspect.signature(research_cmd.overrides).parameters
+    return research_cmd.overrides(**{k: params[k] for k in names})
+
+
+def research_flags(args: list[str], command: str) -> tuple[dict[str, Any], Path | None]:
+    """(configuration overrides, --config path) from research flags given to `command`."""
+    params = parse_research_args(args, command)
     if params.get("question"):
         words = " ".join(params["question"])
         raise fail(f"deepsearch {command} takes no question (got {words!r})", EXIT_USAGE)
-    names = inspect.signature(research_cmd.overrides).parameters
-    return research_cmd.overrides(**{k: params[k] for k in names}), params.get("config")
+    return overrides_of(params), params.get("config")

@@ -68,10 +68,17 @@ def answer_markdown(result: ResearchResult) -> str:
     return result.answer or "(no answer)"
 
 
+STATUS_WORDS = {"not_found": "not found"}
+
+
 def summary_line(result: ResearchResult) -> str:
     usage: dict[str, Any] = result.usage.model_dump()
     steps = len(result.steps)
-    return (
-        f"{result.status} in {steps} step{'' if steps == 1 else 's'}, {result.elapsed_s:.1f}s, "
+    status = STATUS_WORDS.get(result.status, result.status)
+    line = (
+        f"{status} in {steps} step{'' if steps == 1 else 's'}, {result.elapsed_s:.1f}s, "
         f"{tokens(usage['total_tokens'])}/{tokens(usage['budget'])} tokens"
     )
+    if result.confidence_basis is not None and result.status not in ("failed", "interrupted"):
+        line += f", confidence {result.confidence:.2f}"
+    return line

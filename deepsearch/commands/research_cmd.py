@@ -37,7 +37,7 @@ class ResearchCommand(PlainSwitchesCommand):
 HELP = """Research a question and print one cited answer.
 
 Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
-2 usage or configuration error (a rejected key or unknown model included);
+4 not found (no supported answer, or forced below --min-confidence); 2 usage or configuration error (a rejected key or unknown model included);
 1 runtime failure; 130 / 143 / 129 interrupted by Ctrl-C / SIGTERM / SIGHUP."""
 
 
@@ -57,6 +57,7 @@ FLAG_OF = {
     "agent.bad_hostnames": "--bad-hostnames",
     "agent.only_hostnames": "--only-hostnames",
     "agent.max_references": "--max-references",
+    "agent.min_confidence": "--min-confidence",
     "agent.language": "--language",
     "search.providers": "--search-provider",
     "search.searxng_url": "--searxng-url",
@@ -86,7 +87,7 @@ def research(
             "--json",
             rich_help_panel=PANEL_OUTPUT,
             metavar="",
-            help="Print one JSON object (schema_version 1) on stdout.",
+            help="Print one JSON object (schema_version 2) on stdout.",
         ),
     ] = False,
     quiet: Annotated[
@@ -232,6 +233,17 @@ def research(
             min=0,
         ),
     ] = None,
+    min_confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--min-confidence",
+            rich_help_panel=PANEL_LIMITS,
+            metavar="X",
+            help="Report a forced answer below this confidence (0-1) as not found (exit 4).",
+            min=0.0,
+            max=1.0,
+        ),
+    ] = None,
     language: Annotated[
         str | None,
         typer.Option(
@@ -324,6 +336,7 @@ def research(
         bad_hostnames=bad_hostnames,
         only_hostnames=only_hostnames,
         max_references=max_references,
+        min_confidence=min_confidence,
         language=language,
         search_provider=search_provider,
         corpus=corpus,
@@ -423,6 +436,7 @@ def overrides(
     bad_hostnames: str | None,
     only_hostnames: str | None,
     max_references: int | None,
+    min_confidence: float | None,
     language: str | None,
     search_provider: str | None,
     corpus: Path | None,
@@ -444,6 +458,7 @@ def overrides(
         "agent.bad_hostnames": _hosts(bad_hostnames),
         "agent.only_hostnames": _hosts(only_hostnames),
         "agent.max_references": max_references,
+        "agent.min_confidence": min_confidence,
         "agent.language": language,
         "search.providers": _providers(search_provider, corpus),
         "search.corpus_dir": str(corpus.resolve()) if corpus else None,

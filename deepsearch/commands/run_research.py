@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from deepsearch.commands.common import (
     EXIT_FORCED,
     EXIT_INTERRUPTED,
+    EXIT_NOT_FOUND,
     EXIT_OK,
     EXIT_RUNTIME,
     EXIT_USAGE,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 STATUS_EXIT = {
     "answered": EXIT_OK,
     "forced": EXIT_FORCED,
+    "not_found": EXIT_NOT_FOUND,
     "failed": EXIT_RUNTIME,
     "interrupted": EXIT_INTERRUPTED,
 }

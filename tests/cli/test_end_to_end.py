@@ -180,7 +180,8 @@ def test_answer_with_verified_citations(
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("\n") == 1, "stdout must hold exactly one JSON object"
     out = json.loads(done.stdout)
-    assert out["schema_version"] == "1"
+    assert out["schema_version"] == "2"
+    assert 0 < out["confidence"] <= 1 and out["confidence_basis"]["checks"] == "passed"
     assert out["status"] == "answered"
     assert out["question"] == QUESTION
     assert "Stephen King" in out["answer"]

@@ -18,6 +18,7 @@ from deepsearch.agent.actions.coding import CodeReply
 from deepsearch.agent.evaluator import CHECKS, ErrorAnalysis, QuestionEval
 from deepsearch.agent.rewrite import RewriteReply
 from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
+from deepsearch.evaluation.grading import GraderReply
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.gemini_provider import gemini_schema
 from deepsearch.llm.openai_provider import strict_schema
@@ -39,6 +40,7 @@ OTHER_SCHEMAS: list[type[BaseModel]] = [
     ErrorAnalysis,
     RewriteReply,
     CodeReply,
+    GraderReply,
     *(schema for schema, _ in CHECKS.values()),
 ]
 

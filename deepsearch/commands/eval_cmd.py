@@ -1,0 +1,223 @@
+"""`deepsearch eval FILE --out DIR`: a benchmark run; `deepsearch eval --merge DIR...`.
+
+Research options (`--budget`, `--effort`, providers, ...) are parsed by the research
+command's own parser (commands/flags.py): one flag table for every command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+from deepsearch.commands.common import EXIT_INTERRUPTED, EXIT_USAGE, fail
+
+if TYPE_CHECKING:
+    from deepsearch.config import Settings
+    from deepsearch.evaluation.dataset import EvalItem
+    from deepsearch.evaluation.results import ResultLine
+    from deepsearch.evaluation.runner import EvalPlan
+
+HELP = """Run a benchmark file of questions, grade the answers, print a summary.
+
+FILE: JSON Lines {"id", "question", "answer", "aliases"?} or a CSV with SimpleQA's problem,answer columns. Results go to DIR/results.jsonl (run the same command again to resume), DIR/summary.json and DIR/cassettes/<id>/.
+
+Any research option applies (--budget, --effort, --llm-provider, --search-provider, ...). `deepsearch eval --merge DIR... [--out DIR]` combines shards' results."""
+
+
+class EvalCommand(TyperCommand):
+    """The usage line as users type it (FILE and the research flags are parsed later)."""
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        formatter.write_usage("deepsearch eval", "FILE --out DIR [OPTIONS] [RESEARCH OPTIONS]")
+
+
+# Research flags that make no sense for a batch of runs.
+REFUSED = {"trace": "--trace", "record": "--record", "replay": "--replay",
+           "replay_lenient": "--replay-lenient"}  # fmt: skip
+
+
+def eval_command(
+    ctx: typer.Context,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="DIR", help="Where results go.")
+    ] = None,
+    grader: Annotated[
+        str,
+        typer.Option("--grader", metavar="NAME", help="llm (SimpleQA's rubric) | exact."),
+    ] = "llm",
+    concurrency: Annotated[
+        int | None,
+        typer.Option("--concurrency", metavar="N", min=1, max=64, help="Questions at once (4)."),
+    ] = None,
+    replay_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay-from", metavar="DIR", help="Replay each run from that eval's cassettes."
+        ),
+    ] = None,
+    shard_spec: Annotated[
+        str | None,
+        typer.Option("--shard", metavar="I/N", help="Only every N-th question from I (0-based)."),
+    ] = None,
+    merge: Annotated[
+        bool, typer.Option("--merge", metavar="", help="Combine the results of the DIRs given.")
+    ] = False,
+    allow_answer_key_hosts: Annotated[
+        bool,
+        typer.Option(
+            "--allow-answer-key-hosts",
+            metavar="",
+            help="Do not block the sites publishing answer keys (eval.answer_key_hosts).",
+        ),
+    ] = False,
+) -> None:
+    from deepsearch.commands.flags import parse_research_args
+
+    params = parse_research_args(ctx.args, "eval")
+    paths = [Path(p) for p in params.get("question") or []]
+    if merge:
+        raise typer.Exit(_merge(paths, out, as_json=params["as_json"]))
+    for name, flag in REFUSED.items():
+        if params.get(name):
+            raise fail(f"{flag} does not apply to deepsearch eval", EXIT_USAGE)
+    if len(paths) != 1 or out is None:
+        raise fail("usage: deepsearch eval FILE --out DIR [options]", EXIT_USAGE)
+    if grader not in ("llm", "exact"):
+        raise fail(f"--grader {grader!r}: expected llm or exact", EXIT_USAGE)
+    settings = _settings(params, allow_answer_key_hosts)
+    plan = _plan(settings, out, grader, concurrency, replay_from, allow_answer_key_hosts)
+    items = _items(paths[0], shard_spec)
+    raise typer.Exit(_run(plan, items, quiet=params["quiet"], as_json=params["as_json"]))
+
+
+def _settings(params: dict[str, Any], allow_answer_keys: bool) -> Settings:
+    from deepsearch.commands.flags import overrides_of
+    from deepsearch.commands.research_cmd import FLAG_OF
+    from deepsearch.config import load_config
+    from deepsearch.errors import ConfigError
+    from deepsearch.evaluation.answer_keys import host_only
+
+    try:
+        settings = load_config(
+            config_file=params.get("config"),
+            overrides=overrides_of(params),
+            override_labels=FLAG_OF,
+        ).settings
+    except ConfigError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    if allow_answer_keys:
+        return settings
+    bad = list(
+        dict.fromkeys([*settings.agent.bad_hostnames, *host_only(settings.eval.answer_key_hosts)])
+    )
+    agent = settings.agent.model_copy(update={"bad_hostnames": bad})
+    return settings.model_copy(update={"agent": agent})
+
+
+def _plan(
+    settings: Settings,
+    out: Path,
+    grader: str,
+    concurrency: int | None,
+    replay_from: Path | None,
+    allow_answer_keys: bool,
+) -> EvalPlan:
+    from deepsearch.evaluation.runner import CASSETTES, EvalPlan
+
+    if out.exists() and not out.is_dir():
+        raise fail(f"{out}: --out needs a folder", EXIT_USAGE)
+    if replay_from is not None and not (replay_from / CASSETTES).is_dir():
+        raise fail(
+            f"{replay_from}: --replay-from needs an eval folder (no cassettes/ there)", EXIT_USAGE
+        )
+    if replay_from is not None and replay_from.resolve() == out.resolve():
+        raise fail("--replay-from and --out must be different folders", EXIT_USAGE)
+    return EvalPlan(
+        settings=settings,
+        out=out,
+        grader=grader,  # type: ignore[arg-type]
+        concurrency=concurrency or settings.eval.concurrency,
+        replay_from=replay_from,
+        blocked_sites=[] if allow_answer_keys else list(settings.eval.answer_key_hosts),
+    )
+
+
+def _items(path: Path, shard_spec: str | None) -> list[EvalItem]:
+    from deepsearch.errors import ConfigError
+    from deepsearch.evaluation.dataset import load_items, parse_shard, shard
+
+    try:
+        items = load_items(path)
+        if shard_spec is not None:
+            items = shard(items, *parse_shard(shard_spec))
+    except ConfigError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    return items
+
+
+def _run(plan: EvalPlan, items: list[EvalItem], *, quiet: bool, as_json: bool) -> int:
+    from deepsearch.errors import ConfigError
+    from deepsearch.evaluation.progress import EvalProgress
+    from deepsearch.evaluation.runner import EvalRunner
+
+    progress = EvalProgress(total=len(items), quiet=quiet)
+    runner = EvalRunner(plan, on_done=progress.advance)
+    done_before = [line for line in runner.results.done() if line.id in {i.id for i in items}]
+    todo = runner.pending(items)
+    progress.start(done_before)
+    try:
+        asyncio.run(runner.run(todo))
+    except KeyboardInterrupt:
+        progress.stop()
+        fail(f"interrupted; run the same command again to resume ({plan.out})", EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
+    except ConfigError as exc:
+        progress.stop()
+        raise fail(str(exc), EXIT_USAGE) from None
+    progress.stop()
+    wanted = {item.id for item in items}
+    lines = [line for line in runner.results.done() if line.id in wanted]
+    _report(lines, plan.out, as_json=as_json)
+    return 0
+
+
+def _merge(dirs: list[Path], out: Path | None, *, as_json: bool) -> int:
+    from deepsearch.evaluation.results import RESULTS_FILE, ResultsFile, read_results
+
+    if not dirs:
+        raise fail("usage: deepsearch eval --merge DIR... [--out DIR]", EXIT_USAGE)
+    by_id: dict[str, ResultLine] = {}
+    for directory in dirs:
+        if not (directory / RESULTS_FILE).is_file():
+            raise fail(f"{directory}: no {RESULTS_FILE} there", EXIT_USAGE)
+        by_id.update({line.id: line for line in read_results(directory / RESULTS_FILE)})
+    lines = sorted(by_id.values(), key=lambda line: line.id)
+    if out is not None:
+        merged = ResultsFile(out)
+        merged.path.write_text("", encoding="utf-8")
+        for line in lines:
+            merged.append(line)
+    _report(lines, out, as_json=as_json)
+    return 0
+
+
+def _report(lines: list[ResultLine], out: Path | None, *, as_json: bool) -> None:
+    from rich.console import Console
+
+    from deepsearch.commands.output import guarded_stdout
+    from deepsearch.evaluation.summary import SUMMARY_FILE, summarize, summary_table
+
+    summary = summarize(lines)
+    data = summary.model_dump(mode="json")
+    if out is not None:
+        (out / SUMMARY_FILE).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    with guarded_stdout():
+        if as_json:
+            typer.echo(json.dumps(data))
+        else:
+            Console(highlight=False).print(summary_table(summary))

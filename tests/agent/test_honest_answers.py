@@ -1,0 +1,184 @@
+"""Honest answers (issue 11, part 4): the model's own `supported` field decides "found"
+from "gave up"; a not-found answer is never accepted; every result has a confidence."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from deepsearch.agent.answering import handle_answer
+from deepsearch.agent.confidence import ConfidenceBasis, confidence, distinct_sources
+from deepsearch.agent.evaluator import Evaluator
+from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.prompts import render
+from deepsearch.agent.schema import AnswerPayload, step_schema
+from deepsearch.agent.state import AgentState, EvalMetric
+from deepsearch.llm.testing import scripted_client
+from tests.agent.helpers import make_deps, options, router
+
+Q = "When was the Eiffel Tower completed?"
+SEARCH = {"think": "look", "action": "search", "search": {"queries": ["eiffel tower completed"]}}
+VISIT = {"think": "read", "action": "visit", "visit": {"url_indices": [1, 2]}}
+ANSWER = {"think": "done", "action": "answer", "answer": {"answer": "It was completed in 1889."}}
+NOT_FOUND_TEXT = "I looked for the completion date; the pages read only describe Paris."
+NOT_FOUND = {
+    "think": "nothing",
+    "action": "answer",
+    "answer": {"answer": NOT_FOUND_TEXT, "supported": False},
+}
+
+
+def checks_asked(provider: Any) -> int:
+    """Evaluator calls that judged an answer (not the question's classification)."""
+    return sum(
+        1
+        for c in provider.calls_for("evaluator")
+        if "needs_definitive" not in (c.json_schema or {}).get("properties", {})
+    )
+
+
+async def test_a_not_found_answer_at_step_one_is_not_accepted_and_research_goes_on() -> None:
+    deps, provider = make_deps(router([NOT_FOUND, SEARCH, VISIT, ANSWER]))
+    result = await ResearchRun(Q, deps, options()).run()
+    assert [s.action for s in result.steps] == ["answer", "search", "visit", "answer"]
+    assert "rejected" in result.steps[0].detail
+    assert result.status == "answered" and "1889" in result.answer
+    # definitive + strict for the real answer only: the not-found one cost no check
+    assert checks_asked(provider) == 2
+
+
+async def test_a_run_that_ends_without_a_supported_answer_is_not_found() -> None:
+    deps, provider = make_deps(router([SEARCH, VISIT, NOT_FOUND]))  # Beast Mode: not found too
+    result = await ResearchRun(Q, deps, options(max_steps=3)).run()
+    assert provider.calls_for("agent_beast")
+    assert result.status == "not_found"
+    assert "looked for the completion date" in result.answer
+    assert result.confidence == 0.0 and result.confidence_basis is not None
+    assert result.confidence_basis.supported is False
+    assert checks_asked(provider) == 0
+
+
+async def test_beast_mode_saying_not_found_overrides_a_rejected_candidate() -> None:
+    replies = [SEARCH, VISIT, ANSWER, SEARCH]
+
+    def reply(request: Any) -> Any:
+        if request.tool == "agent_beast":
+            return NOT_FOUND
+        return base(request)
+
+    base = router(replies, strict_pass=False)
+    deps, _ = make_deps(reply)
+    result = await ResearchRun(Q, deps, options(max_steps=4, direct_answer=False)).run()
+    assert result.status == "not_found"
+    assert result.answer.startswith("I looked for")
+
+
+async def test_a_supported_beast_mode_answer_stays_forced_with_lower_confidence() -> None:
+    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
+    forced = await ResearchRun(Q, deps, options(max_steps=2)).run()
+    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
+    answered = await ResearchRun(Q, deps, options()).run()
+    assert forced.status == "forced" and answered.status == "answered"
+    assert forced.confidence_basis is not None and forced.confidence_basis.forced
+    assert 0 < forced.confidence < answered.confidence <= 1
+    assert answered.confidence_basis is not None
+    assert answered.confidence_basis.checks == "passed"
+
+
+async def test_an_answer_the_model_flags_uncertain_gets_a_lower_confidence() -> None:
+    unsure = {**ANSWER, "answer": {"answer": "It was completed in 1889.", "uncertain": True}}
+    deps, _ = make_deps(router([SEARCH, VISIT, unsure]))
+    flagged = await ResearchRun(Q, deps, options()).run()
+    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
+    plain = await ResearchRun(Q, deps, options()).run()
+    assert flagged.status == plain.status == "answered"
+    assert flagged.confidence_basis is not None and flagged.confidence_basis.uncertain
+    assert flagged.confidence < plain.confidence
+
+
+@pytest.mark.parametrize(("threshold", "status"), [(0.9, "not_found"), (0.01, "forced")])
+async def test_min_confidence_turns_a_weak_forced_answer_into_not_found(
+    threshold: float, status: str
+) -> None:
+    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
+    result = await ResearchRun(Q, deps, options(max_steps=2, min_confidence=threshold)).run()
+    assert result.status == status
+    assert "1889" in result.answer  # the unconfirmed answer is still shown
+    if status == "not_found":
+        assert result.answer.startswith("**Not found with enough confidence**")
+        assert '"eiffel tower completed"' in result.answer  # what was looked for
+
+
+async def test_min_confidence_never_touches_an_accepted_answer() -> None:
+    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
+    result = await ResearchRun(Q, deps, options(min_confidence=1.0)).run()
+    assert result.status == "answered"
+
+
+@pytest.mark.parametrize("supported", [False, True])
+async def test_a_not_found_sub_answer_is_not_pinned_as_knowledge(supported: bool) -> None:
+    client, _ = scripted_client(lambda r: {"think": "ok", "pass": True})
+    state = AgentState.start(Q)
+    state.gaps, state.step = [Q, "Who built it?"], 1  # gaps[1 % 2]: the sub-question
+    payload = AnswerPayload(answer=NOT_FOUND_TEXT, supported=supported)
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    outcome = await handle_answer(payload, state, Evaluator(client), now=now, options=options())
+    pinned = [k for k in state.knowledge if NOT_FOUND_TEXT in k.answer]
+    assert bool(pinned) is supported
+    assert ("Who built it?" in state.gaps) is not supported
+    assert outcome.rejected is not supported
+
+
+async def test_the_evaluator_never_accepts_a_not_found_answer_and_asks_nothing() -> None:
+    client, provider = scripted_client(lambda r: {"think": "ok", "pass": True})
+    metrics = [EvalMetric(type="definitive", attempts_left=2)]
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    evaluator = Evaluator(client)
+    verdict = await evaluator.evaluate(Q, "1889", metrics, [], now=now, supported=False)
+    assert not verdict.passed and verdict.type == "definitive"
+    assert provider.calls == []
+    assert (await evaluator.evaluate(Q, "1889", metrics, [], now=now)).passed
+
+
+def test_confidence_follows_the_documented_formula() -> None:
+    def c(**kw: Any) -> float:
+        fields = {"supported": True, "checks": "passed", "forced": False, "sources": 3}
+        return confidence(ConfidenceBasis(**{**fields, "uncertain": False, **kw}))
+
+    assert c() == 1.0
+    assert c(sources=1) == 0.73  # 0.15 + 0.45 + 0.40/3
+    assert c(sources=7) == 1.0  # capped at three sources
+    assert c(checks="direct", sources=0) == 0.38  # 0.15 + 0.225
+    assert c(checks="none", forced=True) == 0.33  # (0.15 + 0.40) * 0.6
+    assert c(sources=0, uncertain=True) == 0.42  # 0.60 * 0.7
+    assert c(supported=False) == 0.0
+
+
+def test_distinct_sources_counts_hosts() -> None:
+    urls = ["https://www.a.org/x", "https://a.org/y", "https://b.org/", "file:///n/1.md"]
+    assert distinct_sources(urls) == 3
+    assert distinct_sources(["file:///n/1.md", "file:///n/2.md"]) == 2
+
+
+@pytest.mark.parametrize("prompt", ["actions/answer", "actions/beast"])
+def test_the_prompts_ask_for_every_field_of_the_answer(prompt: str) -> None:
+    text = render(prompt, language="English", requirements="")
+    for name in set(AnswerPayload.model_fields) - {"answer"}:
+        assert f"`{name}`" in text, name
+    schema = step_schema(("answer",)).model_json_schema()
+    answer = schema["$defs"]["AnswerPayload"]["properties"]
+    assert {"supported", "uncertain"} <= set(answer)
+    assert "not found" in answer["supported"]["description"]
+
+
+async def test_beast_mode_marks_its_own_answer_uncertain() -> None:
+    unsure = {**ANSWER, "answer": {"answer": "It was completed in 1889.", "uncertain": True}}
+    deps, _ = make_deps(router([SEARCH, VISIT, unsure]))
+    flagged = await ResearchRun(Q, deps, options(max_steps=2)).run()
+    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
+    plain = await ResearchRun(Q, deps, options(max_steps=2)).run()
+    assert flagged.status == plain.status == "forced"
+    assert flagged.confidence_basis is not None and flagged.confidence_basis.uncertain
+    assert flagged.confidence < plain.confidence
