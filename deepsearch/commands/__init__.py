@@ -6,7 +6,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from deepsearch.commands import config_cmd, doctor_cmd, research_cmd
+    from deepsearch.commands import config_cmd, doctor_cmd, research_cmd, serve_cmd
     from deepsearch.commands.flags import PASS_THROUGH
 
     app.command("research", help=research_cmd.HELP, cls=research_cmd.ResearchCommand)(
@@ -16,3 +16,4 @@ def register(app: typer.Typer) -> None:
         config_cmd.show_config
     )
     app.command("doctor", help=doctor_cmd.HELP, context_settings=PASS_THROUGH)(doctor_cmd.doctor)
+    app.command("serve", help=serve_cmd.HELP, context_settings=PASS_THROUGH)(serve_cmd.serve)

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-SUBCOMMANDS = {"research", "config", "doctor"}
+SUBCOMMANDS = {"research", "config", "doctor", "serve"}
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_FORCED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 ConfigOption = Annotated[
@@ -40,4 +40,5 @@ COMMAND_HELP = {
     "research": "Research a question and print one cited answer.",
     "config": "Print the effective configuration and where each value came from.",
     "doctor": "Check each configured provider and print a table.",
+    "serve": "Serve research as an OpenAI-compatible chat-completions endpoint.",
 }
