@@ -100,15 +100,15 @@ def conversation(messages: list[ChatMessage]) -> tuple[str, list[KnowledgeItem]]
     (the research prompts are ours), as node-DeepResearch does."""
     last = messages[-1]
     if last.role != "user":
-        raise RequestError("the last message must be the user's question", "messages")
+        raise RequestError("messages: the last message must be the user's question", "messages")
     question = " ".join(last.text().split())
     if not question:
-        raise RequestError("the last user message has no text", "messages")
+        raise RequestError("messages: the last user message has no text", "messages")
     turns = [m for m in messages[:-1] if m.role in ("user", "assistant")]
     total = len(question) + sum(len(m.text()) for m in turns)
     if total > MAX_CONVERSATION_CHARS:
         raise RequestError(
-            f"the conversation is longer than {MAX_CONVERSATION_CHARS} characters", "messages"
+            f"messages: longer than {MAX_CONVERSATION_CHARS} characters in all", "messages"
         )
     return question, _turn_items(turns)
 

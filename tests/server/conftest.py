@@ -40,9 +40,8 @@ class RunningServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def client(self, api_key: str = "unused", **kwargs: Any) -> openai.OpenAI:
-        return openai.OpenAI(
-            base_url=self.base_url, api_key=api_key, max_retries=0, timeout=20, **kwargs
-        )
+        kwargs.setdefault("timeout", 20)
+        return openai.OpenAI(base_url=self.base_url, api_key=api_key, max_retries=0, **kwargs)
 
     def wait_log(self, needle: str, timeout: float = 3.0) -> str:
         deadline = time.monotonic() + timeout
