@@ -107,3 +107,29 @@ def test_annotation_spans_and_answer_pieces() -> None:
     pieces = answer_pieces(long)
     assert "".join(pieces) == long and len(pieces) > 1
     assert all(p.endswith("\n") for p in pieces)
+
+
+def test_secrets_are_masked_in_what_a_client_sees() -> None:
+    from deepsearch.server.app import ServerConfig
+
+    settings = load_config(environ={"OPENAI_API_KEY": "sk-provider-123456"}).settings
+    config = ServerConfig(settings=settings, max_budget=100_000, api_key="srv-key-999")
+    text = config.mask("failed with sk-provider-123456 and srv-key-999")
+    assert text == "failed with **** and ****"
+
+
+def test_reasoning_text_per_event() -> None:
+    from deepsearch.agent.events import Activity, Notice, PhaseChanged, StepFinished
+    from deepsearch.server.reasoning import ReasoningText
+
+    text = ReasoningText()
+    step = StepFinished(
+        step=2, action="visit", think="read  both", detail="read 2", tokens_used=1,
+        budget=9, elapsed_s=1.0,
+    )  # fmt: skip
+    assert text(step) == "**Step 2 · visit** read both (read 2)\n\n"
+    once = Notice(text="left out", once="k")
+    assert text(once) == "_left out_\n\n" and text(once) is None
+    assert text(Notice(text="again")) == text(Notice(text="again")) == "_again_\n\n"
+    assert "Beast Mode" in (text(PhaseChanged(phase="beast", reason="85% used")) or "")
+    assert text(Activity(what="llm", delta=1)) is None and text(PhaseChanged(phase="done")) is None
