@@ -106,6 +106,7 @@ def create_app(config: ServerConfig) -> Starlette:
 
     async def models(request: Request) -> Response:
         if not authorized(request, config.api_key):
+            state.log(f"models-{uuid.uuid4().hex[:12]}", 401, time.monotonic())
             return unauthorized()
         model = request.path_params.get("model")
         if model is None:
@@ -147,6 +148,9 @@ async def chat_completions(request: Request, state: ServerState) -> Response:
         state.log(request_id, 401, started)
         return unauthorized()
     try:
+        declared = request.headers.get("content-length", "0")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:  # refused before reading
+            raise RequestError(f"the request body is larger than {MAX_BODY_BYTES} bytes")
         body = await request.body()
         if len(body) > MAX_BODY_BYTES:
             raise RequestError(f"the request body is larger than {MAX_BODY_BYTES} bytes")

@@ -172,3 +172,13 @@ def test_the_budget_is_capped_by_max_budget(
         )
     assert (done.model_extra or {})["budget"] == budget
     assert done.usage is not None and done.usage.total_tokens <= budget
+
+
+def test_the_servers_step_limit_forces_the_answer_as_for_the_cli(serve: Serve) -> None:
+    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+        server = serve(llm, max_steps=2)
+        done = server.client().chat.completions.create(model="deepsearch", messages=USER)
+    assert done.choices[0].finish_reason == "length", "a forced answer is not a stop"
+    assert (done.model_extra or {})["status"] == "forced"
+    assert "Stephen King" in (done.choices[0].message.content or "")
+    assert "Beast Mode" in (done.choices[0].message.model_extra or {})["reasoning_content"]

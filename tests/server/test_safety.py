@@ -39,7 +39,7 @@ def test_a_key_is_required_when_set_and_accepted_when_right(serve: Serve) -> Non
         done = right.chat.completions.create(model="deepsearch", messages=USER)
     assert "Stephen King" in (done.choices[0].message.content or "")
     assert all(KEY not in line and "nope" not in line for line in server.log)
-    assert sum("status=401" in line for line in server.log) == 4
+    assert sum("status=401" in line for line in server.log) == 5
 
 
 def test_a_full_server_answers_429_with_retry_after_and_frees_the_slot(serve: Serve) -> None:
@@ -175,7 +175,9 @@ def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
         server = serve(llm)
         reply = httpx.post(server.base_url + "/chat/completions", content=b"{nope")
         missing = httpx.get(server.base_url + "/nowhere")
+        huge = httpx.post(server.base_url + "/chat/completions", content=b" " * (2 * 2**20 + 1))
     assert reply.status_code == 400 and "not valid JSON" in reply.json()["error"]["message"]
+    assert huge.status_code == 400 and "larger than" in huge.json()["error"]["message"]
     assert missing.status_code == 404 and "error" in missing.json()
 
 
