@@ -83,7 +83,7 @@ class ResearchResponse:
         task = asyncio.create_task(self.job.execute())
         task.add_done_callback(lambda _: self.queue.put_nowait(_Finished()))
         watcher = asyncio.create_task(self._watch(receive))
-        status = CLIENT_GONE
+        status = 500  # unless the response below says otherwise
         try:
             if self.chat.stream:
                 status = await self._stream(send, task)

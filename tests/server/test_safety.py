@@ -212,3 +212,20 @@ def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_p
     assert QUESTION in with_trace and SECRET not in with_trace
     trace = (tmp_path / "trace.jsonl").read_text("utf-8")
     assert "llm_request" in trace and SECRET not in trace
+
+
+def test_a_stream_whose_run_fails_ends_with_the_error_event(serve: Serve) -> None:
+    steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
+    with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
+        server = serve(llm)
+        stream = server.client().chat.completions.create(
+            model="deepsearch", messages=USER, stream=True, extra_body={"no_direct_answer": True}
+        )
+        seen: list[str] = []
+        with pytest.raises(openai.APIError) as caught:
+            for chunk in stream:
+                seen.append((chunk.choices[0].delta.model_extra or {}).get("reasoning_content", ""))
+    error = caught.value.body
+    assert isinstance(error, dict) and error["code"] == "research_failed"
+    assert "Stephen King" in error["partial_answer"]
+    assert "Step 1 · answer" in "".join(seen), "the steps came before the error"
