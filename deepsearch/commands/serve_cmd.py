@@ -88,7 +88,9 @@ def serve(
             EXIT_USAGE,
         )
     if trace is not None and (trace.is_dir() or not trace.parent.is_dir()):
-        raise fail(f"{trace}: cannot write the trace there (not a file in an existing folder)", 2)
+        raise fail(
+            f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
+        )
     settings = _preflight(settings)
     sock = _bind(host, port)
     from deepsearch.server.app import ServerConfig, create_app
@@ -121,7 +123,9 @@ def _settings(args: list[str], config: Path | None) -> Settings:
 
     for flag in OUTPUT_ONLY:
         if flag in args:
-            raise fail(f"{flag} shapes terminal output; deepsearch serve answers over HTTP", 2)
+            raise fail(
+                f"{flag} shapes terminal output; deepsearch serve answers over HTTP", EXIT_USAGE
+            )
     flags, flag_config = research_flags(args, "serve")
     try:
         loaded = load_config(

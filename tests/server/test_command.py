@@ -112,6 +112,10 @@ def test_start_up_problems_are_one_line_exit_2(
     assert "--budget" in one_error_line(capsys)
     assert run(["serve", "what is this?"]) == 2
     assert "takes no question" in one_error_line(capsys)
+    assert run(["serve", "--trace", "/no/such/dir/t.jsonl", *flags(search)]) == 2
+    assert "cannot write the trace there" in one_error_line(capsys)
+    assert run(["serve", "--corpus", "/no/such/notes", *flags(search)]) == 2
+    assert "--corpus must be a directory" in one_error_line(capsys)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
