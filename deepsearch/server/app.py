@@ -138,6 +138,24 @@ def create_app(config: ServerConfig) -> Starlette:
     )
 
 
+async def read_json(request: Request) -> Any:
+    """The JSON body, refused once it grows past MAX_BODY_BYTES (never read whole first)."""
+    too_big = RequestError(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+    declared = request.headers.get("content-length", "0")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise too_big
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > MAX_BODY_BYTES:  # a chunked upload declares no length
+            raise too_big
+        parts.append(part)
+    try:
+        return json.loads(b"".join(parts))
+    except ValueError:
+        raise RequestError("the request body is not valid JSON") from None
+
+
 async def chat_completions(request: Request, state: ServerState) -> Response:
     from deepsearch.server.stream import ResearchResponse
 
@@ -148,17 +166,7 @@ async def chat_completions(request: Request, state: ServerState) -> Response:
         state.log(request_id, 401, started)
         return unauthorized()
     try:
-        declared = request.headers.get("content-length", "0")
-        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:  # refused before reading
-            raise RequestError(f"the request body is larger than {MAX_BODY_BYTES} bytes")
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            raise RequestError(f"the request body is larger than {MAX_BODY_BYTES} bytes")
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            raise RequestError("the request body is not valid JSON") from None
-        chat = parse_request(parsed)
+        chat = parse_request(await read_json(request))
         question, turns = conversation(chat.messages)
         settings = run_settings(config.settings, chat, config.max_budget)
     except RequestError as exc:

@@ -176,8 +176,13 @@ def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
         reply = httpx.post(server.base_url + "/chat/completions", content=b"{nope")
         missing = httpx.get(server.base_url + "/nowhere")
         huge = httpx.post(server.base_url + "/chat/completions", content=b" " * (2 * 2**20 + 1))
+        chunked = httpx.post(
+            server.base_url + "/chat/completions", content=iter([b" " * 2**20] * 3)
+        )
     assert reply.status_code == 400 and "not valid JSON" in reply.json()["error"]["message"]
-    assert huge.status_code == 400 and "larger than" in huge.json()["error"]["message"]
+    for big in (huge, chunked):
+        assert big.status_code == 400 and "larger than" in big.json()["error"]["message"]
+    assert "content-length" not in chunked.request.headers
     assert missing.status_code == 404 and "error" in missing.json()
 
 
