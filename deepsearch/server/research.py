@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import Any
 
 from deepsearch.agent.events import AgentEvent
 from deepsearch.agent.loop import ResearchRun
@@ -20,8 +21,9 @@ from deepsearch.agent.types import KnowledgeItem
 from deepsearch.config import Settings
 from deepsearch.errors import ConfigError, DeepsearchError
 from deepsearch.llm.tracker import TokenTracker
-from deepsearch.runtime import build_deps, build_trace, run_options
+from deepsearch.runtime import build_deps, run_options, secret_values
 from deepsearch.server.reasoning import ReasoningText
+from deepsearch.tracing import TraceWriter
 
 
 class RequestRun:
@@ -33,7 +35,9 @@ class RequestRun:
         *,
         trace_path: Path | None,
         on_text: Callable[[str], None],
+        request_id: str = "",
     ) -> None:
+        self.request_id = request_id
         self.question = question
         self.turns = turns
         self.settings = settings
@@ -64,7 +68,7 @@ class RequestRun:
             return self._cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
 
     async def _run(self) -> ResearchResult:
-        trace = build_trace(self.trace_path, self.settings, self.question)
+        trace = self._trace()
         async with AsyncExitStack() as stack:
             if trace is not None:
                 stack.callback(trace.close)
@@ -75,6 +79,20 @@ class RequestRun:
             for item in self.turns:
                 run.state.add_knowledge(item.model_copy())
             return await run.run()
+
+    def _trace(self) -> RequestTrace | None:
+        """runtime.build_trace's writer, each record tagged with the request id (the
+        records of concurrent requests share the file)."""
+        if self.trace_path is None:
+            return None
+        from deepsearch.config import LoadedConfig, effective_values
+
+        trace = RequestTrace(
+            self.trace_path, secrets=secret_values(self.settings), request_id=self.request_id
+        )
+        shown = effective_values(LoadedConfig(settings=self.settings, sources={}))
+        trace.header(self.question, {key: value for key, (value, _) in shown.items()})
+        return trace
 
     def _cut_short(
         self, status: Status, error: str, *, configuration: bool = False
@@ -91,3 +109,12 @@ class RequestRun:
             error=error,
             error_kind="configuration" if configuration else "fatal",
         )
+
+
+class RequestTrace(TraceWriter):
+    def __init__(self, path: Path, *, secrets: list[str], request_id: str) -> None:
+        super().__init__(path, secrets=secrets)
+        self.request_id = request_id
+
+    def __call__(self, kind: str, payload: dict[str, Any]) -> None:
+        super().__call__(kind, {"request_id": self.request_id, **payload})

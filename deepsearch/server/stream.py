@@ -73,6 +73,7 @@ class ResearchResponse:
             turns,
             settings,
             trace_path=state.config.trace,
+            request_id=request_id,
             on_text=self.queue.put_nowait,
         )
         self.started = started

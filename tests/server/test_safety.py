@@ -208,7 +208,7 @@ def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_p
         server = serve(llm)
         server.client().chat.completions.create(model="deepsearch", messages=USER)
         traced = serve(llm, trace=tmp_path / "trace.jsonl")
-        traced.client().chat.completions.create(model="deepsearch", messages=USER)
+        done = traced.client().chat.completions.create(model="deepsearch", messages=USER)
     [line] = server.log
     assert line.startswith("deepsearch serve: chatcmpl-") and "status=200" in line
     assert "run=answered" in line and "tokens=" in line and "seconds=" in line
@@ -217,6 +217,9 @@ def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_p
     assert QUESTION in with_trace and SECRET not in with_trace
     trace = (tmp_path / "trace.jsonl").read_text("utf-8")
     assert "llm_request" in trace and SECRET not in trace
+    records = [json.loads(line) for line in trace.splitlines()]
+    assert records[0]["kind"] == "run_start" and records[0]["question"] == QUESTION
+    assert {r["request_id"] for r in records} == {done.id}, "concurrent runs share the file"
 
 
 def test_a_stream_whose_run_fails_ends_with_the_error_event(serve: Serve) -> None:
