@@ -185,6 +185,7 @@ def _bind(host: str, port: int) -> socket.socket:
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        sock.listen(128)  # before the banner: a client that reads it can connect at once
     except OSError as exc:
         raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE) from None
     return sock
