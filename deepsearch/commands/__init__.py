@@ -6,7 +6,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from deepsearch.commands import config_cmd, doctor_cmd, eval_cmd, research_cmd
+    from deepsearch.commands import config_cmd, doctor_cmd, eval_cmd, research_cmd, serve_cmd
     from deepsearch.commands.common import PlainSwitchesCommand
     from deepsearch.commands.flags import PASS_THROUGH
 
@@ -19,3 +19,4 @@ def register(app: typer.Typer) -> None:
     app.command(
         "eval", help=eval_cmd.HELP, cls=eval_cmd.EvalCommand, context_settings=PASS_THROUGH
     )(eval_cmd.eval_command)
+    app.command("serve", help=serve_cmd.HELP, **plain)(serve_cmd.serve)

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-SUBCOMMANDS = {"research", "config", "doctor", "eval"}
+SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve"}
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_FORCED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_NOT_FOUND = 4  # the run ended without a supported answer (status "not_found")
 
@@ -55,4 +55,5 @@ COMMAND_HELP = {
     "config": "Print the effective configuration and where each value came from.",
     "doctor": "Check each configured provider and print a table.",
     "eval": "Run a benchmark file of questions, grade the answers, print a summary.",
+    "serve": "Serve research as an OpenAI-compatible chat-completions endpoint.",
 }

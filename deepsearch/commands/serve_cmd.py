@@ -1,0 +1,206 @@
+"""`deepsearch serve`: the OpenAI-compatible chat-completions server (deepsearch.server).
+
+Takes the research flags (parsed by the research command's own parser, see flags.py)
+as every run's defaults, plus the server's own options. Refused at start, exit 2 with
+one line: a bad flag or configuration, a provider that cannot be built, a port that
+cannot be bound, and a non-loopback address without an API key (unless
+--insecure-no-auth). Starlette and uvicorn are imported only here, when it runs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from deepsearch.commands.common import EXIT_USAGE, ConfigOption, fail
+from deepsearch.config import MIN_BUDGET
+
+if TYPE_CHECKING:
+    from deepsearch.config import Settings
+
+HELP = (
+    "Serve research as an OpenAI-compatible /v1/chat/completions endpoint (model "
+    "'deepsearch'). Accepts the research flags as every run's defaults "
+    "(see: deepsearch research --help)."
+)
+KEY_ENV = "DEEPSEARCH_SERVER_KEY"
+# Research flags that only shape terminal output: meaningless for a server.
+OUTPUT_ONLY = ("--json", "--quiet", "-q")
+
+
+def serve(
+    ctx: typer.Context,
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="Address to bind.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", metavar="PORT", min=0, max=65535, help="Port (0: any free).")
+    ] = 8000,
+    max_budget: Annotated[
+        int | None,
+        typer.Option(
+            "--max-budget",
+            metavar="TOKENS",
+            min=MIN_BUDGET,
+            help="Most tokens one request may spend (default: the run budget of the flags).",
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            metavar="KEY",
+            help=f"Require 'Authorization: Bearer KEY' (or set ${KEY_ENV}).",
+            show_default=False,
+        ),
+    ] = None,
+    insecure_no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-no-auth", metavar="", help="Allow a non-loopback address without a key."
+        ),
+    ] = False,
+    max_concurrent: Annotated[
+        int,
+        typer.Option("--max-concurrent", metavar="N", min=1, max=256, help="Researches at once."),
+    ] = 4,
+    trace: Annotated[
+        Path | None,
+        typer.Option(
+            "--trace",
+            metavar="FILE",
+            help="Append JSON Lines of every LLM and web call here; log each question.",
+        ),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    settings = _settings(ctx.args, config)
+    key = api_key or os.environ.get(KEY_ENV) or None
+    if not _is_loopback(host) and key is None and not insecure_no_auth:
+        raise fail(
+            f"refusing to serve on {host} without an API key: set --api-key or ${KEY_ENV} "
+            "(or pass --insecure-no-auth)",
+            EXIT_USAGE,
+        )
+    if trace is not None and (trace.is_dir() or not trace.parent.is_dir()):
+        raise fail(
+            f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
+        )
+    settings = _preflight(settings)
+    sock = _bind(host, port)
+    from deepsearch.server.app import ServerConfig, create_app
+
+    budget_cap = max_budget or settings.agent.token_budget
+    app = create_app(
+        ServerConfig(
+            settings=settings,
+            max_budget=budget_cap,
+            api_key=key,
+            max_concurrent=max_concurrent,
+            trace=trace,
+        )
+    )
+    bound = sock.getsockname()[1]
+    typer.echo(
+        f"deepsearch serve: listening on http://{_url_host(host)}:{bound}/v1 "
+        f"(auth {'on' if key else 'off'}, {max_concurrent} at once, "
+        f"at most {budget_cap} tokens a request)",
+        err=True,
+    )
+    _run(app, sock)
+
+
+def _settings(args: list[str], config: Path | None) -> Settings:
+    from deepsearch.commands.flags import research_flags
+    from deepsearch.commands.research_cmd import FLAG_OF
+    from deepsearch.config import load_config
+    from deepsearch.errors import ConfigError
+
+    for flag in OUTPUT_ONLY:
+        if flag in args:
+            raise fail(
+                f"{flag} shapes terminal output; deepsearch serve answers over HTTP", EXIT_USAGE
+            )
+    flags, flag_config = research_flags(args, "serve")
+    try:
+        loaded = load_config(
+            config_file=config or flag_config, overrides=flags, override_labels=FLAG_OF
+        )
+    except ConfigError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    corpus = loaded.settings.search.corpus_dir
+    if corpus is not None and not Path(corpus).is_dir():
+        raise fail(f"{corpus}: --corpus must be a directory", EXIT_USAGE)
+    return loaded.settings
+
+
+def _preflight(settings: Settings) -> Settings:
+    """The provider resolved once (every request then uses the same one) and a run's
+    dependencies built once, so a configuration that cannot work fails now."""
+    import asyncio
+    from contextlib import AsyncExitStack
+
+    from deepsearch.errors import ConfigError
+    from deepsearch.llm.factory import resolve_provider
+    from deepsearch.runtime import build_deps
+
+    async def build(pinned: Settings) -> None:
+        async with AsyncExitStack() as stack:
+            await build_deps(pinned, stack=stack, emit=lambda _: None, trace=None)
+
+    try:
+        provider = resolve_provider(settings)
+        pinned = settings.model_copy(
+            update={"llm": settings.llm.model_copy(update={"provider": provider})}
+        )
+        asyncio.run(build(pinned))
+    except ConfigError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    return pinned
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to any interface
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)  # before the banner: a client that reads it can connect at once
+    except OSError as exc:
+        raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE) from None
+    return sock
+
+
+def _run(app: object, sock: socket.socket) -> None:
+    import uvicorn
+
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,  # type: ignore[arg-type]
+            log_level="warning",
+            access_log=False,  # the app logs one line per request itself
+            lifespan="off",
+            timeout_graceful_shutdown=5,
+        )
+    )
+    server.run(sockets=[sock])

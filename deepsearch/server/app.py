@@ -1,0 +1,189 @@
+"""The Starlette app: `GET /v1/models`, `POST /v1/chat/completions`, `GET /health`.
+
+Every `/v1` route needs `Authorization: Bearer <key>` when the server has a key
+(compared in constant time). At most `max_concurrent` researches run at once; one more
+is answered 429 with `Retry-After` at once, never queued. One log line per request
+(id, HTTP status, run status, tokens, seconds); the question only with `--trace`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from deepsearch.config import Settings
+from deepsearch.server import shapes
+from deepsearch.server.request import RequestError, conversation, parse_request, run_settings
+
+MAX_BODY_BYTES = 2 * 1024 * 1024
+RETRY_AFTER_S = 5
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class ServerConfig:
+    settings: Settings  # the defaults of every run: the research flags and config
+    max_budget: int
+    api_key: str | None = None
+    max_concurrent: int = 4
+    trace: Path | None = None
+    log: Callable[[str], None] = _stderr
+    secrets: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        own = [self.api_key] if self.api_key else []
+        self.secrets = [s for s in (*self.settings.keys.secret_values(), *own) if s]
+
+    def mask(self, text: str) -> str:
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, "****")
+        return text
+
+
+class ServerState:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.active = 0
+
+    def log(
+        self,
+        request_id: str,
+        status: int,
+        started: float,
+        *,
+        outcome: str = "-",
+        tokens: int = 0,
+        question: str | None = None,
+    ) -> None:
+        line = (
+            f"deepsearch serve: {request_id} status={status} run={outcome} "
+            f"tokens={tokens} seconds={time.monotonic() - started:.2f}"
+        )
+        if question is not None and self.config.trace is not None:
+            line += f" question={json.dumps(self.config.mask(question), ensure_ascii=False)}"
+        self.config.log(line)
+
+
+def error_response(status: int, body: dict[str, Any], **headers: str) -> JSONResponse:
+    return JSONResponse(body, status_code=status, headers=headers or None)
+
+
+def authorized(request: Request, key: str | None) -> bool:
+    if key is None:
+        return True
+    given = request.headers.get("authorization", "")
+    scheme, _, token = given.partition(" ")
+    expected = key.encode()
+    # compare_digest on equal-purpose byte strings: the time does not depend on the match.
+    return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), expected)
+
+
+def unauthorized() -> JSONResponse:
+    body = shapes.error_body(
+        "missing or wrong API key: send Authorization: Bearer <key>", code="invalid_api_key"
+    )
+    return error_response(401, body, **{"WWW-Authenticate": "Bearer"})
+
+
+def create_app(config: ServerConfig) -> Starlette:
+    state = ServerState(config)
+
+    async def models(request: Request) -> Response:
+        if not authorized(request, config.api_key):
+            state.log(f"models-{uuid.uuid4().hex[:12]}", 401, time.monotonic())
+            return unauthorized()
+        model = request.path_params.get("model")
+        if model is None:
+            return JSONResponse(shapes.models_list())
+        if model != shapes.MODEL_ID:
+            body = shapes.error_body(f"the model {model!r} does not exist", code="model_not_found")
+            return error_response(404, body)
+        return JSONResponse(shapes.models_list()["data"][0])
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def chat(request: Request) -> Response:
+        return await chat_completions(request, state)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+        return error_response(status, shapes.error_body(str(detail), code=str(status)))
+
+    return Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/models/{model:path}", models, methods=["GET"]),
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+        ],
+        exception_handlers={HTTPException: http_error},
+    )
+
+
+async def read_json(request: Request) -> Any:
+    """The JSON body, refused once it grows past MAX_BODY_BYTES (never read whole first)."""
+    too_big = RequestError(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+    declared = request.headers.get("content-length", "0")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise too_big
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > MAX_BODY_BYTES:  # a chunked upload declares no length
+            raise too_big
+        parts.append(part)
+    try:
+        return json.loads(b"".join(parts))
+    except ValueError:
+        raise RequestError("the request body is not valid JSON") from None
+
+
+async def chat_completions(request: Request, state: ServerState) -> Response:
+    from deepsearch.server.stream import ResearchResponse
+
+    config = state.config
+    started = time.monotonic()
+    request_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+    if not authorized(request, config.api_key):
+        state.log(request_id, 401, started)
+        return unauthorized()
+    try:
+        chat = parse_request(await read_json(request))
+        question, turns = conversation(chat.messages)
+        settings = run_settings(config.settings, chat, config.max_budget)
+    except RequestError as exc:
+        state.log(request_id, 400, started)
+        return error_response(400, shapes.error_body(str(exc), param=exc.param))
+    if state.active >= config.max_concurrent:
+        state.log(request_id, 429, started, question=question)
+        message = f"all {config.max_concurrent} research slots are busy; retry later"
+        body429 = shapes.error_body(message, kind="rate_limit_error", code="server_busy")
+        return error_response(429, body429, **{"Retry-After": str(RETRY_AFTER_S)})
+    state.active += 1  # released by the response when its run is over
+    return ResearchResponse(  # type: ignore[return-value]
+        state,
+        request_id=request_id,
+        chat=chat,
+        question=question,
+        turns=turns,
+        settings=settings,
+        started=started,
+    )

@@ -1,0 +1,179 @@
+"""The chat-completions request: validated knobs, the question and its conversation, and
+the run settings they make (the server's defaults, capped by `--max-budget`).
+
+Knobs follow node-DeepResearch's names. Precedence for the token budget:
+`budget_tokens`, else `max_completion_tokens` (which also means one attempt per
+evaluation check, as theirs), else `reasoning_effort` (100k / 500k / 1M, as `--effort`),
+else the server's own budget; whatever wins is capped at `--max-budget`. Fields this
+server does not know (temperature, tools, team_size, ...) are ignored, as
+OpenAI-compatible servers do.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+
+from deepsearch.agent.language import NAMES
+from deepsearch.agent.types import KnowledgeItem
+from deepsearch.config import EFFORT_BUDGETS, MIN_BUDGET, AgentConfig, HostList, Settings
+
+MAX_CONVERSATION_CHARS = 100_000  # like the CLI's stdin limit: a question, not a corpus
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+
+class RequestError(Exception):
+    """A bad request: OpenAI's `invalid_request_error` with the parameter at fault."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    type: str
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        """The text of the message (text parts joined); images and other parts dropped."""
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.text for p in self.content if p.type == "text" and p.text)
+
+
+PositiveCount = Annotated[StrictInt, Field(ge=1, le=1000)]
+
+
+class ChatRequest(BaseModel):
+    """A `POST /v1/chat/completions` body; unknown fields are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    model: str = "deepsearch"
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: StrictBool = False
+    budget_tokens: Annotated[StrictInt, Field(ge=MIN_BUDGET)] | None = None
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    max_completion_tokens: Annotated[StrictInt, Field(ge=MIN_BUDGET)] | None = None
+    boost_hostnames: HostList | None = None
+    bad_hostnames: HostList | None = None
+    only_hostnames: HostList | None = None
+    max_returned_urls: PositiveCount = 100
+    no_direct_answer: StrictBool = False
+    max_annotations: Annotated[StrictInt, Field(ge=0, le=50)] | None = None
+    language_code: str | None = None
+
+
+def parse_request(body: Any) -> ChatRequest:
+    """The validated request, or a RequestError naming the first bad field."""
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    try:
+        request = ChatRequest.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        param = ".".join(str(p) for p in first["loc"]) or None
+        raise RequestError(f"{param}: {first['msg']}", param) from None
+    code = request.language_code
+    if code is not None and code.lower().split("-")[0] not in NAMES:
+        known = ", ".join(sorted(NAMES))
+        raise RequestError(
+            f"language_code: unknown language code {code!r} (known: {known})", "language_code"
+        )
+    return request
+
+
+def conversation(messages: list[ChatMessage]) -> tuple[str, list[KnowledgeItem]]:
+    """(question, earlier turns as knowledge). The last message must be the user's;
+    each earlier user turn and the assistant reply after it become one `qa` item, pinned
+    so that every step's prompt shows it. System and developer messages are dropped
+    (the research prompts are ours), as node-DeepResearch does."""
+    last = messages[-1]
+    if last.role != "user":
+        raise RequestError("messages: the last message must be the user's question", "messages")
+    question = " ".join(last.text().split())
+    if not question:
+        raise RequestError("messages: the last user message has no text", "messages")
+    turns = [m for m in messages[:-1] if m.role in ("user", "assistant")]
+    total = len(question) + sum(len(m.text()) for m in turns)
+    if total > MAX_CONVERSATION_CHARS:
+        raise RequestError(
+            f"messages: longer than {MAX_CONVERSATION_CHARS} characters in all", "messages"
+        )
+    return question, _turn_items(turns)
+
+
+def _turn_items(turns: list[ChatMessage]) -> list[KnowledgeItem]:
+    items: list[KnowledgeItem] = []
+    asked: str | None = None
+    for message in turns:
+        text = _THINK.sub("", message.text()).strip()
+        if not text:
+            continue
+        if message.role == "user":
+            if asked is not None:
+                items.append(_turn(asked, "(no reply)"))
+            asked = text
+        else:
+            items.append(_turn(asked or "(earlier in this conversation)", text))
+            asked = None
+    if asked is not None:
+        items.append(_turn(asked, "(no reply)"))
+    return items
+
+
+def _turn(asked: str, replied: str) -> KnowledgeItem:
+    return KnowledgeItem(
+        question=f"Earlier in this conversation the user asked: {asked}",
+        answer=replied,
+        type="qa",
+        pinned=True,
+    )
+
+
+def request_budget(request: ChatRequest, default: int, max_budget: int) -> int:
+    """The run's token budget: the knobs' precedence, never above `max_budget`."""
+    if request.budget_tokens is not None:
+        wanted = request.budget_tokens
+    elif request.max_completion_tokens is not None:
+        wanted = request.max_completion_tokens
+    elif request.reasoning_effort is not None:
+        wanted = EFFORT_BUDGETS[request.reasoning_effort]
+    else:
+        wanted = default
+    return min(wanted, max_budget)
+
+
+def run_settings(base: Settings, request: ChatRequest, max_budget: int) -> Settings:
+    """The server's settings with this request's knobs applied (validated again as
+    configuration, so a request can do nothing a config file could not)."""
+    agent: dict[str, Any] = base.agent.model_dump()
+    agent["budget"] = request_budget(request, base.agent.token_budget, max_budget)
+    if request.max_completion_tokens is not None:  # node-DeepResearch: one attempt
+        agent["max_bad_attempts"] = 1
+    for name in ("boost_hostnames", "bad_hostnames", "only_hostnames"):
+        value = getattr(request, name)
+        if value is not None:
+            agent[name] = value
+    if request.no_direct_answer:
+        agent["direct_answer"] = False
+    if request.max_annotations is not None:
+        agent["max_references"] = request.max_annotations
+    if request.language_code is not None:
+        agent["language"] = request.language_code
+    try:
+        config = AgentConfig.model_validate(agent)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise RequestError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return base.model_copy(update={"agent": config})

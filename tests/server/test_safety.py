@@ -1,0 +1,242 @@
+"""Safe to run: bearer auth, a concurrency limit answered with 429, a client that hangs
+up stops its run's LLM calls, bad knobs are 400 before anything is spent, a failed run
+is a 500 carrying its partial answer, and the request log holds no secret."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, SEARCH, SECRET, router, schema_name
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.server.conftest import Serve
+
+USER = [{"role": "user", "content": QUESTION}]
+KEY = "srv-key-0123456789abcdef"
+
+
+def test_a_key_is_required_when_set_and_accepted_when_right(serve: Serve) -> None:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+        server = serve(llm, api_key=KEY)
+        for wrong in ("nope", KEY + "x", KEY[:-1]):
+            with pytest.raises(openai.AuthenticationError) as caught:
+                server.client(wrong).chat.completions.create(model="deepsearch", messages=USER)
+            assert caught.value.code == "invalid_api_key"
+        with pytest.raises(openai.AuthenticationError):
+            server.client("nope").models.list()
+        bare = httpx.post(server.base_url + "/chat/completions", json={"messages": USER})
+        assert bare.status_code == 401 and "error" in bare.json()
+        assert llm.chat_requests == [], "a rejected request spends nothing"
+        right = server.client(KEY)
+        assert [m.id for m in right.models.list()] == ["deepsearch"]
+        done = right.chat.completions.create(model="deepsearch", messages=USER)
+    assert "Stephen King" in (done.choices[0].message.content or "")
+    assert all(KEY not in line and "nope" not in line for line in server.log)
+    assert sum("status=401" in line for line in server.log) == 5
+
+
+def test_a_full_server_answers_429_with_retry_after_and_frees_the_slot(serve: Serve) -> None:
+    release = threading.Event()
+
+    def slow(body: dict[str, Any]) -> Any:
+        if schema_name(body) == "AgentStep":
+            release.wait(10)
+        return base(body)
+
+    base = router([ANSWER_STEP])
+    with FakeOpenAIServer(slow) as llm:
+        server = serve(llm, max_concurrent=1)
+        client = server.client()
+        first: dict[str, Any] = {}
+        worker = threading.Thread(
+            target=lambda: first.update(
+                done=client.chat.completions.create(model="deepsearch", messages=USER)
+            )
+        )
+        worker.start()
+        deadline = time.monotonic() + 5
+        while not any(schema_name(r.body) == "AgentStep" for r in llm.chat_requests):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        with pytest.raises(openai.RateLimitError) as caught:
+            client.chat.completions.create(model="deepsearch", messages=USER)
+        assert caught.value.response.headers["retry-after"] == "5"
+        release.set()
+        worker.join(10)
+        assert first["done"].choices[0].finish_reason == "stop"
+        again = client.chat.completions.create(model="deepsearch", messages=USER)
+    assert again.choices[0].message.content, "the slot is free again once a run is over"
+
+
+def _endless_search(delay_s: float) -> Any:
+    """Every agent step searches again, each decision taking `delay_s`."""
+    base = router([SEARCH])
+
+    def route(body: dict[str, Any]) -> Any:
+        reply = base(body)
+        if schema_name(body) == "AgentStep":
+            return Reply(content=json.dumps(reply), delay_s=delay_s)
+        return reply
+
+    return route
+
+
+def llm_calls(llm: FakeOpenAIServer, schema: str | None = None) -> int:
+    """Chat requests the fake received whole. A call cut off by the cancellation may
+    show up late with no body: it began before the disconnect, so it does not count."""
+    bodies = [r.body for r in llm.chat_requests if isinstance(r.body, dict)]
+    return sum(schema is None or schema_name(b) == schema for b in bodies)
+
+
+def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) -> None:
+    # Step 1 is quick; deciding step 2 takes a second: the client hangs up meanwhile.
+    # Left running, the run would get that decision, search and ask the query rewriter.
+    base = _endless_search(0.0)
+    decisions: list[int] = []
+
+    def route(body: dict[str, Any]) -> Any:
+        if schema_name(body) == "AgentStep":
+            decisions.append(1)
+            if len(decisions) > 1:
+                return Reply(content=json.dumps(SEARCH), delay_s=1.0)
+        return base(body)
+
+    with FakeOpenAIServer(route) as llm:
+        server = serve(llm)
+        stream = server.client().chat.completions.create(
+            model="deepsearch", messages=USER, stream=True
+        )
+        for chunk in stream:
+            if (chunk.choices[0].delta.model_extra or {}).get("reasoning_content"):
+                break  # step 1 is done and step 2 is being decided: hang up now
+        stream.close()
+        assert "run=cancelled" in server.wait_log("status=499", timeout=1.0)
+        time.sleep(0.1)  # the decision already asked for may still be arriving
+        at_close = llm_calls(llm)
+        time.sleep(2.0)
+        assert llm_calls(llm) == at_close, "no LLM call after the client went away"
+    assert len(decisions) == 2
+
+
+def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -> None:
+    with FakeOpenAIServer(_endless_search(0.15)) as llm:
+        server = serve(llm)
+        with pytest.raises(openai.APITimeoutError):
+            server.client(timeout=0.5).chat.completions.create(model="deepsearch", messages=USER)
+        server.wait_log("status=499")
+        at_close = llm_calls(llm, "AgentStep")
+        time.sleep(0.6)
+        assert llm_calls(llm, "AgentStep") == at_close
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"budget_tokens": 5}, "budget_tokens"),
+        ({"budget_tokens": "lots"}, "budget_tokens"),
+        ({"max_completion_tokens": 100}, "max_completion_tokens"),
+        ({"reasoning_effort": "extreme"}, "reasoning_effort"),
+        ({"bad_hostnames": ["not a host"]}, "bad_hostnames"),
+        ({"only_hostnames": "example.com"}, "only_hostnames"),
+        ({"boost_hostnames": [3]}, "boost_hostnames"),
+        ({"max_returned_urls": 0}, "max_returned_urls"),
+        ({"max_annotations": 99}, "max_annotations"),
+        ({"no_direct_answer": "yes"}, "no_direct_answer"),
+        ({"language_code": "xx"}, "language_code"),
+        ({"stream": "sometimes"}, "stream"),
+        ({"messages": []}, "messages"),
+        ({"messages": [{"role": "assistant", "content": "hi"}]}, "messages"),
+        ({"messages": [{"role": "user", "content": "  "}]}, "messages"),
+        ({"messages": [{"role": "user", "content": "x" * 100_001}]}, "messages"),
+    ],
+)
+def test_bad_knobs_are_400_and_spend_nothing(
+    serve: Serve, body: dict[str, Any], param: str
+) -> None:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+        server = serve(llm)
+        with pytest.raises(openai.BadRequestError) as caught:
+            server.client().chat.completions.create(
+                model="deepsearch", messages=USER, extra_body=body
+            )
+        assert llm.chat_requests == []
+    error = caught.value.body
+    assert isinstance(error, dict) and error["type"] == "invalid_request_error"
+    assert param in error["message"] and (error["param"] or param).startswith(param)
+    assert "status=400" in server.log[-1]
+
+
+def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+        server = serve(llm)
+        reply = httpx.post(server.base_url + "/chat/completions", content=b"{nope")
+        missing = httpx.get(server.base_url + "/nowhere")
+        huge = httpx.post(server.base_url + "/chat/completions", content=b" " * (2 * 2**20 + 1))
+        chunked = httpx.post(
+            server.base_url + "/chat/completions", content=iter([b" " * 2**20] * 3)
+        )
+    assert reply.status_code == 400 and "not valid JSON" in reply.json()["error"]["message"]
+    for big in (huge, chunked):
+        assert big.status_code == 400 and "larger than" in big.json()["error"]["message"]
+    assert "content-length" not in chunked.request.headers
+    assert missing.status_code == 404 and "error" in missing.json()
+
+
+def test_a_failed_run_is_500_with_its_partial_answer(serve: Serve) -> None:
+    # Step 1 answers (rejected: no direct answer, strict check fails), then the
+    # provider rejects the key: a configuration failure with an answer in hand.
+    steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
+    with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
+        server = serve(llm)
+        with pytest.raises(openai.InternalServerError) as caught:
+            server.client().chat.completions.create(
+                model="deepsearch", messages=USER, extra_body={"no_direct_answer": True}
+            )
+    error = caught.value.body
+    assert isinstance(error, dict) and error["code"] == "research_failed"
+    assert "Stephen King" in error["partial_answer"]
+    assert SECRET not in json.dumps(error)
+    assert "status=500" in server.log[-1]
+
+
+def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_path: Path) -> None:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+        server = serve(llm)
+        server.client().chat.completions.create(model="deepsearch", messages=USER)
+        traced = serve(llm, trace=tmp_path / "trace.jsonl")
+        done = traced.client().chat.completions.create(model="deepsearch", messages=USER)
+    [line] = server.log
+    assert line.startswith("deepsearch serve: chatcmpl-") and "status=200" in line
+    assert "run=answered" in line and "tokens=" in line and "seconds=" in line
+    assert QUESTION not in line and SECRET not in line
+    [with_trace] = traced.log
+    assert QUESTION in with_trace and SECRET not in with_trace
+    trace = (tmp_path / "trace.jsonl").read_text("utf-8")
+    assert "llm_request" in trace and SECRET not in trace
+    records = [json.loads(line) for line in trace.splitlines()]
+    assert records[0]["kind"] == "run_start" and records[0]["question"] == QUESTION
+    assert {r["request_id"] for r in records} == {done.id}, "concurrent runs share the file"
+
+
+def test_a_stream_whose_run_fails_ends_with_the_error_event(serve: Serve) -> None:
+    steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
+    with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
+        server = serve(llm)
+        stream = server.client().chat.completions.create(
+            model="deepsearch", messages=USER, stream=True, extra_body={"no_direct_answer": True}
+        )
+        seen: list[str] = []
+        with pytest.raises(openai.APIError) as caught:
+            for chunk in stream:
+                seen.append((chunk.choices[0].delta.model_extra or {}).get("reasoning_content", ""))
+    error = caught.value.body
+    assert isinstance(error, dict) and error["code"] == "research_failed"
+    assert "Stephen King" in error["partial_answer"]
+    assert "Step 1 · answer" in "".join(seen), "the steps came before the error"
