@@ -40,9 +40,18 @@ def signals_interrupt() -> Iterator[Caught]:
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        if caught.signum is None:
-            caught.signum = signum
-            raise KeyboardInterrupt
+        if caught.signum is not None:
+            return
+        caught.signum = signum
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint) and on_sigint is not signal.default_int_handler:
+            # asyncio.run's own Ctrl-C handler: it cancels the main task, so the run
+            # unwinds cleanly and asyncio.run raises KeyboardInterrupt afterwards. A
+            # KeyboardInterrupt raised here would land in whatever task is running
+            # (a background page read mid-connect) and print its traceback.
+            on_sigint(signal.SIGINT, frame)
+            return
+        raise KeyboardInterrupt
 
     previous = {sig: signal.signal(sig, handler) for sig in HANDLED}
     try:
