@@ -59,12 +59,28 @@ def apply_min_confidence(
     return result
 
 
-def not_confirmed_text(state: AgentState, value: float, threshold: float) -> str:
+def what_was_searched(state: AgentState) -> str:
+    """ "Looked for: "q1", "q2"; read 3 pages." — from the run's record, not the model's."""
     queries = state.searched_queries[:MAX_QUERIES_SHOWN]
     looked = ", ".join(f'"{q}"' for q in queries) if queries else "no searches were run"
     pages = len(state.read_urls)
+    return f"Looked for: {looked}; read {pages} page{'' if pages == 1 else 's'}."
+
+
+def with_search_record(state: AgentState, result: ResearchResult) -> ResearchResult:
+    """A not-found answer always says what was looked for and what was read, whatever
+    the model wrote (a bare "I could not find it" tells a reader nothing)."""
+    if result.status == "not_found":
+        note = result.answer.strip()
+        result.answer = f"**Not found.** {what_was_searched(state)}" + (
+            f"\n\n{note}" if note else ""
+        )
+    return result
+
+
+def not_confirmed_text(state: AgentState, value: float, threshold: float) -> str:
     return (
         f"**Not found with enough confidence** ({value:.2f}, below --min-confidence "
-        f"{threshold:g}). Looked for: {looked}; read {pages} page{'' if pages == 1 else 's'}. "
+        f"{threshold:g}). {what_was_searched(state)} "
         "The best unconfirmed answer found:\n\n"
     )

@@ -31,7 +31,12 @@ from deepsearch.agent.events import (
 from deepsearch.agent.evidence import pin_support, refresh_state
 from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
-from deepsearch.agent.honesty import apply_min_confidence, reported_answer, with_confidence
+from deepsearch.agent.honesty import (
+    apply_min_confidence,
+    reported_answer,
+    with_confidence,
+    with_search_record,
+)
 from deepsearch.agent.language import answer_language
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.progress import ProgressWatch
@@ -140,7 +145,7 @@ class ResearchRun:
         )
         result.answer = answer
         result.references = references
-        result = with_confidence(self.state, result)
+        result = with_confidence(self.state, with_search_record(self.state, result))
         return apply_min_confidence(self.state, result, self.options.min_confidence)
 
     def snapshot(self, status: Status, *, error: str | None = None) -> ResearchResult:

@@ -60,6 +60,16 @@ async def test_a_run_that_ends_without_a_supported_answer_is_not_found() -> None
     assert checks_asked(provider) == 0
 
 
+async def test_a_bare_not_found_answer_still_says_what_was_searched_and_read() -> None:
+    bare = {"think": "", "action": "answer",
+            "answer": {"answer": "I could not find it in the sources I read.", "supported": False}}  # fmt: skip
+    deps, _ = make_deps(router([SEARCH, VISIT, bare]))
+    result = await ResearchRun(Q, deps, options(max_steps=3)).run()
+    assert result.status == "not_found"
+    assert result.answer.startswith('**Not found.** Looked for: "eiffel tower completed"; read ')
+    assert "I could not find it in the sources I read." in result.answer
+
+
 async def test_beast_mode_saying_not_found_overrides_a_rejected_candidate() -> None:
     replies = [SEARCH, VISIT, ANSWER, SEARCH]
 
@@ -72,7 +82,8 @@ async def test_beast_mode_saying_not_found_overrides_a_rejected_candidate() -> N
     deps, _ = make_deps(reply)
     result = await ResearchRun(Q, deps, options(max_steps=4, direct_answer=False)).run()
     assert result.status == "not_found"
-    assert result.answer.startswith("I looked for")
+    assert result.answer.startswith("**Not found.** Looked for:")
+    assert "1889" not in result.answer and NOT_FOUND_TEXT in result.answer
 
 
 async def test_a_supported_beast_mode_answer_stays_forced_with_lower_confidence() -> None:
