@@ -62,8 +62,9 @@ def usage(result: ResearchResult) -> dict[str, int]:
 
 
 def finish_reason(result: ResearchResult) -> str:
-    """`stop` for an accepted answer; `length` when a limit forced it (Beast Mode)."""
-    return "stop" if result.status == "answered" else "length"
+    """`stop` for a finished answer (accepted, or an honest "not found": `status`
+    tells them apart); `length` when a limit forced it (Beast Mode)."""
+    return "stop" if result.status in ("answered", "not_found") else "length"
 
 
 def extras(result: ResearchResult, max_urls: int) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from deepsearch.server.request import (
     parse_request,
     run_settings,
 )
-from deepsearch.server.shapes import annotations, answer_pieces
+from deepsearch.server.shapes import annotations, answer_pieces, finish_reason
 
 BASE = load_config(
     overrides={"agent.budget": 200_000, "agent.bad_hostnames": ["spam.example.com"]},
@@ -133,3 +133,15 @@ def test_reasoning_text_per_event() -> None:
     assert text(Notice(text="again")) == text(Notice(text="again")) == "_again_\n\n"
     assert "Beast Mode" in (text(PhaseChanged(phase="beast", reason="85% used")) or "")
     assert text(Activity(what="llm", delta=1)) is None and text(PhaseChanged(phase="done")) is None
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [("answered", "stop"), ("not_found", "stop"), ("forced", "length"), ("failed", "length")],
+)
+def test_finish_reason_says_stop_for_a_finished_answer(status: str, reason: str) -> None:
+    from deepsearch.agent.result import ResearchResult, UsageReport
+
+    usage = UsageReport(prompt_tokens=0, completion_tokens=0, total_tokens=0, budget=1, by_tool={})
+    result = ResearchResult(question="q", answer="a", status=status, usage=usage, elapsed_s=0.0)  # type: ignore[arg-type]
+    assert finish_reason(result) == reason
