@@ -21,30 +21,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from bench.latency_site import Site, stable_fraction, title_of, wiki_path
 from deepsearch.llm.tokens import count_tokens
+from tests.fakes.loopback import QuietHTTPServer
 
 FIRST_TOKEN_S = 0.6
 PER_TOKEN_S = 0.008
 SEARCH_S = (0.4, 0.9)
 PAGE_S = (0.1, 0.9)
-
-
-class _QuietServer(ThreadingHTTPServer):
-    """A client that hangs up (a cancelled background read at the end of a run) is
-    normal here, not an error worth a traceback on the bench's output."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        import sys
-
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -90,7 +78,7 @@ class LatencyServer:
     def __init__(self, timeline: Timeline, *, scale: float = 1.0) -> None:
         self.timeline = timeline
         self.scale = scale
-        self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._server = QuietHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         # A short poll interval: shutdown() waits for it, three servers per bench.
         self._thread = threading.Thread(

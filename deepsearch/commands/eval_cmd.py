@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperCommand
 
-from deepsearch.commands.common import EXIT_INTERRUPTED, EXIT_USAGE, fail
+from deepsearch.commands.common import EXIT_INTERRUPTED, EXIT_USAGE, PlainSwitchesCommand, fail
 
 if TYPE_CHECKING:
     from deepsearch.config import Settings
@@ -29,7 +28,7 @@ FILE: JSON Lines {"id", "question", "answer", "aliases"?} or a CSV with SimpleQA
 Any research option applies (--budget, --effort, --llm-provider, --search-provider, ...). `deepsearch eval --merge DIR... [--out DIR]` combines shards' results."""
 
 
-class EvalCommand(TyperCommand):
+class EvalCommand(PlainSwitchesCommand):
     """The usage line as users type it (FILE and the research flags are parsed later)."""
 
     def format_usage(self, ctx: Any, formatter: Any) -> None:

@@ -334,11 +334,6 @@ def html_to_text(html: str, url: str | None = None) -> Extracted:
     )
 
 
-def html_to_markdown(html: str, url: str | None = None) -> Extracted:
-    """Kept for callers of the old name: the text is plain now (see html_to_text)."""
-    return html_to_text(html, url)
-
-
 # ---------------------------------------------------------------- PDF and dispatch
 
 

@@ -36,10 +36,14 @@ def test_research_help_groups_options_and_shows_the_real_usage() -> None:
     assert "TOKENS" in budget and f"x>={MIN_BUDGET}" in budget
 
 
-@pytest.mark.parametrize("command", ["research", "config", "doctor"])
-def test_no_command_shows_a_value_placeholder_on_a_switch(command: str) -> None:
+@pytest.mark.parametrize(
+    ("command", "switch"),
+    [("research", "--json"), ("config", "--json"), ("doctor", "--json"),
+     ("eval", "--allow-answer-key-hosts"), ("serve", "--insecure-no-auth")],
+)  # fmt: skip
+def test_no_command_shows_a_value_placeholder_on_a_switch(command: str, switch: str) -> None:
     text = run_in_process(command, "--help", COLUMNS="120").stdout
-    assert "--help" in text and "--json" in text
+    assert "--help" in text and switch in text
     assert "<bool>" not in text, text
 
 

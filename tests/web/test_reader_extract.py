@@ -15,7 +15,7 @@ from deepsearch.web.extract import (
     decode_body,
     extract_body,
     extract_links,
-    html_to_markdown,
+    html_to_text,
     markdown_to_plain,
     split_content_type,
 )
@@ -135,14 +135,14 @@ def test_links_are_absolute_http_and_unique(hrefs: list[str]) -> None:
 
 def test_base_href_is_honoured() -> None:
     html = '<html><head><base href="https://cdn.example.net/docs/"></head><body><a href="x.html">X</a></body></html>'
-    assert html_to_markdown(html, "https://example.com/").links == [
+    assert html_to_text(html, "https://example.com/").links == [
         ("X", "https://cdn.example.net/docs/x.html")
     ]
 
 
 def test_fallback_when_trafilatura_finds_nothing() -> None:
     html = "<html><head><title>Hub</title></head><body><ul><li>Alpha</li><li>Beta</li></ul></body></html>"
-    result = html_to_markdown(html, "https://example.com/")
+    result = html_to_text(html, "https://example.com/")
     assert result.title == "Hub"
     assert "Alpha" in result.text and "Beta" in result.text
 
