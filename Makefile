@@ -17,12 +17,14 @@ test:
 	$(BIN)/python -m pytest -q
 
 lint:
-	$(BIN)/ruff check deepsearch tests bench
-	$(BIN)/ruff format --check deepsearch tests bench
+	$(BIN)/ruff check deepsearch tests bench tools
+	$(BIN)/ruff format --check deepsearch tests bench tools
+	$(BIN)/mypy
+	$(BIN)/python tools/size_guard.py
 
 format:
-	$(BIN)/ruff format deepsearch tests bench
-	$(BIN)/ruff check --fix deepsearch tests bench
+	$(BIN)/ruff format deepsearch tests bench tools
+	$(BIN)/ruff check --fix deepsearch tests bench tools
 
 bench:
 	$(BIN)/python -m bench

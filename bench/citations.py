@@ -25,10 +25,10 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from deepsearch.agent.citations.quote_text import is_verbatim, strip_markers
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.evaluator import QuestionEval
+from deepsearch.agent.judging.evaluator import QuestionEval
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.quote_text import is_verbatim, strip_markers
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.testing import scripted_client

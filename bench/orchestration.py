@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.evaluator import QuestionEval
+from deepsearch.agent.judging.evaluator import QuestionEval
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.clock import SystemClock
 from deepsearch.llm.base import Completion, CompletionRequest

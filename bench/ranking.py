@@ -140,8 +140,8 @@ async def _evaluate(
     url_of: Callable[[str], str],
     sim: object | None = None,
 ) -> dict[str, object]:
-    from deepsearch.agent.ranking import rank_urls
-    from deepsearch.agent.similarity import LexicalSimilarity
+    from deepsearch.agent.retrieval.ranking import rank_urls
+    from deepsearch.agent.retrieval.similarity import LexicalSimilarity
     from deepsearch.agent.types import UrlRecord
 
     sim = sim or LexicalSimilarity()

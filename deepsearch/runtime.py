@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.events import Activity, AgentEvent, Notice
-from deepsearch.agent.similarity import Similarity, make_similarity
+from deepsearch.agent.retrieval.similarity import Similarity, make_similarity
 from deepsearch.config import Settings
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tracker import TokenTracker
@@ -143,7 +143,7 @@ def _replay_deps(
     emit: Callable[[AgentEvent], None],
     trace: TraceWriter | None,
 ) -> AgentDeps:
-    from deepsearch.agent.rewrite import make_query_rewriter
+    from deepsearch.agent.retrieval.rewrite import make_query_rewriter
 
     tracker = TokenTracker(settings.agent.token_budget)
     llm = player.llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
@@ -171,9 +171,9 @@ async def _live_deps(
     emit: Callable[[AgentEvent], None],
     trace: TraceWriter | None,
 ) -> AgentDeps:
-    from deepsearch.agent.rewrite import make_query_rewriter
-    from deepsearch.agent.sandbox import Sandbox, SandboxLimits
+    from deepsearch.agent.retrieval.rewrite import make_query_rewriter
     from deepsearch.llm.factory import build_llm_client
+    from deepsearch.sandbox.runner import Sandbox, SandboxLimits
     from deepsearch.web.cache import WebCache
     from deepsearch.web.reader import build_reader
     from deepsearch.web.search import build_search, local_corpus

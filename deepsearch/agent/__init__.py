@@ -1,0 +1,15 @@
+"""The research agent: one run of the search / visit / reflect / answer / coding loop.
+
+Top level holds the loop and what it is made of: the run (`loop`), its state
+(`state`), the step schema (`schema`), what the model may do next (`gating`), the
+prompt (`context`, `prompts`), the events it emits (`events`) and its result
+(`result`). The sub-packages own the jobs the loop delegates:
+
+- `actions/`: one handler per action the model can choose;
+- `retrieval/`: ranking URLs, similarity, passages, query rewriting, evidence in view;
+- `citations/`: references anchored to verbatim quotes, finalizing, markdown repair;
+- `judging/`: the answer evaluator, honest not-found answers and confidence.
+
+The agent imports `deepsearch.llm`, `deepsearch.web` and `deepsearch.sandbox` only
+through their plain types and the clients injected in `deps.AgentDeps`; never an SDK.
+"""

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, Field
 
 from deepsearch.agent.events import AgentEvent
-from deepsearch.agent.similarity import LexicalSimilarity, Similarity
+from deepsearch.agent.retrieval.similarity import LexicalSimilarity, Similarity
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.llm.client import LLMClient
 from deepsearch.web.types import Reader, SearchProvider, SearchQuery, SearchResult
 
 if TYPE_CHECKING:  # the sandbox module loads only when a run builds one
-    from deepsearch.agent.sandbox import SandboxResult
+    from deepsearch.sandbox.runner import SandboxResult
 
 
 class SandboxLike(Protocol):

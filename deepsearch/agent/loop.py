@@ -14,12 +14,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from deepsearch.agent.actions.answer import handle_answer
 from deepsearch.agent.actions.visit import choose_targets
-from deepsearch.agent.answering import handle_answer
+from deepsearch.agent.citations.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.context import build_system_prompt
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.dispatch import HANDLERS
-from deepsearch.agent.evaluator import Evaluator, QuestionEval, metrics_for
 from deepsearch.agent.events import (
     AgentEvent,
     Notice,
@@ -28,10 +28,9 @@ from deepsearch.agent.events import (
     StepStarted,
     omitted_knowledge_notice,
 )
-from deepsearch.agent.evidence import pin_support, refresh_state
-from deepsearch.agent.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.gating import GateContext, after_action, allowed_now
-from deepsearch.agent.honesty import (
+from deepsearch.agent.judging.evaluator import Evaluator, QuestionEval, metrics_for
+from deepsearch.agent.judging.honesty import (
     apply_min_confidence,
     reported_answer,
     with_confidence,
@@ -40,8 +39,9 @@ from deepsearch.agent.honesty import (
 from deepsearch.agent.language import answer_language
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.progress import ProgressWatch
-from deepsearch.agent.ranking import refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind
+from deepsearch.agent.retrieval.evidence import pin_support, refresh_state
+from deepsearch.agent.retrieval.ranking import refresh_url_list
 from deepsearch.agent.schema import (
     AllowFlags,
     AnswerPayload,

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from deepsearch.agent.confidence import ConfidenceBasis
+from deepsearch.agent.judging.confidence import ConfidenceBasis
 from deepsearch.agent.state import StepRecord
 from deepsearch.agent.types import Reference
 from deepsearch.errors import RunError
@@ -61,7 +61,7 @@ class ResearchResult(BaseModel):
     answer: str
     references: list[Reference] = Field(default_factory=list)
     status: Status
-    # 0-1 from the run's own signals (deepsearch/agent/confidence.py); 0 without an answer.
+    # 0-1 from the run's own signals (deepsearch/agent/judging/confidence.py); 0 without an answer.
     confidence: float = Field(0.0, ge=0.0, le=1.0)
     confidence_basis: ConfidenceBasis | None = None
     steps: list[StepRecord] = Field(default_factory=list)

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from deepsearch.agent.evidence import PageEvidence
+from deepsearch.agent.retrieval.evidence import PageEvidence
 from deepsearch.agent.schema import AllowFlags
 from deepsearch.agent.types import KnowledgeItem, ScoredUrl, UrlRecord
 

@@ -25,8 +25,8 @@ from deepsearch.web.types import (
 
 if TYPE_CHECKING:
     from deepsearch.agent.deps import AgentDeps, SandboxLike
-    from deepsearch.agent.sandbox import SandboxResult
     from deepsearch.config import Settings
+    from deepsearch.sandbox.runner import SandboxResult
 
 FORMAT = 1  # the cassette layout version, in run.json
 

@@ -19,10 +19,10 @@ from deepsearch.web.types import Page, ReadFailure, SearchQuery, SearchResult
 
 if TYPE_CHECKING:
     from deepsearch.agent.deps import AgentDeps
-    from deepsearch.agent.sandbox import SandboxResult
     from deepsearch.config import ProviderName, Settings
     from deepsearch.llm.client import LLMClient, TraceFn
     from deepsearch.llm.tracker import TokenTracker
+    from deepsearch.sandbox.runner import SandboxResult
 
 
 class Player:
@@ -214,7 +214,7 @@ class ReplaySandbox:
         return bool(response["usable"]), str(response["reason"])
 
     async def run(self, code: str, data: dict[str, Any]) -> SandboxResult:
-        from deepsearch.agent.sandbox import SandboxResult
+        from deepsearch.sandbox.runner import SandboxResult
 
         line = self.player.answer("sandbox", calls.sandbox_request(code, data))
         return SandboxResult.model_validate(line["response"])

@@ -71,7 +71,7 @@ async def sandbox_checks(loaded: LoadedConfig) -> list[Check]:
     """Whether the coding action can run LLM-written code in real isolation."""
     import asyncio
 
-    from deepsearch.agent.sandbox import Sandbox, SandboxLimits
+    from deepsearch.sandbox.runner import Sandbox, SandboxLimits
 
     agent = loaded.settings.agent
     sandbox = Sandbox(

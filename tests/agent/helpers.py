@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.evaluator import QuestionEval
+from deepsearch.agent.judging.evaluator import QuestionEval
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest, Usage
 from deepsearch.llm.client import LLMClient

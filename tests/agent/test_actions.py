@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.sandbox import Sandbox, SandboxLimits
 from deepsearch.llm.base import CompletionRequest
+from deepsearch.sandbox.runner import Sandbox, SandboxLimits
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import Page, ReadFailure, SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
@@ -191,7 +191,7 @@ async def test_coding_runs_in_the_sandbox_with_the_error_fed_back() -> None:
 
 
 async def test_coding_is_refused_without_isolation() -> None:
-    from deepsearch.agent.sandbox import IsolationPlan
+    from deepsearch.sandbox.runner import IsolationPlan
 
     sandbox = Sandbox(probe=lambda: IsolationPlan(usable=False, reason="no namespaces here"))
     deps, provider = make_deps(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from deepsearch.agent.evaluator import Evaluator, FreshnessEval
+from deepsearch.agent.judging.evaluator import Evaluator, FreshnessEval
 from deepsearch.agent.state import EvalMetric
 from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import CompletionRequest

@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 from deepsearch.agent.context import item_tokens, select_knowledge
-from deepsearch.agent.evidence import (
+from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.retrieval.evidence import (
     PageEvidence,
     anchor_texts,
     evidence_chunks,
@@ -16,8 +17,7 @@ from deepsearch.agent.evidence import (
     refresh_all,
     refresh_page,
 )
-from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.similarity import LexicalSimilarity
+from deepsearch.agent.retrieval.similarity import LexicalSimilarity
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm.base import CompletionRequest

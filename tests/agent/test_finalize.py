@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from deepsearch.agent.citations.finalize import clean_unanchored, finalize_answer, unlink_unseen
 from deepsearch.agent.deps import RunOptions
-from deepsearch.agent.finalize import clean_unanchored, finalize_answer, unlink_unseen
-from deepsearch.agent.passages import WINDOW_CHARS, window_plan
+from deepsearch.agent.retrieval.passages import WINDOW_CHARS, window_plan
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.llm.base import CompletionRequest
 from tests.agent.helpers import make_deps
@@ -92,7 +92,7 @@ def test_passage_windows_fit_the_page_budget() -> None:
 
 
 async def test_the_editor_runs_for_long_answers_and_not_for_a_short_one() -> None:
-    from deepsearch.agent.finalize import EDIT_MIN_CHARS, edit_answer
+    from deepsearch.agent.citations.finalize import EDIT_MIN_CHARS, edit_answer
 
     def polish(request: CompletionRequest) -> str:
         return request.messages[-1].content.replace("tall", "high")

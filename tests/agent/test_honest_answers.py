@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from deepsearch.agent.answering import handle_answer
-from deepsearch.agent.confidence import ConfidenceBasis, confidence, distinct_sources
-from deepsearch.agent.evaluator import Evaluator
+from deepsearch.agent.actions.answer import handle_answer
+from deepsearch.agent.judging.confidence import ConfidenceBasis, confidence, distinct_sources
+from deepsearch.agent.judging.evaluator import Evaluator
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.prompts import render
 from deepsearch.agent.schema import AnswerPayload, step_schema

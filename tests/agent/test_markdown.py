@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepsearch.agent.markdown import (
+from deepsearch.agent.citations.markdown import (
     clean_html_breaks,
     drop_stray_fence,
     html_tables_to_markdown,

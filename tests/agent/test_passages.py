@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepsearch.agent.passages import (
+from deepsearch.agent.retrieval.passages import (
     CHUNK_MAX,
     SEPARATOR,
     chunk_spans,
@@ -13,7 +13,7 @@ from deepsearch.agent.passages import (
     select_passages,
     trim_to_budget,
 )
-from deepsearch.agent.similarity import LexicalSimilarity
+from deepsearch.agent.retrieval.similarity import LexicalSimilarity
 
 LEX = LexicalSimilarity()
 FILLER = "The committee discussed budgets, parking rules and the cafeteria menu at length. "

@@ -117,7 +117,7 @@ async def test_background_reads_are_cancelled_when_the_run_ends() -> None:
 
 
 async def test_raw_results_start_reading_while_the_rewriter_thinks_never_a_bad_host() -> None:
-    from deepsearch.agent.rewrite import make_query_rewriter
+    from deepsearch.agent.retrieval.rewrite import make_query_rewriter
 
     scripted = loop_llm([SEARCH, ANSWER])
 

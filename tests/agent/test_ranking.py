@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepsearch.agent.ranking import (
+from deepsearch.agent.retrieval.ranking import (
     hostname,
     path_prefixes,
     prior_scores,
     rank_urls,
 )
-from deepsearch.agent.similarity import LexicalSimilarity
+from deepsearch.agent.retrieval.similarity import LexicalSimilarity
 from deepsearch.agent.types import UrlRecord
 
 LEX = LexicalSimilarity()
@@ -252,7 +252,7 @@ async def test_harvested_links_take_at_most_five_places_and_relevance_is_marked(
 
 
 def test_a_first_hop_result_counts_as_relevant_to_a_multi_hop_question() -> None:
-    from deepsearch.agent.ranking import is_relevant
+    from deepsearch.agent.retrieval.ranking import is_relevant
 
     question = "Which river flows through the city where the Eiffel Tower stands?"
     hop = rec(

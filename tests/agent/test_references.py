@@ -7,20 +7,20 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deepsearch.agent.quote_text import (
+from deepsearch.agent.citations.quote_text import (
     is_verbatim,
     normalize_ws,
     numbers_in,
     strip_markers,
 )
-from deepsearch.agent.references import (
+from deepsearch.agent.citations.references import (
     SourceText,
     answer_sentences,
     build_references,
     candidate_quotes,
     render_reference_definitions,
 )
-from deepsearch.agent.similarity import EmbeddingSimilarity, LexicalSimilarity
+from deepsearch.agent.retrieval.similarity import EmbeddingSimilarity, LexicalSimilarity
 from deepsearch.agent.types import Reference
 
 LEX = LexicalSimilarity()

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepsearch.agent.similarity import (
+from deepsearch.agent.retrieval.similarity import (
     EMBEDDING_DEDUP_THRESHOLD,
     EmbeddingSimilarity,
     LexicalSimilarity,
@@ -234,7 +234,7 @@ async def test_embedding_none_means_unavailable() -> None:
 
 
 def test_make_similarity() -> None:
-    from deepsearch.agent.similarity import make_similarity
+    from deepsearch.agent.retrieval.similarity import make_similarity
 
     assert isinstance(make_similarity(None), LexicalSimilarity)
     assert isinstance(make_similarity(_no_embeddings), EmbeddingSimilarity)

@@ -156,7 +156,7 @@ class FakeSandbox:
         return True, "fake"
 
     async def run(self, code: str, data: dict[str, Any]) -> Any:
-        from deepsearch.agent.sandbox import SandboxResult
+        from deepsearch.sandbox.runner import SandboxResult
 
         ok = "fail" not in code
         return SandboxResult(

@@ -20,8 +20,8 @@ from bench.latency_policy import NOT_FOUND, Item, Policy, allowed_actions, minim
 from bench.latency_report import render
 from bench.latency_servers import FakeLLMServer, FakeSearxng, Timeline, Wait
 from bench.latency_site import Site, wiki_path
-from deepsearch.agent.evaluator import QuestionEval, StrictEval
-from deepsearch.agent.rewrite import RewriteReply
+from deepsearch.agent.judging.evaluator import QuestionEval, StrictEval
+from deepsearch.agent.retrieval.rewrite import RewriteReply
 from deepsearch.agent.schema import step_schema
 
 FIXTURE = json.loads(

@@ -78,7 +78,7 @@ def test_min_confidence_outside_0_1_is_a_usage_error() -> None:
 
 
 def _result(status: str, confidence: float = 0.0) -> ResearchResult:
-    from deepsearch.agent.confidence import ConfidenceBasis
+    from deepsearch.agent.judging.confidence import ConfidenceBasis
 
     usage = UsageReport(prompt_tokens=0, completion_tokens=0, total_tokens=0, budget=1000)
     basis = ConfidenceBasis(

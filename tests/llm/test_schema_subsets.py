@@ -15,8 +15,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from deepsearch.agent.actions.coding import CodeReply
-from deepsearch.agent.evaluator import CHECKS, ErrorAnalysis, QuestionEval
-from deepsearch.agent.rewrite import RewriteReply
+from deepsearch.agent.judging.evaluator import CHECKS, ErrorAnalysis, QuestionEval
+from deepsearch.agent.retrieval.rewrite import RewriteReply
 from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
 from deepsearch.evaluation.grading import GraderReply
 from deepsearch.llm.base import CompletionRequest

@@ -16,7 +16,7 @@ from deepsearch.errors import SandboxUnavailable, StructuredOutputError
 from deepsearch.llm.base import Message
 
 if TYPE_CHECKING:  # the sandbox module loads only when a run builds one
-    from deepsearch.agent.sandbox import SandboxResult
+    from deepsearch.sandbox.runner import SandboxResult
 
 MAX_ATTEMPTS = 3
 

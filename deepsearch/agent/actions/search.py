@@ -6,12 +6,12 @@ import asyncio
 import re
 from dataclasses import dataclass
 
+from deepsearch.agent.citations.quote_text import word_coverage
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.prefetch import Prefetcher
-from deepsearch.agent.quote_text import word_coverage
-from deepsearch.agent.ranking import filter_urls
+from deepsearch.agent.retrieval.ranking import filter_urls
+from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.schema import SearchPayload
-from deepsearch.agent.similarity import Similarity
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
 from deepsearch.web.search.chain import SearchUnavailable

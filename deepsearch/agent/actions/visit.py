@@ -8,9 +8,14 @@ from functools import partial
 from urllib.parse import unquote
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.evidence import PageEvidence, anchor_texts, evidence_chunks, refresh_page
 from deepsearch.agent.prefetch import Prefetcher, safe_read
-from deepsearch.agent.ranking import hostname
+from deepsearch.agent.retrieval.evidence import (
+    PageEvidence,
+    anchor_texts,
+    evidence_chunks,
+    refresh_page,
+)
+from deepsearch.agent.retrieval.ranking import hostname
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord

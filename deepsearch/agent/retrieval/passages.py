@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from deepsearch.agent.similarity import Similarity
+from deepsearch.agent.retrieval.similarity import Similarity
 
 SEPARATOR = "\n\n[...]\n\n"
 CHUNK_MIN = 300

@@ -7,7 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from deepsearch.agent.deps import RunOptions
-from deepsearch.agent.evaluator import Evaluator, Verdict
+from deepsearch.agent.judging.evaluator import Evaluator, Verdict
 from deepsearch.agent.schema import AnswerPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem

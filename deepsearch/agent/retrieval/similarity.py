@@ -52,7 +52,7 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from deepsearch.agent.similarity_lexical import (
+from deepsearch.agent.retrieval.lexical import (
     _PURE_PYTHON_PAIRS,
     _block_products,
     _dot,

@@ -14,11 +14,11 @@ import re
 from collections.abc import Collection
 from urllib.parse import urlsplit
 
+from deepsearch.agent.citations.markdown import length_guard, outside_code, repair_markdown
+from deepsearch.agent.citations.quote_text import strip_markers
+from deepsearch.agent.citations.references import SourceText, build_references
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.markdown import length_guard, outside_code, repair_markdown
 from deepsearch.agent.prompts import render
-from deepsearch.agent.quote_text import strip_markers
-from deepsearch.agent.references import SourceText, build_references
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Reference
 from deepsearch.errors import BudgetExceeded, ProviderError

@@ -13,7 +13,7 @@ Layers, outermost first (``../shared/reference/dependencies.md`` §8):
    a fresh temporary directory (deleted afterwards) as the working directory.
 4. rlimits set in ``preexec_fn`` (CPU, address space, file size, open files, no core dumps,
    processes), a new session killed as a group, and an asyncio wall-clock timeout.
-5. An audit hook inside the child (``sandbox_child.py``): no sockets, processes, ctypes,
+5. An audit hook inside the child (``child.py``): no sockets, processes, ctypes,
    frame introspection, or files outside the working directory and the standard library.
 
 Where no namespace can be created :meth:`Sandbox.run` raises ``SandboxUnavailable``: the
@@ -42,7 +42,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from deepsearch.agent.sandbox_isolation import (
+from deepsearch.errors import SandboxUnavailable
+from deepsearch.sandbox.isolation import (
     Isolation,
     IsolationPlan,
     _child_env,
@@ -51,7 +52,6 @@ from deepsearch.agent.sandbox_isolation import (
     limit_setter,
     unshare_candidates,
 )
-from deepsearch.errors import SandboxUnavailable
 
 # Names that live in sandbox_isolation, importable from here as before.
 __all__ = [
@@ -67,7 +67,7 @@ __all__ = [
     "unshare_candidates",
 ]
 
-_CHILD_SOURCE = Path(__file__).with_name("sandbox_child.py")
+_CHILD_SOURCE = Path(__file__).with_name("child.py")
 _DRAIN_AFTER_KILL_S = 2.0
 _READ_CHUNK = 65536
 

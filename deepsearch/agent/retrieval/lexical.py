@@ -3,7 +3,7 @@
 Folding, tokenization (Han and kana one character per word), sublinear TF blocks
 (word 1-2-grams, character n-grams), per-call IDF, sparse dot products, and the
 "same content words" / word-set Jaccard rules. Split out of `similarity.py` to keep
-both modules short; `deepsearch.agent.similarity` re-exports the public names.
+both modules short; `deepsearch.agent.retrieval.similarity` re-exports the public names.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from deepsearch.agent.deps import QueryRewriter
 from deepsearch.agent.prompts import render
-from deepsearch.agent.similarity import Similarity
+from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.errors import BudgetExceeded, StructuredOutputError
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient

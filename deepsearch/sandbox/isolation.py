@@ -4,7 +4,7 @@ Layers 1-2 and the rlimits of layer 4 of ``sandbox.py``'s list live here: the
 ``unshare`` wrappers (with or without dropping root to ``nobody``), the per-run
 directories they mount over, the check that a plan really starts an interpreter,
 and the rlimits set before exec.
-``deepsearch.agent.sandbox`` re-exports every name callers used from there.
+``deepsearch.sandbox.runner`` re-exports every name callers used from there.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
-    from deepsearch.agent.sandbox import SandboxLimits
+    from deepsearch.sandbox.runner import SandboxLimits
 
 Isolation = Literal["auto", "bwrap", "unshare", "none-unsafe"]
 

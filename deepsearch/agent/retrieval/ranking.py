@@ -35,9 +35,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from deepsearch.agent.citations.quote_text import word_coverage
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.quote_text import word_coverage
-from deepsearch.agent.similarity import Similarity
+from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import ScoredUrl, UrlRecord
 from deepsearch.web import urls

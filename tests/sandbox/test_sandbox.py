@@ -21,7 +21,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepsearch.agent.sandbox import (
+from deepsearch.errors import SandboxUnavailable
+from deepsearch.sandbox.child import make_hook
+from deepsearch.sandbox.runner import (
     IsolationPlan,
     Sandbox,
     SandboxLimits,
@@ -32,8 +34,6 @@ from deepsearch.agent.sandbox import (
     solve_with_code,
     unshare_candidates,
 )
-from deepsearch.agent.sandbox_child import make_hook
-from deepsearch.errors import SandboxUnavailable
 
 LIMITS = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=2_000)
 
@@ -359,7 +359,7 @@ def test_dropped_uid_alone_protects_files_and_limits_processes(tmp_path: Path) -
 
 
 def test_probe_falls_back_to_the_next_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
-    import deepsearch.agent.sandbox as sandbox_module
+    import deepsearch.sandbox.runner as sandbox_module
 
     broken = IsolationPlan(usable=True, reason="broken", prefix=["/nonexistent/unshare"])
     good = namespace_plans()[-1]

@@ -33,7 +33,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
 
-from deepsearch.agent.quote_text import (
+from deepsearch.agent.citations.quote_text import (
     MIN_WORD_COVERAGE,
     is_verbatim,
     normalize_ws,
@@ -41,8 +41,8 @@ from deepsearch.agent.quote_text import (
     strip_markers,
     word_coverage,
 )
-from deepsearch.agent.ranking import host_matches, hostname
-from deepsearch.agent.similarity import Similarity, content_words
+from deepsearch.agent.retrieval.ranking import host_matches, hostname
+from deepsearch.agent.retrieval.similarity import Similarity, content_words
 from deepsearch.agent.types import Reference
 
 MIN_QUOTE = 60

@@ -8,7 +8,12 @@ candidate (forced); else the model's own "not found" report (not_found); else no
 
 from __future__ import annotations
 
-from deepsearch.agent.confidence import Checks, ConfidenceBasis, confidence, distinct_sources
+from deepsearch.agent.judging.confidence import (
+    Checks,
+    ConfidenceBasis,
+    confidence,
+    distinct_sources,
+)
 from deepsearch.agent.result import ResearchResult, Status
 from deepsearch.agent.state import AgentState
 
