@@ -4,7 +4,9 @@ network except loopback (a Python-level guard; the suite must pass offline)."""
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,24 @@ def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("DEEPSEARCH_CACHE_DIR", str(home / ".cache" / "deepsearch"))
     monkeypatch.setenv("NO_COLOR", "1")
+
+
+_WATCHED_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_restored() -> Iterator[None]:
+    """A test that leaves a signal handler installed changes how every later test's
+    Ctrl-C unwinds (asyncio.run only installs its own SIGINT handler over the default
+    one): that surfaced as order-dependent flakes. Fail the leaking test, repair."""
+    before = {sig: signal.getsignal(sig) for sig in _WATCHED_SIGNALS}
+    yield
+    leaked = [sig.name for sig, old in before.items() if signal.getsignal(sig) is not old]
+    for sig, old in before.items():
+        signal.signal(sig, old)
+    assert not leaked, f"the test left signal handlers installed: {leaked}"
 
 
 def _is_loopback(address: object) -> bool:
