@@ -58,10 +58,38 @@ def overlaid_environ(env: Mapping[str, str]) -> Iterator[None]:
         os.environ.update(saved)
 
 
+class _ThreadStream(io.TextIOBase):
+    """sys.stdout/sys.stderr during a run: the command's own thread writes to the
+    capture; every other thread (a fake server's handler printing a reset
+    connection) to the stream that was there before, as if it were another process."""
+
+    encoding = "utf-8"  # Click and Rich read it to choose how to write
+
+    def __init__(self, capture: TextIO, other: TextIO) -> None:
+        self._owner = threading.get_ident()
+        self._capture, self._other = capture, other
+
+    def _target(self) -> TextIO:
+        return self._capture if threading.get_ident() == self._owner else self._other
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def fileno(self) -> int:
+        return self._target().fileno()
+
+    def isatty(self) -> bool:
+        return self._target().isatty()
+
+
 @contextmanager
 def swapped_streams(stdin: _Stdin, out: TextIO, err: io.StringIO) -> Iterator[None]:
     saved = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = stdin, out, err
+    sys.stdin = stdin
+    sys.stdout, sys.stderr = _ThreadStream(out, saved[1]), _ThreadStream(err, saved[2])
     try:
         yield
     finally:
