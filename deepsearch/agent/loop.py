@@ -14,12 +14,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from deepsearch.agent.actions.answer import handle_answer
 from deepsearch.agent.actions.visit import choose_targets
 from deepsearch.agent.citations.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.context import build_system_prompt
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.dispatch import HANDLERS
+from deepsearch.agent.dispatch import perform
 from deepsearch.agent.events import (
     AgentEvent,
     Notice,
@@ -28,7 +27,7 @@ from deepsearch.agent.events import (
     StepStarted,
     omitted_knowledge_notice,
 )
-from deepsearch.agent.gating import GateContext, after_action, allowed_now
+from deepsearch.agent.gating import Gate
 from deepsearch.agent.judging.evaluator import Evaluator, QuestionEval, metrics_for
 from deepsearch.agent.judging.honesty import (
     apply_min_confidence,
@@ -37,17 +36,13 @@ from deepsearch.agent.judging.honesty import (
     with_search_record,
 )
 from deepsearch.agent.language import answer_language
+from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop, Unavailable
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.progress import ProgressWatch
 from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind
-from deepsearch.agent.retrieval.evidence import pin_support, refresh_state
+from deepsearch.agent.retrieval.evidence import refresh_state
 from deepsearch.agent.retrieval.ranking import refresh_url_list
-from deepsearch.agent.schema import (
-    AllowFlags,
-    AnswerPayload,
-    StepBase,
-    step_schema,
-)
+from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Reference
 from deepsearch.config import ToolName
@@ -60,6 +55,7 @@ from deepsearch.errors import (
     StructuredOutputError,
 )
 from deepsearch.llm.base import Message
+from deepsearch.llm.tracker import BudgetStop
 
 MAX_CONSECUTIVE_FAILURES = 3
 LOOP_TIME_SHARE = 0.85
@@ -84,12 +80,11 @@ class ResearchRun:
         self.evaluator = Evaluator(deps.llm)
         # --language accepts a code ("de") or a name ("German"); prompts want the name.
         self.language = answer_language(question, options.language)
-        self.needs_freshness = False
-        self.coding_available, self.coding_reason = self._probe_sandbox()
+        # The one owner of "what may the model do now" and all its inputs.
+        self.gate = Gate.for_sandbox(deps.sandbox)
         self.started = deps.clock.monotonic()
         self.stop_reason = ""
         self.fatal: RunError | None = None  # the error that ended the run, if any
-        self._last_step_cost = 0
         # Background reads of the top unread URLs while the model decides.
         self.prefetch = Prefetcher(deps.reader)
         self.progress = ProgressWatch()
@@ -176,7 +171,7 @@ class ResearchRun:
                     self._check_limits()
                     if await self._step():
                         return True
-        except LoopStopped as stop:
+        except (LoopStopped, BudgetStop) as stop:
             self.stop_reason = str(stop)
         except TimeoutError:
             self.stop_reason = "time limit reached"
@@ -195,14 +190,7 @@ class ResearchRun:
         return False
 
     def _check_limits(self) -> None:
-        tracker = self.deps.llm.tracker
-        # Predictive: a step like the last one must still fit under the 85% line, so
-        # the 15% reserve for Beast Mode is not eaten by the final research step.
-        if (
-            tracker.regular_exhausted
-            or tracker.used + self._last_step_cost > tracker.regular_budget
-        ):
-            raise LoopStopped(f"85% of the {tracker.budget}-token budget used")
+        self.deps.llm.tracker.check_room_for_step()  # BudgetStop near 85% of the budget
         if self._remaining(LOOP_TIME_SHARE) == 0:
             raise LoopStopped("time limit reached")
         if self.state.step >= self.options.max_steps:
@@ -215,19 +203,15 @@ class ResearchRun:
     # ------------------------------------------------------------- one step
 
     async def _step(self) -> bool:
-        st = self.state
-        st.step += 1
-        used_before = self.deps.llm.tracker.used
-        try:
-            return await self._step_body(st)
-        finally:
-            self._last_step_cost = self.deps.llm.tracker.used - used_before
+        self.state.step += 1
+        with self.deps.llm.tracker.measure_step():  # the next step's budget check reads it
+            return await self._step_body(self.state)
 
     async def _step_body(self, st: AgentState) -> bool:
         if not st.question_classified:
             await self._classify_question()
         await refresh_url_list(st, self.deps, self.options)
-        flags = allowed_now(st, GateContext(self.coding_available, self.needs_freshness))
+        flags = self.gate.allowed(st)
         wanted = choose_targets(st, [])[: self.prefetch.limit]  # what a visit would read
         self.prefetch.retain(wanted)
         self.prefetch.start(wanted)
@@ -237,16 +221,15 @@ class ResearchRun:
         decision = await self._decide(flags, tool="agent", beast=False)
         if decision is None:
             return False
-        accepted = await self._dispatch(decision)
-        return accepted
+        return await self._act(decision)
 
     async def _decide(self, flags: AllowFlags, *, tool: ToolName, beast: bool) -> StepBase | None:
         st = self.state
-        allowance = self._knowledge_allowance(tool)
+        allowance = self.knowledge_allowance(tool)
         await refresh_state(
             st, self.deps.similarity, allowance_tokens=allowance, page_chars=self.options.page_chars
         )
-        system = build_system_prompt(
+        system, omitted = build_system_prompt(
             st,
             flags,
             now=self.deps.clock.now(),
@@ -254,7 +237,7 @@ class ResearchRun:
             knowledge_allowance=allowance,
             beast=beast,
         )
-        if st.omitted_knowledge:
+        if omitted:
             self._emit(omitted_knowledge_notice())
         messages = [Message(role="user", content=st.current_question)]
         try:
@@ -263,35 +246,27 @@ class ResearchRun:
             )
         except StructuredOutputError as exc:
             st.consecutive_failures += 1
-            st.flags = AllowFlags()
-            st.diary.append(f"Step {st.step}: my reply could not be understood ({str(exc)[:160]}).")
+            self.gate.after_unusable_reply()
+            st.note("unusable_reply", error=str(exc))
             self._finish_step("error", "", f"unusable model reply: {str(exc)[:160]}")
             return None
         st.consecutive_failures = 0
         return result.value
 
-    async def _dispatch(self, decision: StepBase) -> bool:
-        """Run the chosen action; True when it was an accepted answer."""
+    async def _act(self, decision: StepBase) -> bool:
+        """Run the chosen action, and let its outcome decide what happens next:
+        True when the run's answer was accepted."""
         payload = decision.payload()
-        if isinstance(payload, AnswerPayload):  # the one action that can end the run
-            return await self._answer(payload, decision.think)
-        detail = await HANDLERS[decision.action](self, payload)
-        self.state.flags = after_action(decision.action, answer_rejected=False)
-        self._finish_step(decision.action, decision.think, detail)
-        return False
-
-    async def _answer(self, payload: AnswerPayload, think: str) -> bool:
-        # What the answer rests on stays in view for every later prompt.
-        await pin_support(list(self.state.evidence.values()), payload.answer, self.deps.similarity)
-        self.evaluator.knowledge_tokens = self._knowledge_allowance("evaluator")
-        outcome = await handle_answer(
-            payload, self.state, self.evaluator, now=self.deps.clock.now(), options=self.options
-        )
-        self.state.flags = after_action("answer", answer_rejected=outcome.rejected)
-        self._finish_step("answer", think, outcome.detail)
-        if outcome.out_of_attempts:
-            raise LoopStopped(outcome.detail)
-        return outcome.accepted
+        outcome = await perform(self, payload)
+        self.gate.after(payload.action, outcome)  # what the next step may do
+        self._finish_step(payload.action, decision.think, outcome.detail)
+        match outcome:
+            case Accepted():
+                return True
+            case Stop(reason=reason):
+                raise LoopStopped(reason)
+            case Unavailable() | Rejected() | Continue():
+                return False  # the gate has taken note; research goes on
 
     async def _classify_question(self) -> None:
         st = self.state
@@ -300,7 +275,7 @@ class ResearchRun:
             verdict = await self.evaluator.classify(st.question)
         except StructuredOutputError:
             verdict = QuestionEval()  # unclassified: the default checks apply
-        self.needs_freshness = verdict.needs_freshness
+        self.gate.needs_freshness = verdict.needs_freshness
         st.metrics = metrics_for(verdict, self.options.max_bad_attempts)
 
     # ------------------------------------------------------------- Beast Mode
@@ -348,7 +323,7 @@ class ResearchRun:
             )
         )
 
-    def _knowledge_allowance(self, tool: ToolName) -> int:
+    def knowledge_allowance(self, tool: ToolName) -> int:
         """Tokens of knowledge the prompt may carry: bounded by the context window, by a
         share of the budget, and in Beast Mode by what is left (it must fit to answer)."""
         llm = self.deps.llm
@@ -357,7 +332,7 @@ class ResearchRun:
         by_budget = max(4000, llm.tracker.budget // 12)
         allowance = min(by_window, by_budget, KNOWLEDGE_CAP_TOKENS)
         if tool == "agent_beast":
-            allowance = min(allowance, llm.tracker.remaining // 2 - BEAST_PROMPT_TOKENS)
+            allowance = min(allowance, llm.tracker.beast_room(BEAST_PROMPT_TOKENS))
         return max(200, allowance)
 
     def _remaining(self, share: float) -> float | None:
@@ -384,14 +359,6 @@ class ResearchRun:
             exc, StructuredOutputError | ContextLengthError
         )
         return transport and not any(s.action != "error" for s in self.state.steps)
-
-    def _probe_sandbox(self) -> tuple[bool, str]:
-        if self.deps.sandbox is None:
-            return False, "no sandbox configured"
-        try:
-            return self.deps.sandbox.availability()
-        except Exception as exc:  # a broken probe must not stop research
-            return False, str(exc)
 
     def _emit(self, event: AgentEvent) -> None:
         try:

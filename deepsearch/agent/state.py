@@ -1,4 +1,8 @@
-"""Everything one research run knows, in one object passed explicitly (no globals)."""
+"""Everything one research run knows, in one object passed explicitly (no globals).
+
+The state changes through its named methods where a change has a rule (a diary line,
+a page read, a failed URL, a rejection charged, a sub-question opened or closed);
+the diary has one writer, `note`, whose wording lives in prompts/diary.toml."""
 
 from __future__ import annotations
 
@@ -7,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from deepsearch.agent import diary
 from deepsearch.agent.retrieval.evidence import PageEvidence
-from deepsearch.agent.schema import AllowFlags
 from deepsearch.agent.types import KnowledgeItem, ScoredUrl, UrlRecord
 
 EvalType = Literal["definitive", "freshness", "plurality", "completeness", "strict"]
@@ -58,7 +62,6 @@ class AgentState:
     evidence: dict[str, PageEvidence] = field(default_factory=dict)  # url -> what is shown
     snippets: dict[str, PageText] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)
-    flags: AllowFlags = field(default_factory=AllowFlags)
     step: int = 0
     question_classified: bool = False
     candidate_answer: str | None = None  # best answer so far, for a cut-short run
@@ -70,7 +73,6 @@ class AgentState:
     not_found_note: str | None = None
     trivial: bool = False
     consecutive_failures: int = 0
-    omitted_knowledge: int = 0  # items left out of the last prompt (context rule)
     today: str | None = None  # ISO date of the run: the default `updated` of knowledge
 
     @classmethod
@@ -100,3 +102,44 @@ class AgentState:
         record = StepRecord(step=self.step, action=action, think=think, detail=detail)
         self.steps.append(record)
         return record
+
+    # ------------------------------------------------------------- named changes
+
+    def note(self, kind: str, **values: object) -> None:
+        """The one diary writer: the `kind` line of prompts/diary.toml, for this step."""
+        self.diary.append(diary.line(kind, step=self.step, **values))
+
+    def restart_diary(self) -> None:
+        """A fresh attempt starts from the lesson of a rejection, not the old diary."""
+        self.diary = []
+
+    def record_queries(self, queries: list[str]) -> None:
+        self.searched_queries.extend(queries)
+
+    def mark_visiting(self, urls: list[str]) -> None:
+        self.visited.extend(urls)
+
+    def record_page(self, page: PageText) -> None:
+        self.pages[page.url] = page
+        self.read_urls.append(page.url)
+
+    def mark_failed(self, url: str, reason: str) -> None:
+        self.failed_urls[url] = reason[:200]
+
+    def open_sub_questions(self, questions: list[str]) -> None:
+        self.gaps.extend(questions)
+        self.all_questions.extend(questions)
+
+    def close_sub_question(self, question: str) -> None:
+        if question in self.gaps:
+            self.gaps.remove(question)
+
+    def record_rejection(self, check: EvalType | None, improvement_plan: str) -> EvalMetric | None:
+        """Charge the failed check one attempt and keep the reviewer's plan; the
+        check's metric (None for a check the run does not apply)."""
+        metric = next((m for m in self.metrics if m.type == check), None)
+        if metric is not None:
+            metric.attempts_left -= 1
+        if improvement_plan:
+            self.improvement_plans.append(improvement_plan)
+        return metric

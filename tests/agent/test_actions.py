@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from deepsearch.agent.loop import ResearchRun
@@ -201,7 +202,7 @@ async def test_coding_is_refused_without_isolation() -> None:
     await run.run()
     allowed = [c.json_schema["properties"]["action"] for c in provider.calls_for("agent")]  # type: ignore[index]
     assert all("coding" not in (a.get("enum") or [a.get("const")]) for a in allowed)
-    assert run.coding_reason == "no namespaces here"
+    assert run.gate.withdrawn == {"coding": "no namespaces here"}
 
 
 async def test_knowledge_beyond_the_context_is_left_out_and_said() -> None:
@@ -221,8 +222,8 @@ async def test_knowledge_beyond_the_context_is_left_out_and_said() -> None:
         )
     await run.run()
     last_prompt = provider.calls_for("agent")[-1].system
-    assert run.state.omitted_knowledge > 0
-    assert "not shown" in last_prompt
+    left_out = re.search(r"\((\d+) older or less relevant items not shown\)", last_prompt)
+    assert left_out is not None and int(left_out.group(1)) > 0
     assert any("left out of the prompt" in getattr(e, "text", "") for e in events)
     assert len(run.state.knowledge) >= 6  # all kept in the state
 
