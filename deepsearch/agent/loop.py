@@ -1,5 +1,12 @@
 """The research loop: one gated action per step until an answer is accepted or a
-limit is reached, then Beast Mode, then finalizing. Every run ends:
+limit is reached, then Beast Mode, then finalizing.
+
+A step: `Gate.allowed` says what the model may do, the model picks one action (a typed
+payload), `dispatch.perform` runs it and returns an `Outcome`, and `_act` below decides
+what happens next from it (Accepted ends research, Stop ends it for Beast Mode, every
+other outcome goes on; `Gate.after` turns it into the next step's choices).
+
+Every run ends:
 
 - the loop stops at 85% of the token budget, at --max-steps, at 85% of --timeout,
   or after repeated unusable model replies;
@@ -10,13 +17,11 @@ limit is reached, then Beast Mode, then finalizing. Every run ends:
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
+from deepsearch.agent.actions.answer import take_beast_answer
 from deepsearch.agent.actions.visit import choose_targets
 from deepsearch.agent.citations.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.context import build_system_prompt
+from deepsearch.agent.deadline import Deadline
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.dispatch import perform
 from deepsearch.agent.events import (
@@ -82,7 +87,7 @@ class ResearchRun:
         self.language = answer_language(question, options.language)
         # The one owner of "what may the model do now" and all its inputs.
         self.gate = Gate.for_sandbox(deps.sandbox)
-        self.started = deps.clock.monotonic()
+        self.deadline = Deadline(deps.clock, options.timeout_s)
         self.stop_reason = ""
         self.fatal: RunError | None = None  # the error that ended the run, if any
         # Background reads of the top unread URLs while the model decides.
@@ -98,42 +103,11 @@ class ResearchRun:
             await self.prefetch.aclose()  # no read outlives the run
 
     async def _run(self) -> ResearchResult:
-        status: Status = "forced"
-        error: str | None = None
-        try:
-            accepted = await self._research_phase()
-            if not accepted:
-                await self._beast_mode()
-            status = "answered" if accepted else "forced"
-            await self.prefetch.aclose()  # research is over: nothing more will be read
-        except BudgetExceeded as exc:
-            self.stop_reason = str(exc)
-        except RunError as exc:
-            self.fatal = exc
-            error = str(exc)
-        except Exception as exc:  # a bug must not lose what the run found
-            error = f"internal error: {type(exc).__name__}: {exc}"
+        status, error = await self._research_then_beast()
         answer, status = reported_answer(self.state, status)
         if answer is None:
             return self.snapshot("failed", error=error or self.stop_reason or "no answer was found")
-        references: list[Reference] = []
-        if not self.state.trivial:
-            self._emit(PhaseChanged(phase="finalizing"))
-            try:
-                answer, references = await finalize_answer(
-                    answer,
-                    self.state,
-                    self.deps,
-                    self.options,
-                    language=self.language,
-                    deadline=self._remaining(1.0),
-                )
-            except Exception as exc:  # finalizing polishes; failing it must not lose the answer
-                self._emit(
-                    Notice(text=f"finalizing failed ({type(exc).__name__}); answer kept as is")
-                )
-        else:  # a direct answer has no sources: no markers, no links to unseen pages
-            answer = clean_unanchored(answer, seen_urls(self.state))
+        answer, references = await self._finalize(answer)
         self._emit(PhaseChanged(phase="done", reason=self.stop_reason))
         result = self.snapshot(
             status if error is None or status == "not_found" else "forced", error=error
@@ -142,6 +116,41 @@ class ResearchRun:
         result.references = references
         result = with_confidence(self.state, with_search_record(self.state, result))
         return apply_min_confidence(self.state, result, self.options.min_confidence)
+
+    async def _research_then_beast(self) -> tuple[Status, str | None]:
+        """The status so far and the error that ended the run early, if one did."""
+        try:
+            accepted = await self._research_phase()
+            if not accepted:
+                await self._beast_mode()
+            await self.prefetch.aclose()  # research is over: nothing more will be read
+            return ("answered" if accepted else "forced"), None
+        except BudgetExceeded as exc:
+            self.stop_reason = str(exc)
+            return "forced", None
+        except RunError as exc:
+            self.fatal = exc
+            return "forced", str(exc)
+        except Exception as exc:  # a bug must not lose what the run found
+            return "forced", f"internal error: {type(exc).__name__}: {exc}"
+
+    async def _finalize(self, answer: str) -> tuple[str, list[Reference]]:
+        """Citations and references; finalizing polishes, so failing it keeps the answer."""
+        if self.state.trivial:  # a direct answer has no sources: no markers, no unseen links
+            return clean_unanchored(answer, seen_urls(self.state)), []
+        self._emit(PhaseChanged(phase="finalizing"))
+        try:
+            return await finalize_answer(
+                answer,
+                self.state,
+                self.deps,
+                self.options,
+                language=self.language,
+                deadline=self.deadline.remaining(1.0),
+            )
+        except Exception as exc:
+            self._emit(Notice(text=f"finalizing failed ({type(exc).__name__}); answer kept as is"))
+            return answer, []
 
     def snapshot(self, status: Status, *, error: str | None = None) -> ResearchResult:
         """The result as of now (also used for interrupted and failed runs)."""
@@ -157,7 +166,7 @@ class ResearchRun:
             visited_urls=list(self.state.visited),
             read_urls=list(self.state.read_urls),
             usage=UsageReport.from_tracker(self.deps.llm.tracker),
-            elapsed_s=round(self.deps.clock.monotonic() - self.started, 3),
+            elapsed_s=round(self.deadline.elapsed(), 3),
             error=error,
             error_kind=error_kind(self.fatal, error),
         )
@@ -166,7 +175,7 @@ class ResearchRun:
     async def _research_phase(self) -> bool:
         """True when an answer was accepted; False when the loop had to stop."""
         try:
-            async with self._time_limit(LOOP_TIME_SHARE):
+            async with self.deadline.limit(LOOP_TIME_SHARE):
                 while True:
                     self._check_limits()
                     if await self._step():
@@ -191,7 +200,7 @@ class ResearchRun:
 
     def _check_limits(self) -> None:
         self.deps.llm.tracker.check_room_for_step()  # BudgetStop near 85% of the budget
-        if self._remaining(LOOP_TIME_SHARE) == 0:
+        if self.deadline.remaining(LOOP_TIME_SHARE) == 0:
             raise LoopStopped("time limit reached")
         if self.state.step >= self.options.max_steps:
             raise LoopStopped(f"step limit of {self.options.max_steps} reached")
@@ -281,29 +290,23 @@ class ResearchRun:
     # ------------------------------------------------------------- Beast Mode
 
     async def _beast_mode(self) -> None:
+        """One last answer from what was gathered, forced and unjudged."""
         st = self.state
         self._emit(PhaseChanged(phase="beast", reason=self.stop_reason))
-        st.gaps = [st.question]
+        st.focus_on_question()
         st.step += 1
         try:
-            async with self._time_limit(1.0):
+            async with self.deadline.limit(1.0):
                 decision = await self._decide(
                     AllowFlags().only("answer"), tool="agent_beast", beast=True
                 )
         except (TimeoutError, BudgetExceeded) as exc:
             self.stop_reason = self.stop_reason or str(exc)
-            decision = None
+            return
         payload = decision.payload() if decision is not None else None
         if decision is not None and isinstance(payload, AnswerPayload):
-            if payload.supported or not payload.answer.strip():
-                if payload.answer.strip():  # a new answer brings its own marks
-                    st.final_answer, st.answer_uncertain = payload.answer.strip(), payload.uncertain
-                else:
-                    st.final_answer = st.candidate_answer
-                self._finish_step("answer", decision.think, "Beast Mode answer")
-            else:  # the model's last word: nothing gathered answers the question
-                st.not_found_note, st.candidate_answer = payload.answer.strip(), None
-                self._finish_step("answer", decision.think, "Beast Mode: not found")
+            outcome = take_beast_answer(payload, st)
+            self._finish_step("answer", decision.think, outcome.detail)
 
     # ------------------------------------------------------------- helpers
 
@@ -319,7 +322,7 @@ class ResearchRun:
                 detail=detail,
                 tokens_used=tracker.used,
                 budget=tracker.budget,
-                elapsed_s=round(self.deps.clock.monotonic() - self.started, 2),
+                elapsed_s=round(self.deadline.elapsed(), 2),
             )
         )
 
@@ -334,24 +337,6 @@ class ResearchRun:
         if tool == "agent_beast":
             allowance = min(allowance, llm.tracker.beast_room(BEAST_PROMPT_TOKENS))
         return max(200, allowance)
-
-    def _remaining(self, share: float) -> float | None:
-        if self.options.timeout_s is None:
-            return None
-        deadline = self.started + self.options.timeout_s * share
-        return max(0.0, deadline - self.deps.clock.monotonic())
-
-    @asynccontextmanager
-    async def _time_limit(self, share: float) -> AsyncIterator[None]:
-        """Cancel the block when `share` of --timeout is used up. `_remaining` reads the
-        injected clock but asyncio.timeout counts real (event-loop) time, so a FakeClock's
-        advance() inside the block does not move this deadline; `_check_limits` does."""
-        remaining = self._remaining(share)
-        if remaining is None:
-            yield
-            return
-        async with asyncio.timeout(remaining):
-            yield
 
     def _provider_unreachable(self, exc: RunError) -> bool:
         """A transport failure before any step succeeded (dead or refusing endpoint)."""

@@ -113,6 +113,10 @@ class AgentState:
         """A fresh attempt starts from the lesson of a rejection, not the old diary."""
         self.diary = []
 
+    def focus_on_question(self) -> None:
+        """Only the original question is left to work on (Beast Mode)."""
+        self.gaps = [self.question]
+
     def record_queries(self, queries: list[str]) -> None:
         self.searched_queries.extend(queries)
 

@@ -122,3 +122,18 @@ async def _rejected(
     if learn:
         await _learn_from_rejection(evaluator, state, answer, verdict)
     return Rejected(detail)
+
+
+def take_beast_answer(payload: AnswerPayload, state: AgentState) -> Accepted | Rejected:
+    """Beast Mode's answer is not judged: Accepted as the run's answer (an empty one
+    keeps the candidate), Rejected when the model's last word is that nothing
+    gathered answers the question."""
+    answer = payload.answer.strip()
+    if payload.supported or not answer:
+        if answer:  # a new answer brings its own marks
+            state.final_answer, state.answer_uncertain = answer, payload.uncertain
+        else:
+            state.final_answer = state.candidate_answer
+        return Accepted("Beast Mode answer")
+    state.not_found_note, state.candidate_answer = answer, None
+    return Rejected("Beast Mode: not found")
