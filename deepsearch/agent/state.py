@@ -42,6 +42,14 @@ class PageText:
     date: str | None = None
 
 
+def merge_snippet(old: str, new: str) -> str:
+    if not old or new in old:
+        return old or new
+    if old in new:
+        return new
+    return f"{old} … {new}"[:1000]
+
+
 @dataclass
 class AgentState:
     question: str
@@ -117,6 +125,35 @@ class AgentState:
         """Only the original question is left to work on (Beast Mode)."""
         self.gaps = [self.question]
 
+    def add_search_result(
+        self, url: str, title: str, snippet: str, date: str | None, *, weight: float = 1.0
+    ) -> None:
+        """Pool a search hit. A URL a search returns becomes (or stays) a search-result
+        candidate even when it was first seen as an in-page link."""
+        record = self.url_pool.get(url)
+        if record is None:
+            record = self.url_pool[url] = UrlRecord(
+                url=url, title=title, snippet=snippet, weight=0.0, date=date
+            )
+        elif record.origin == "link":
+            record.title = title or record.title  # the engine's title beats an anchor
+            record.snippet = snippet or record.snippet
+        else:
+            record.snippet = merge_snippet(record.snippet, snippet)
+            record.title = record.title or title
+        record.weight += weight
+        record.hits += 1
+        record.origin = "search"
+        record.date = record.date or date
+        if snippet and url not in self.snippets:
+            self.snippets[url] = PageText(url=url, title=title, text=snippet, date=date)
+
+    def forget_host(self, host: str, urls: list[str]) -> None:
+        """A dead host's URLs (`urls`) leave the pool, and it is never read again."""
+        self.dead_hosts.add(host)
+        for url in urls:
+            self.url_pool.pop(url, None)
+
     def record_queries(self, queries: list[str]) -> None:
         self.searched_queries.extend(queries)
 
@@ -137,6 +174,26 @@ class AgentState:
     def close_sub_question(self, question: str) -> None:
         if question in self.gaps:
             self.gaps.remove(question)
+
+    def propose_answer(self, answer: str, *, uncertain: bool) -> None:
+        """The best answer so far, kept for a run cut short before one is accepted."""
+        self.candidate_answer, self.answer_uncertain = answer, uncertain
+
+    def accept_answer(
+        self, answer: str | None, *, uncertain: bool | None = None, trivial: bool = False
+    ) -> None:
+        """The run's answer; `trivial`: given directly, from no sources."""
+        self.final_answer = answer
+        self.trivial = self.trivial or trivial
+        if uncertain is not None:
+            self.answer_uncertain = uncertain
+
+    def report_not_found(self, note: str, *, drop_candidate: bool = False) -> None:
+        """The model's own "not found" report, kept apart from any real answer (Beast
+        Mode's last word drops the candidate too)."""
+        self.not_found_note = note
+        if drop_candidate:
+            self.candidate_answer = None
 
     def record_rejection(self, check: EvalType | None, improvement_plan: str) -> EvalMetric | None:
         """Charge the failed check one attempt and keep the reviewer's plan; the

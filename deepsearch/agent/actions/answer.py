@@ -91,21 +91,19 @@ async def handle_answer(
         return _answer_subquestion(state, state.current_question, answer)
     if not payload.supported:
         # Never accepted (the evaluator refuses it without a call); research goes on.
-        state.not_found_note = answer
+        state.report_not_found(answer)
         state.note("reported_not_found")
         verdict = await _judge(evaluator, state, answer, now, supported=False)
         return await _rejected(evaluator, state, answer, verdict, learn=False)
 
-    state.candidate_answer = answer
-    state.answer_uncertain = payload.uncertain
+    state.propose_answer(answer, uncertain=payload.uncertain)
     if state.step == 1 and options.direct_answer:
-        state.final_answer = answer
-        state.trivial = True
+        state.accept_answer(answer, trivial=True)
         return Accepted("answered directly at step 1")
 
     verdict = await _judge(evaluator, state, answer, now, supported=True)
     if verdict.passed:
-        state.final_answer = answer
+        state.accept_answer(answer)
         state.note("answer_passed")
         return Accepted("answer accepted")
     return await _rejected(evaluator, state, answer, verdict, learn=True)
@@ -131,9 +129,9 @@ def take_beast_answer(payload: AnswerPayload, state: AgentState) -> Accepted | R
     answer = payload.answer.strip()
     if payload.supported or not answer:
         if answer:  # a new answer brings its own marks
-            state.final_answer, state.answer_uncertain = answer, payload.uncertain
+            state.accept_answer(answer, uncertain=payload.uncertain)
         else:
-            state.final_answer = state.candidate_answer
+            state.accept_answer(state.candidate_answer)
         return Accepted("Beast Mode answer")
-    state.not_found_note, state.candidate_answer = answer, None
+    state.report_not_found(answer, drop_candidate=True)
     return Rejected("Beast Mode: not found")

@@ -14,8 +14,8 @@ from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.retrieval.ranking import filter_urls
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.schema import SearchPayload
-from deepsearch.agent.state import AgentState, PageText
-from deepsearch.agent.types import KnowledgeItem, UrlRecord
+from deepsearch.agent.state import AgentState
+from deepsearch.agent.types import KnowledgeItem
 from deepsearch.web.search.chain import SearchUnavailable
 from deepsearch.web.types import SearchQuery, SearchResult
 
@@ -46,41 +46,11 @@ def new_queries(state: AgentState, queries: list[str]) -> list[str]:
     return fresh
 
 
-def merge_snippet(old: str, new: str) -> str:
-    if not old or new in old:
-        return old or new
-    if old in new:
-        return new
-    return f"{old} … {new}"[:1000]
-
-
 def add_to_pool(state: AgentState, result: SearchResult, weight: float = 1.0) -> None:
-    """Pool a search hit. A URL a search returns becomes (or stays) a search-result
-    candidate even when it was first seen as an in-page link."""
-    record = state.url_pool.get(result.url)
-    snippet = _clean(result.snippet)
-    if record is None:
-        record = state.url_pool[result.url] = UrlRecord(
-            url=result.url,
-            title=_clean(result.title),
-            snippet=snippet,
-            weight=0.0,
-            date=result.date,
-        )
-    elif record.origin == "link":
-        record.title = _clean(result.title) or record.title  # the engine's title beats an anchor
-        record.snippet = snippet or record.snippet
-    else:
-        record.snippet = merge_snippet(record.snippet, snippet)
-        record.title = record.title or _clean(result.title)
-    record.weight += weight
-    record.hits += 1
-    record.origin = "search"
-    record.date = record.date or result.date
-    if snippet and result.url not in state.snippets:
-        state.snippets[result.url] = PageText(
-            url=result.url, title=_clean(result.title), text=snippet, date=result.date
-        )
+    """Pool a search hit (title and snippet cleaned of markup)."""
+    state.add_search_result(
+        result.url, _clean(result.title), _clean(result.snippet), result.date, weight=weight
+    )
 
 
 async def run_queries(

@@ -105,9 +105,7 @@ async def _add_evidence(
 
 def _drop_dead_host(state: AgentState, url: str) -> None:
     host = hostname(url)
-    state.dead_hosts.add(host)
-    for pooled in [u for u in state.url_pool if hostname(u) == host]:
-        del state.url_pool[pooled]
+    state.forget_host(host, [u for u in state.url_pool if hostname(u) == host])
 
 
 async def handle_visit(
