@@ -152,8 +152,12 @@ class ResearchRun:
             self._emit(Notice(text=f"finalizing failed ({type(exc).__name__}); answer kept as is"))
             return answer, []
 
-    def snapshot(self, status: Status, *, error: str | None = None) -> ResearchResult:
-        """The result as of now (also used for interrupted and failed runs)."""
+    def snapshot(
+        self, status: Status, *, error: str | None = None, failure: BaseException | None = None
+    ) -> ResearchResult:
+        """The result as of now (also used for interrupted and failed runs). Its
+        `error_kind` (hence the exit code) comes from `failure`, the exception that cut
+        the run short from outside, or else from the RunError that ended the run."""
         st = self.state
         raw = st.final_answer or st.candidate_answer or st.not_found_note or ""
         result = ResearchResult(
@@ -168,7 +172,7 @@ class ResearchRun:
             usage=UsageReport.from_tracker(self.deps.llm.tracker),
             elapsed_s=round(self.deadline.elapsed(), 3),
             error=error,
-            error_kind=error_kind(self.fatal, error),
+            error_kind=error_kind(failure or self.fatal, error),
         )
         return with_confidence(st, result)
 
