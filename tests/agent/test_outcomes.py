@@ -134,3 +134,22 @@ async def test_a_stop_outcome_ends_research_at_once() -> None:
     assert actions[3:] == ["answer"]  # no research step after the Stop: Beast Mode's answer
     assert result.steps[3].detail == "Beast Mode answer"
     assert run.stop_reason == result.steps[2].detail
+
+
+async def test_a_rejection_restarts_the_diary_from_its_lesson() -> None:
+    from tests.agent.helpers import router
+
+    steps = [
+        {"think": "", "action": "search", "search": {"queries": ["eiffel"]}},
+        {"think": "", "action": "visit", "visit": {"url_indices": [1]}},
+        {"think": "", "action": "answer", "answer": {"answer": "1889"}},
+        {"think": "", "action": "reflect", "reflect": {"questions": ["Who built it?"]}},
+    ]
+    deps, provider = make_deps(router(steps, strict_pass=False))
+    run = ResearchRun("When was the Eiffel Tower completed?", deps, options(max_steps=4))
+    await run.run()
+    prompts = [c.system for c in provider.calls_for("agent")]
+    assert "Step 1: searched 'eiffel'" in prompts[2]  # the diary before the rejection
+    after = prompts[3]
+    assert "Step 1: searched" not in after and "Step 3: my answer was rejected" not in after
+    assert "Why was this answer" in after  # the lesson replaces the old diary
