@@ -148,6 +148,20 @@ class AgentState:
         if snippet and url not in self.snippets:
             self.snippets[url] = PageText(url=url, title=title, text=snippet, date=date)
 
+    def pool_link(self, url: str, title: str, weight: float) -> None:
+        """A link harvested from a read page: its anchor is its title, never a snippet
+        (an anchor is no evidence)."""
+        self.url_pool[url] = UrlRecord(
+            url=url, title=title, snippet=title, weight=weight, origin="link"
+        )
+
+    def boost_url(self, url: str, weight: float) -> None:
+        self.url_pool[url].weight += weight
+
+    def add_evidence(self, evidence: PageEvidence) -> None:
+        """A read page's evidence: what later prompts show of it (chosen per step)."""
+        self.evidence[evidence.url] = evidence
+
     def forget_host(self, host: str, urls: list[str]) -> None:
         """A dead host's URLs (`urls`) leave the pool, and it is never read again."""
         self.dead_hosts.add(host)

@@ -60,16 +60,13 @@ def _add_links(state: AgentState, page: Page) -> None:
         if link is None:
             continue
         if link in state.url_pool:
-            state.url_pool[link].weight += LINK_WEIGHT
+            state.boost_url(link, LINK_WEIGHT)
         elif (
             in_pool < MAX_LINK_CANDIDATES
             and link not in state.visited
             and hostname(link) not in state.dead_hosts
         ):
-            title = " ".join(anchor.split())[:200]
-            state.url_pool[link] = UrlRecord(
-                url=link, title=title, snippet=title, weight=LINK_WEIGHT, origin="link"
-            )
+            state.pool_link(link, " ".join(anchor.split())[:200], LINK_WEIGHT)
             in_pool += 1
 
 
@@ -99,7 +96,7 @@ async def _add_evidence(
     state.add_knowledge(item)
     chunks = evidence_chunks(read.text, anchor_texts(page.links))
     evidence = PageEvidence(url=read.url, title=read.title, chunks=chunks, item=item)
-    state.evidence[read.url] = evidence
+    state.add_evidence(evidence)
     await refresh_page(evidence, state.research_queries(), deps.similarity, options.page_chars)
 
 
