@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.sandbox.runner import Sandbox, SandboxLimits
@@ -250,3 +252,17 @@ async def test_harvested_links_are_their_own_capped_class_and_a_search_hit_upgra
     add_to_pool(st, SearchResult(title="P", url=record.url, snippet="real", provider="x"))
     assert (record.origin, record.hits, record.snippet) == ("search", 1, "real")
     assert record.weight == 1.1
+
+
+def test_a_link_to_a_pooled_url_raises_its_weight_without_a_new_record() -> None:
+    from deepsearch.agent.actions.search import add_to_pool
+    from deepsearch.agent.actions.visit import LINK_WEIGHT, _add_links
+    from deepsearch.agent.state import AgentState
+
+    st = AgentState.start(Q)
+    add_to_pool(st, SearchResult(title="P", url="https://w.org/p", snippet="s", provider="x"))
+    links = [("P again", "https://w.org/p"), ("New", "https://w.org/new")]
+    _add_links(st, Page(url="u", final_url="u", text="t", links=links, fetched_at="2026-01-01"))
+    assert st.url_pool["https://w.org/p"].weight == pytest.approx(1.0 + LINK_WEIGHT)
+    assert st.url_pool["https://w.org/p"].origin == "search"  # still a search result
+    assert st.url_pool["https://w.org/new"].weight == pytest.approx(LINK_WEIGHT)
