@@ -216,7 +216,7 @@ class ResearchRun:
     # ------------------------------------------------------------- one step
 
     async def _step(self) -> bool:
-        self.state.step += 1
+        self.state.begin_step()
         with self.deps.llm.tracker.measure_step():  # the next step's budget check reads it
             return await self._step_body(self.state)
 
@@ -258,12 +258,12 @@ class ResearchRun:
                 tool, step_schema(flags.allowed()), system, messages
             )
         except StructuredOutputError as exc:
-            st.consecutive_failures += 1
+            st.count_reply(usable=False)
             self.gate.after_unusable_reply()
             st.note("unusable_reply", error=str(exc))
             self._finish_step("error", "", f"unusable model reply: {str(exc)[:160]}")
             return None
-        st.consecutive_failures = 0
+        st.count_reply(usable=True)
         return result.value
 
     async def _act(self, decision: StepBase) -> bool:
@@ -298,7 +298,7 @@ class ResearchRun:
         st = self.state
         self._emit(PhaseChanged(phase="beast", reason=self.stop_reason))
         st.focus_on_question()
-        st.step += 1
+        st.begin_step()
         try:
             async with self.deadline.limit(1.0):
                 decision = await self._decide(

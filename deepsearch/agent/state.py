@@ -113,6 +113,13 @@ class AgentState:
 
     # ------------------------------------------------------------- named changes
 
+    def begin_step(self) -> None:
+        self.step += 1
+
+    def count_reply(self, *, usable: bool) -> None:
+        """Unusable model replies in a row (too many end the research phase)."""
+        self.consecutive_failures = 0 if usable else self.consecutive_failures + 1
+
     def note(self, kind: str, **values: object) -> None:
         """The one diary writer: the `kind` line of prompts/diary.toml, for this step."""
         self.diary.append(diary.line(kind, step=self.step, **values))
