@@ -153,3 +153,31 @@ async def test_a_rejection_restarts_the_diary_from_its_lesson() -> None:
     after = prompts[3]
     assert "Step 1: searched" not in after and "Step 3: my answer was rejected" not in after
     assert "Why was this answer" in after  # the lesson replaces the old diary
+
+
+async def test_a_usable_reply_resets_the_count_of_unusable_ones() -> None:
+    """Two bad replies, a good one, two bad ones: never three in a row, so research
+    goes on to the answer."""
+    from deepsearch.agent.events import StepStarted
+
+    events: list[Any] = []
+    good = {
+        3: {"think": "", "action": "reflect", "reflect": {"questions": ["Which moons?"]}},
+        6: {"think": "", "action": "answer", "answer": {"answer": "97"}},
+    }
+
+    others = _reply([good[6]])  # evaluator, finalizer: as in every test here
+
+    def reply(request: CompletionRequest) -> Any:
+        if request.tool in ("agent", "fallback"):
+            step = [e for e in events if isinstance(e, StepStarted)][-1].step
+            return good.get(step, "not JSON at all")
+        return others(request)
+
+    deps, _ = make_deps(reply, events=events)
+    run = ResearchRun(Q, deps, options(max_steps=6, direct_answer=False))
+    result = await run.run()
+    assert [s.action for s in result.steps] == ["error"] * 2 + ["reflect"] + ["error"] * 2 + [
+        "answer"
+    ]
+    assert result.status == "answered"
