@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from deepsearch.agent.context import build_system_prompt
-from deepsearch.agent.prompts import PromptError, render, template_variables
 from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import ScoredUrl
+from deepsearch.prompts import PromptError, render, template_variables
 from deepsearch.resources import prompts_dir
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -22,12 +22,12 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepsearch.agent.context import format_item
-from deepsearch.agent.prompts import render
 from deepsearch.agent.state import EvalMetric, EvalType
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tokens import count_tokens
+from deepsearch.prompts import render
 
 # Headroom on the worst-case estimate of concurrent checks (schemas as sent may be
 # larger than pydantic's own, and provider tokenizers count differently).
@@ -168,17 +168,16 @@ def not_found_verdict(pending: Sequence[EvalType]) -> Verdict:
 
 
 def _qa(question: str, answer: str) -> list[Message]:
-    return [
-        Message(
-            role="user",
-            content=f"<question>\n{question}\n</question>\n<answer>\n{answer}\n</answer>",
-        )
-    ]
+    return [Message(role="user", content=render("eval_input", question=question, answer=answer))]
 
 
 def _source_dates(knowledge: Sequence[KnowledgeItem], limit: int = 20) -> str:
     lines = [
-        f"- {', '.join(item.references[:1]) or item.question[:80]}: {item.updated}"
+        render(
+            "eval_source_date",
+            source=", ".join(item.references[:1]) or item.question[:80],
+            date=item.updated,
+        )
         for item in knowledge
         if item.type == "url" and item.updated
     ]
@@ -248,7 +247,7 @@ class Evaluator:
         system = render(prompt, **self._prompt_vars(kind, knowledge, now))
         if kind == "freshness" and (dated := _source_dates(knowledge)):
             # The model judges the age from the sources' dates, not a guess.
-            answer += "\n\n<source-dates>\n" + dated + "\n</source-dates>"
+            answer += "\n\n" + render("eval_source_dates", dates=dated)
         return schema, system, _qa(question, answer)
 
     async def _ask(
@@ -293,13 +292,11 @@ class Evaluator:
             chosen.append(i)
             spent += cost
         blocks = [format_item(n + 1, knowledge[i]) for n, i in enumerate(sorted(chosen))]
-        return "\n".join(blocks) or "(none)"
+        return "\n".join(blocks) or render("eval_no_knowledge")
 
     async def analyze_errors(self, diary: Sequence[str], verdict: Verdict) -> ErrorAnalysis:
-        content = (
-            "<diary>\n"
-            + "\n".join(diary[-20:])
-            + f"\n</diary>\n<verdict>\n{verdict.think}\n</verdict>"
+        content = render(
+            "error_analyzer_input", diary="\n".join(diary[-20:]), verdict=verdict.think
         )
         result = await self.llm.generate_object(
             "error_analyzer",
