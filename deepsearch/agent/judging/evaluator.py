@@ -126,13 +126,13 @@ class StrictEval(_CheckReply):
         )
 
 
-# Each check: the reply schema and the prompt template asking for it.
-CHECKS: dict[EvalType, tuple[type[_CheckReply], str]] = {
-    "definitive": (DefinitiveEval, "eval_definitive"),
-    "freshness": (FreshnessEval, "eval_freshness"),
-    "plurality": (PluralityEval, "eval_plurality"),
-    "completeness": (CompletenessEval, "eval_completeness"),
-    "strict": (StrictEval, "eval_strict"),
+# Each check's reply schema (its prompt: `Evaluator._check_prompt`).
+CHECKS: dict[EvalType, type[_CheckReply]] = {
+    "definitive": DefinitiveEval,
+    "freshness": FreshnessEval,
+    "plurality": PluralityEval,
+    "completeness": CompletenessEval,
+    "strict": StrictEval,
 }
 
 
@@ -243,8 +243,8 @@ class Evaluator:
         knowledge: Sequence[KnowledgeItem],
         now: datetime,
     ) -> tuple[type[_CheckReply], str, list[Message]]:
-        schema, prompt = CHECKS[kind]
-        system = render(prompt, **self._prompt_vars(kind, knowledge, now))
+        schema = CHECKS[kind]
+        system = self._check_prompt(kind, knowledge, now)
         if kind == "freshness" and (dated := _source_dates(knowledge)):
             # The model judges the age from the sources' dates, not a guess.
             answer += "\n\n" + render("eval_source_dates", dates=dated)
@@ -269,15 +269,20 @@ class Evaluator:
             worst += int(prompt * tracker.prompt_ratio) + 16 + max_out
         return worst * CONCURRENT_MARGIN <= tracker.remaining
 
-    def _prompt_vars(
+    def _check_prompt(
         self, kind: EvalType, knowledge: Sequence[KnowledgeItem], now: datetime
-    ) -> dict[str, str]:
-        """What a check's prompt template needs besides the question and answer."""
+    ) -> str:
+        """A check's system prompt, with what its template needs besides the
+        question and answer (those are the user message)."""
         if kind == "freshness":
-            return {"now": now.isoformat(timespec="minutes")}
+            return render("eval_freshness", now=now.isoformat(timespec="minutes"))
         if kind == "strict":
-            return {"knowledge": self._knowledge_text(knowledge)}
-        return {}
+            return render("eval_strict", knowledge=self._knowledge_text(knowledge))
+        if kind == "plurality":
+            return render("eval_plurality")
+        if kind == "completeness":
+            return render("eval_completeness")
+        return render("eval_definitive")
 
     def _knowledge_text(self, knowledge: Sequence[KnowledgeItem]) -> str:
         """Pinned items (what the answer rests on) first, then the newest, within
