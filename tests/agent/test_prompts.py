@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 import deepsearch
 from deepsearch.agent import limits
-from deepsearch.agent.context import build_system_prompt
+from deepsearch.agent.context import build_system_prompt, render_actions
 from deepsearch.agent.retrieval.rewrite import make_query_rewriter
 from deepsearch.agent.retrieval.similarity import LexicalSimilarity
 from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
@@ -145,9 +145,7 @@ async def test_rendered_prompts_state_the_table_s_limits(monkeypatch: pytest.Mon
         monkeypatch.setattr(limits, name, value)
     state = AgentState.start("Q?")
     state.shown_urls = [ScoredUrl(index=1, url="https://a.org/", title="A", snippet="s", score=1)]
-    prompt = build_system_prompt(
-        state, AllowFlags(), now=NOW, language="English", knowledge_allowance=1000
-    )
+    prompt = render_actions(state, AllowFlags(), language="English", beast=False)
     assert "run up to 7 web queries" in prompt
     assert "Give up to 8 indices" in prompt
     assert "name up to 3 sub-questions" in prompt
@@ -162,14 +160,12 @@ import json, sys
 from deepsearch.agent import limits
 for name, value in json.loads(sys.argv[1]).items():
     setattr(limits, name, value)  # before the schemas are built
-from datetime import UTC, datetime
-from deepsearch.agent.context import build_system_prompt
+from deepsearch.agent.context import render_actions
 from deepsearch.agent.retrieval.rewrite import RewriteReply
 from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
 from deepsearch.agent.state import AgentState
 schema = step_schema(ACTION_ORDER).model_json_schema()["$defs"]
-prompt = build_system_prompt(AgentState.start("Q?"), AllowFlags(),
-    now=datetime(2026, 1, 1, tzinfo=UTC), language="English", knowledge_allowance=1000)
+prompt = render_actions(AgentState.start("Q?"), AllowFlags(), language="English", beast=False)
 fields = {
     "queries": schema["SearchPayload"]["properties"]["queries"],
     "url_indices": schema["VisitPayload"]["properties"]["url_indices"],

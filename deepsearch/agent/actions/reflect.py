@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.limits import MAX_SUBQUESTIONS
-from deepsearch.agent.schema import ReflectPayload
+from deepsearch.agent.schema import MAX_SUBQUESTIONS, ReflectPayload
 from deepsearch.agent.state import AgentState
 
 

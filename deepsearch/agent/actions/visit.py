@@ -8,7 +8,6 @@ from functools import partial
 from urllib.parse import unquote
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.limits import MAX_VISITS
 from deepsearch.agent.prefetch import Prefetcher, safe_read
 from deepsearch.agent.retrieval.evidence import (
     PageEvidence,
@@ -17,7 +16,7 @@ from deepsearch.agent.retrieval.evidence import (
     refresh_page,
 )
 from deepsearch.agent.retrieval.ranking import hostname
-from deepsearch.agent.schema import VisitPayload
+from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
 from deepsearch.web.types import Page, ReadFailure
