@@ -229,13 +229,13 @@ class LLMClient:
         text = completion.text
         if completion.finish_reason == "length" and not _is_complete_json(text):
             # Repairing a reply cut off mid-JSON would validate a truncated answer.
-            return None, "the reply was cut off at the output-token limit before the JSON ended"
+            return None, render("llm/problem_cut_off")
         try:
             data = parse_json_lenient(text)
         except ParseFailure as exc:
             return None, str(exc)
         if _has_non_finite(data):  # NaN/Infinity parse in Python but are never valid JSON
-            return None, "the reply contains NaN or Infinity, which JSON does not allow"
+            return None, render("llm/problem_non_finite")
         # Strict mode sends null for an optional field it had to make nullable.
         data = drop_null_defaults(_json_schema(schema), data)
         try:

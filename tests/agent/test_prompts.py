@@ -224,6 +224,13 @@ async def test_the_retry_message_is_the_template_and_nudges_only_when_cut_off() 
     client, provider = scripted_client(lambda req: next(cut))
     await client.generate_object("agent", _Short, "s", [Message(role="user", content="?")])
     assert f"\n{nudge}\nReply again" in provider.calls[1].messages[-1].content
+    truncated = iter([Completion(text='{"count": ', finish_reason="length"), '{"count": 1}'])
+    client, provider = scripted_client(lambda req: next(truncated))
+    await client.generate_object("agent", _Short, "s", [Message(role="user", content="?")])
+    problem = render("llm/problem_cut_off")
+    assert provider.calls[1].messages[-1].content == render(
+        "llm/retry", problem=problem, cut_off=nudge + "\n"
+    )
 
 
 async def test_the_fallback_extracts_with_its_template() -> None:
