@@ -12,13 +12,3 @@ MAX_QUERIES = 5  # web queries per search step
 MAX_VISITS = 5  # URL indices per visit step
 MAX_SUBQUESTIONS = 2  # sub-questions per reflect step
 MAX_REWRITES = 5  # follow-up queries per query-rewriter reply
-
-
-def limit_values() -> dict[str, int]:
-    """The table as template variables (read at render time, so a patched value shows)."""
-    return {
-        "max_queries": MAX_QUERIES,
-        "max_visits": MAX_VISITS,
-        "max_subquestions": MAX_SUBQUESTIONS,
-        "max_rewrites": MAX_REWRITES,
-    }
