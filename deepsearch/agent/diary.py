@@ -2,8 +2,10 @@
 
 `AgentState.note(kind, **values)` is the one writer of diary lines; it renders
 `line(kind, ...)`. A line's optional pieces (failures, pages read) are `part(kind, ...)`.
-Unknown kinds and a variable missing or left over are `DiaryError` (a KeyError), so a
-template and the code that fills it cannot drift apart silently.
+Unknown kinds and a variable missing or left over are `DiaryError` (a PromptError, so
+a KeyError), so a template and the code that fills it cannot drift apart silently. A
+TOML table of one-liners rather than a file per line: the lines are many and short,
+and `{answer:.300}` says in the template where a long value is cut.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import tomllib
 from functools import cache
 from string import Formatter
 
+from deepsearch.prompts import PromptError
 from deepsearch.resources import prompts_dir
 
 DIARY_FILE = "diary.toml"
 
 
-class DiaryError(KeyError):
+class DiaryError(PromptError):
     """An unknown diary template, or one rendered with the wrong variables."""
 
 

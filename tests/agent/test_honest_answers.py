@@ -13,10 +13,10 @@ from deepsearch.agent.judging.confidence import ConfidenceBasis, confidence, dis
 from deepsearch.agent.judging.evaluator import Evaluator
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.outcomes import Continue, Rejected
-from deepsearch.agent.prompts import render
 from deepsearch.agent.schema import AnswerPayload, step_schema
 from deepsearch.agent.state import AgentState, EvalMetric
 from deepsearch.llm.testing import scripted_client
+from deepsearch.prompts import render
 from tests.agent.helpers import make_deps, options, router
 
 Q = "When was the Eiffel Tower completed?"
