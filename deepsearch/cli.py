@@ -20,7 +20,7 @@ import typer
 from typer.core import TyperGroup
 
 if TYPE_CHECKING:
-    from typer._click.exceptions import UsageError
+    from typer._click.exceptions import ClickException, UsageError
 
 from deepsearch import __version__
 from deepsearch.commands.common import COMMAND_HELP, SUBCOMMANDS
@@ -150,9 +150,10 @@ def run(argv: list[str]) -> int:
     return code if isinstance(code, int) else 0
 
 
-def _click_errors() -> tuple[type[Exception], type[Exception], type[Exception]]:
+def _click_errors() -> tuple[type[ClickException], type[UsageError], type[UsageError]]:
     """Recent Typer releases vendor their own click and raise its exceptions, not the
-    `click` package's; older releases raise click's own."""
+    `click` package's; older releases raise click's own. (ClickException, the
+    no-arguments-is-help error (a UsageError; older ones have none), UsageError.)"""
     try:
         from typer._click import exceptions
     except ImportError:  # an older Typer on top of click

@@ -127,8 +127,11 @@ class LLMConfig(_Strict):
     providers: dict[ProviderName, ProviderModels]
 
 
+_DEFAULT_SEARCH: list[SearchProviderName] = ["duckduckgo"]
+
+
 class SearchConfig(_Strict):
-    providers: list[SearchProviderName] = Field(default_factory=lambda: ["duckduckgo"])
+    providers: list[SearchProviderName] = Field(default_factory=lambda: _DEFAULT_SEARCH.copy())
     results_per_query: int = Field(10, ge=1, le=50)
     searxng_url: HttpUrl | None = None
     jina_url: HttpUrl = "https://s.jina.ai"

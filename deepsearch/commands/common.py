@@ -28,7 +28,7 @@ class PlainSwitchesCommand(TyperCommand):
     for every parameter (`--json <bool>`, `--help <bool>`), noise on a switch."""
 
     def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
+        params: list[Any] = super().get_params(ctx)  # Typer's params: display_type_rich
         for param in params:
             if getattr(param, "is_flag", False) or "--help" in getattr(param, "opts", []):
                 param.display_type_rich = lambda ctx: None

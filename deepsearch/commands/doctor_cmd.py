@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from deepsearch.llm.base import Message
     from deepsearch.llm.client import LLMClient
     from deepsearch.web.search import SearchChain
+    from deepsearch.web.search.fused import FusedSearch
 
 HELP = (
     "Check the LLM, search, cache, sandbox and corpus a research run would use. "
@@ -224,7 +225,9 @@ async def search_checks(loaded: LoadedConfig) -> list[Check]:
     return sorted(rows, key=lambda row: order.index(row.name) if row.name in order else len(order))
 
 
-async def _probe_rows(chain: SearchChain, settings: Settings, timeout_s: float) -> list[Check]:
+async def _probe_rows(
+    chain: SearchChain | FusedSearch, settings: Settings, timeout_s: float
+) -> list[Check]:
     import asyncio
 
     names = [p.name for p in chain.providers]

@@ -34,50 +34,57 @@ KEY_ENV = "DEEPSEARCH_SERVER_KEY"
 OUTPUT_ONLY = ("--json", "--quiet", "-q")
 
 
+# The server's own options (the research flags come through ctx.args).
+HostOption = Annotated[str, typer.Option("--host", metavar="ADDRESS", help="Address to bind.")]
+PortOption = Annotated[
+    int, typer.Option("--port", metavar="PORT", min=0, max=65535, help="Port (0: any free).")
+]
+MaxBudgetOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-budget",
+        metavar="TOKENS",
+        min=MIN_BUDGET,
+        help="Most tokens one request may spend (default: the run budget of the flags).",
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        metavar="KEY",
+        help=f"Require 'Authorization: Bearer KEY' (or set ${KEY_ENV}).",
+        show_default=False,
+    ),
+]
+NoAuthOption = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-no-auth", metavar="", help="Allow a non-loopback address without a key."
+    ),
+]
+ConcurrencyOption = Annotated[
+    int, typer.Option("--max-concurrent", metavar="N", min=1, max=256, help="Researches at once.")
+]
+TraceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--trace",
+        metavar="FILE",
+        help="Append JSON Lines of every LLM and web call here; log each question.",
+    ),
+]
+
+
 def serve(
     ctx: typer.Context,
-    host: Annotated[
-        str, typer.Option("--host", metavar="ADDRESS", help="Address to bind.")
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", metavar="PORT", min=0, max=65535, help="Port (0: any free).")
-    ] = 8000,
-    max_budget: Annotated[
-        int | None,
-        typer.Option(
-            "--max-budget",
-            metavar="TOKENS",
-            min=MIN_BUDGET,
-            help="Most tokens one request may spend (default: the run budget of the flags).",
-        ),
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key",
-            metavar="KEY",
-            help=f"Require 'Authorization: Bearer KEY' (or set ${KEY_ENV}).",
-            show_default=False,
-        ),
-    ] = None,
-    insecure_no_auth: Annotated[
-        bool,
-        typer.Option(
-            "--insecure-no-auth", metavar="", help="Allow a non-loopback address without a key."
-        ),
-    ] = False,
-    max_concurrent: Annotated[
-        int,
-        typer.Option("--max-concurrent", metavar="N", min=1, max=256, help="Researches at once."),
-    ] = 4,
-    trace: Annotated[
-        Path | None,
-        typer.Option(
-            "--trace",
-            metavar="FILE",
-            help="Append JSON Lines of every LLM and web call here; log each question.",
-        ),
-    ] = None,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8000,
+    max_budget: MaxBudgetOption = None,
+    api_key: ApiKeyOption = None,
+    insecure_no_auth: NoAuthOption = False,
+    max_concurrent: ConcurrencyOption = 4,
+    trace: TraceOption = None,
     config: ConfigOption = None,
 ) -> None:
     settings = _settings(ctx.args, config)
