@@ -34,7 +34,9 @@ def error_boundary() -> Iterator[None]:
     try:
         yield
     except DeepsearchError as exc:
-        _error_line(str(exc))
+        from deepsearch.config.redaction import redact_userinfo
+
+        _error_line(redact_userinfo(str(exc)))  # a URL's password never reaches the screen
         raise typer.Exit(exc.exit_code) from None
 
 

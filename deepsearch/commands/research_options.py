@@ -193,11 +193,13 @@ def signature(options: Iterable[ResearchOption] = OPTIONS) -> inspect.Signature:
     return inspect.Signature(params, return_annotation=None)
 
 
-def config_values(params: Mapping[str, Any]) -> dict[str, Any]:
+def config_values(
+    params: Mapping[str, Any], options: Iterable[ResearchOption] = OPTIONS
+) -> dict[str, Any]:
     """Each option's configuration key and value (None leaves the key to the config)."""
     return {
         option.config_key: option.to_config(params[option.name])
-        for option in OPTIONS
+        for option in options
         if option.config_key is not None
     }
 
