@@ -19,6 +19,7 @@ from deepsearch.errors import EXIT_INTERRUPTED, CommandFailed, UsageError
 if TYPE_CHECKING:
     from deepsearch.config import Settings
     from deepsearch.evaluation.dataset import EvalItem
+    from deepsearch.evaluation.grading import GraderName
     from deepsearch.evaluation.results import ResultLine
     from deepsearch.evaluation.runner import EvalPlan
 
@@ -36,6 +37,7 @@ class EvalCommand(PlainSwitchesCommand):
         formatter.write_usage("deepsearch eval", "FILE --out DIR [OPTIONS] [RESEARCH OPTIONS]")
 
 
+GRADERS: dict[str, GraderName] = {"llm": "llm", "exact": "exact"}
 # Research flags that make no sense for a batch of runs.
 REFUSED = {"trace": "--trace", "record": "--record", "replay": "--replay",
            "replay_lenient": "--replay-lenient"}  # fmt: skip
@@ -87,10 +89,10 @@ def eval_command(
             raise UsageError(f"{flag} does not apply to deepsearch eval")
     if len(paths) != 1 or out is None:
         raise UsageError("usage: deepsearch eval FILE --out DIR [options]")
-    if grader not in ("llm", "exact"):
+    if grader not in GRADERS:
         raise UsageError(f"--grader {grader!r}: expected llm or exact")
     settings = _settings(params, allow_answer_key_hosts)
-    plan = _plan(settings, out, grader, concurrency, replay_from, allow_answer_key_hosts)
+    plan = _plan(settings, out, GRADERS[grader], concurrency, replay_from, allow_answer_key_hosts)
     items = _items(paths[0], shard_spec)
     raise typer.Exit(_run(plan, items, quiet=params["quiet"], as_json=params["as_json"]))
 
@@ -116,7 +118,7 @@ def _settings(params: dict[str, Any], allow_answer_keys: bool) -> Settings:
 def _plan(
     settings: Settings,
     out: Path,
-    grader: str,
+    grader: GraderName,
     concurrency: int | None,
     replay_from: Path | None,
     allow_answer_keys: bool,
@@ -132,7 +134,7 @@ def _plan(
     return EvalPlan(
         settings=settings,
         out=out,
-        grader=grader,  # type: ignore[arg-type]
+        grader=grader,
         concurrency=concurrency or settings.eval.concurrency,
         replay_from=replay_from,
         blocked_sites=[] if allow_answer_keys else list(settings.eval.answer_key_hosts),

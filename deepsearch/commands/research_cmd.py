@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
-    from deepsearch.cassettes import CassetteSpec
+    from deepsearch.cassettes import CassetteMode, CassetteSpec
 
 from deepsearch.commands.common import PlainSwitchesCommand
 from deepsearch.commands.research_options import FLAG_OF, config_values, hosts, signature
@@ -67,6 +67,8 @@ def research(**params: Any) -> None:
     raise typer.Exit(code)
 
 
+# inspect.signature() (and so Typer) reads __signature__; typeshed's FunctionType does
+# not declare the attribute, hence the ignore.
 research.__signature__ = signature()  # type: ignore[attr-defined]
 
 
@@ -76,15 +78,12 @@ def cassette_spec(
     """--record / --replay / --replay-lenient: at most one; a replayed one must exist."""
     from deepsearch.cassettes import CassetteSpec
 
-    given = [
-        (flag, mode, path)
-        for flag, mode, path in (
-            ("--record", "record", record),
-            ("--replay", "replay", replay),
-            ("--replay-lenient", "lenient", replay_lenient),
-        )
-        if path is not None
-    ]
+    choices: tuple[tuple[str, CassetteMode, Path | None], ...] = (
+        ("--record", "record", record),
+        ("--replay", "replay", replay),
+        ("--replay-lenient", "lenient", replay_lenient),
+    )
+    given = [(flag, mode, path) for flag, mode, path in choices if path is not None]
     if not given:
         return None
     if len(given) > 1:
@@ -94,7 +93,7 @@ def cassette_spec(
         raise UsageError(f"{path}: {flag} needs a cassette folder (no run.json there)")
     if mode == "record" and path.exists() and not path.is_dir():
         raise UsageError(f"{path}: --record needs a folder")
-    return CassetteSpec(mode=mode, directory=path)  # type: ignore[arg-type]
+    return CassetteSpec(mode=mode, directory=path)
 
 
 def _check_usage(question: str, params: Mapping[str, Any]) -> None:

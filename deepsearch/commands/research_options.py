@@ -87,6 +87,7 @@ class ResearchOption:
             min=self.low,
             max=self.high,
         )
+        # A type built at run time: mypy cannot check a variable inside Annotated[].
         annotation = Annotated[self.kind if switch else self.kind | None, info]  # type: ignore[valid-type]
         return inspect.Parameter(
             self.name,

@@ -22,6 +22,8 @@ from deepsearch.config import MIN_BUDGET
 from deepsearch.errors import UsageError
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
     from deepsearch.config import Settings
 
 HELP = (
@@ -188,12 +190,12 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _run(app: object, sock: socket.socket) -> None:
+def _run(app: Starlette, sock: socket.socket) -> None:
     import uvicorn
 
     server = uvicorn.Server(
         uvicorn.Config(
-            app,  # type: ignore[arg-type]
+            app,
             log_level="warning",
             access_log=False,  # the app logs one line per request itself
             lifespan="off",
