@@ -111,3 +111,21 @@ def test_the_cli_is_the_only_place_that_turns_errors_into_exits() -> None:
         text = path.read_text("utf-8")
         assert "def fail(" not in text and "EXIT_USAGE" not in text, path.name
     assert Path(cli.__file__).read_text("utf-8").count("except DeepsearchError") == 1
+
+
+def test_an_interrupted_eval_says_how_to_resume_and_exits_130(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from deepsearch.evaluation.runner import EvalRunner
+
+    async def interrupted(self: EvalRunner, items: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(EvalRunner, "run", interrupted)
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "1", "question": "Q?", "answer": "A"}\n', encoding="utf-8")
+    out = tmp_path / "out"
+    code = cli.run(["eval", str(questions), "--out", str(out), "--grader", "exact", "--quiet"])
+    assert code == 130
+    err = capsys.readouterr().err
+    assert err == f"error: interrupted; run the same command again to resume ({out})\n"
