@@ -22,8 +22,6 @@ from tests.fakes.search_servers import FakeSearchServers
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-cli-secret-value-0123456789"
-_SCRIPT = Path(sys.executable).parent / "deepsearch"
-COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "deepsearch"]
 
 
 def run_in_process(*args: str, **env: str) -> Outcome:
