@@ -13,8 +13,8 @@ $(BIN)/deepsearch: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-# Two workers (pytest-xdist): most of a test's time is waiting on loopback fakes and
-# subprocesses. Bytecode is written even if the caller's shell turns it off
+# Two workers (pytest-xdist), one per core of the machines we run on. Bytecode is
+# written even if the caller's shell turns it off
 # (PYTHONDONTWRITEBYTECODE): otherwise every run recompiles every module and the
 # interpreters the tests spawn recompile again: a warm suite is one with its .pyc.
 test:
