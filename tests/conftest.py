@@ -55,6 +55,16 @@ def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     monkeypatch.setenv("SSL_CERT_FILE", str(_one_cert_bundle(tmp_path_factory)))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A shell without job control starts a background job (`make test &`, a CI step)
+    with SIGINT ignored, and children inherit that: asyncio.run then installs no Ctrl-C
+    handler, the Ctrl-C golden path's child ignores the signal until its stalled reply
+    times out, and uvicorn's re-raised SIGINT does nothing. That was the "flaky under
+    load" signal tests. Tests start from Python's own default, as a terminal gives."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 _WATCHED_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
