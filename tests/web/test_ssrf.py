@@ -303,3 +303,23 @@ async def test_peer_check_catches_an_injected_client_that_connects_elsewhere(
     assert_blocked(result)
     assert "internal secret" not in result.model_dump_json()
     assert len(secret.requests) == 1  # it did connect: only the pinned transport prevents that
+
+
+def test_a_guarded_transport_builds_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each reader builds a guarded transport; a second context (the one httpx makes for
+    the pool the guard replaces) loaded certifi's whole bundle for nothing."""
+    import ssl
+    from typing import Any
+
+    from deepsearch.web.ssrf import guarded_transport
+
+    built: list[object] = []
+    real = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built.append(kwargs.get("cafile"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    guarded_transport(SSRFGuard())
+    assert len(built) == 1, built
