@@ -15,6 +15,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from tests.fakes.loopback import PromptShutdown
+
 Route = Callable[["_Handler"], None]
 
 ARTICLE_HTML = """<!doctype html>
@@ -138,7 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_body(status, b"", "text/plain", {"Location": location})
 
 
-class LoopbackServer(ThreadingHTTPServer):
+class LoopbackServer(PromptShutdown, ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 

@@ -52,10 +52,6 @@ class RunningServer:
             time.sleep(0.01)
         raise AssertionError(f"no log line with {needle!r}: {self.log}")
 
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-
 
 def settings_for(llm: FakeOpenAIServer, search: FakeSearchServers, **agent: Any) -> Any:
     """The settings `deepsearch serve --llm-provider openai --search-provider searxng
@@ -126,5 +122,22 @@ def serve(
         return server
 
     yield start
-    for server in running:
-        server.stop()
+    for server in running:  # asked to stop; the reaper below waits for them
+        server.server.should_exit = True
+    _STOPPING.extend(running)
+
+
+# uvicorn needs ~0.25 s to stop (a 0.1 s tick to notice, a fixed 0.1 s pause in its
+# shutdown): waited for in each test's teardown, that was 7 s of the suite doing
+# nothing. The servers stop in their own threads while the next tests run; each is
+# still required to have stopped, once, at the end of the session.
+_STOPPING: list[RunningServer] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def servers_reaped() -> Iterator[None]:
+    yield
+    for server in _STOPPING:
+        server.thread.join(timeout=10)
+    alive = [s.base_url for s in _STOPPING if s.thread.is_alive()]
+    assert not alive, f"servers that did not stop: {alive}"
