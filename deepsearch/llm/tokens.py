@@ -37,18 +37,16 @@ _ENCODINGS: dict[str, tiktoken.Encoding] = {}
 
 
 def _load_ranks(name: str) -> dict[bytes, int]:
-    import base64
+    import binascii
 
     raw = gzip.decompress((_DATA / f"{name}.tiktoken.gz").read_bytes())
     digest = hashlib.sha256(raw).hexdigest()
     if digest != _VOCABS[name]:
         raise RuntimeError(f"bundled {name} vocabulary is corrupt (sha256 {digest})")
-    ranks: dict[bytes, int] = {}
-    for line in raw.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    # "token rank" lines, checked above: decoded by C functions over the split fields,
+    # half the time of a Python loop over 200k lines (each process that counts pays it).
+    fields = raw.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 def _build(name: str) -> tiktoken.Encoding:
