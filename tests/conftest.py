@@ -8,6 +8,7 @@ import signal
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,6 +123,41 @@ def sandbox_probed_once(request: pytest.FixtureRequest, monkeypatch: pytest.Monk
         return plan.model_copy()
 
     monkeypatch.setattr(runner, "probe_isolation", probed_once)
+
+
+_APPS: dict[bool, Any] = {}
+_COMMANDS: dict[int, tuple[Any, Any]] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cli_built_once() -> Iterator[None]:
+    """Every in-process command line (`cli.run`, Typer's CliRunner) built the Typer app
+    and converted it to a Click command: ~8 ms, ~300 times a suite. Both depend on the
+    code only (callbacks look up what tests patch when they run), so they are built
+    once per kind of app and reused; an app a test builds itself keeps its own."""
+    import typer.main
+    import typer.testing
+
+    from deepsearch import cli
+
+    real_make_app, real_get_command = cli.make_app, typer.main.get_command
+
+    def app_once(*, full: bool = True) -> Any:
+        if full not in _APPS:
+            _APPS[full] = real_make_app(full=full)
+        return _APPS[full]
+
+    def command_once(app: Any) -> Any:
+        built = _COMMANDS.get(id(app))
+        if built is None or built[0] is not app:
+            built = _COMMANDS[id(app)] = (app, real_get_command(app))
+        return built[1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cli, "make_app", app_once)
+        patch.setattr(typer.main, "get_command", command_once)
+        patch.setattr(typer.testing, "_get_command", command_once)
+        yield
 
 
 def _is_loopback(address: object) -> bool:

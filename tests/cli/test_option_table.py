@@ -143,3 +143,13 @@ def test_a_bad_value_names_the_flag_but_a_switch_keeps_the_source_flag() -> None
         "llm.provider": "--llm-provider",
         "llm.model": "--model",
     }
+
+
+def test_in_process_command_lines_reuse_one_built_command() -> None:
+    """tests/conftest.py builds the app and its Click command once (a suite-speed
+    measure): a command line run in process must not rebuild them."""
+    from deepsearch import cli
+
+    first = typer.main.get_command(cli.make_app())
+    assert typer.main.get_command(cli.make_app()) is first
+    assert cli.make_app(full=False) is not cli.make_app()
