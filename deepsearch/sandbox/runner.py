@@ -19,7 +19,7 @@ Layers, outermost first (``../shared/reference/dependencies.md`` §8):
 Where no namespace can be created :meth:`Sandbox.run` raises ``SandboxUnavailable``: the
 audit hook alone is not a boundary (PEP 578), so code never runs with only that.
 The wrappers of layers 1-2, their directories and the rlimits of layer 4 are built in
-``sandbox_isolation``; this module picks one and runs the child.
+``isolation``; this module picks one and runs the child.
 
 Usage::
 
@@ -46,26 +46,12 @@ from deepsearch.errors import SandboxUnavailable
 from deepsearch.sandbox.isolation import (
     Isolation,
     IsolationPlan,
-    _child_env,
-    _Dirs,
+    SandboxDirs,
     check_plan,
+    child_env,
     limit_setter,
     unshare_candidates,
 )
-
-# Names that live in sandbox_isolation, importable from here as before.
-__all__ = [
-    "Isolation",
-    "IsolationPlan",
-    "Sandbox",
-    "SandboxLimits",
-    "SandboxResult",
-    "check_plan",
-    "limit_setter",
-    "probe_isolation",
-    "solve_with_code",
-    "unshare_candidates",
-]
 
 _CHILD_SOURCE = Path(__file__).with_name("child.py")
 _DRAIN_AFTER_KILL_S = 2.0
@@ -200,11 +186,16 @@ class Sandbox:
         if not plan.usable:
             raise SandboxUnavailable(f"coding action refused: {plan.reason}")
         started = time.monotonic()
-        with _Dirs() as dirs:
+        with SandboxDirs() as dirs:
             return await self._run_in(plan, dirs, code, data, started)
 
     async def _run_in(
-        self, plan: IsolationPlan, dirs: _Dirs, code: str, data: dict[str, Any], started: float
+        self,
+        plan: IsolationPlan,
+        dirs: SandboxDirs,
+        code: str,
+        data: dict[str, Any],
+        started: float,
     ) -> SandboxResult:
         limits = self.limits
         read_end, write_end = os.pipe()
@@ -232,7 +223,7 @@ class Sandbox:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=dirs.work,
-                env=_child_env(dirs.work),
+                env=child_env(dirs.work),
                 start_new_session=True,
                 preexec_fn=limit_setter(limits, plan),  # rlimits only
                 pass_fds=(write_end,),

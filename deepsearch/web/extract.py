@@ -19,12 +19,9 @@ from pydantic import BaseModel, Field
 
 from deepsearch.web.charset import decode_body
 from deepsearch.web.markdown_plain import (
-    markdown_to_plain,
     markdown_to_plain_with_links,
     table_row,
 )
-
-__all__ = ["decode_body", "markdown_to_plain"]  # re-exported: callers import them from here
 
 Kind = Literal["html", "pdf", "text", "json"]
 

@@ -9,15 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deepsearch.agent.retrieval.lexical import number_words, same_content_words, word_jaccard
 from deepsearch.agent.retrieval.similarity import (
     EMBEDDING_DEDUP_THRESHOLD,
     EmbeddingSimilarity,
     LexicalSimilarity,
     Similarity,
-    _numbers,
     dedup,
-    same_content_words,
-    word_jaccard,
 )
 from deepsearch.errors import ProviderError
 
@@ -133,7 +131,7 @@ def test_dedup_threshold_separates_documented_pairs() -> None:
     """The numbers in the module docstring: cosine alone for what the word rule misses."""
     for a, b in DISTINCT_PAIRS:
         # Pairs differing only in a number are kept apart by the numbers veto instead.
-        if _numbers(a) == _numbers(b):
+        if number_words(a) == number_words(b):
             assert LEX.score_sync(a, [b])[0] < LEX.dedup_threshold, (a, b)
         assert not same_content_words(a, b), (a, b)
         assert word_jaccard(a, b) < 0.8, (a, b)

@@ -23,16 +23,18 @@ from hypothesis import strategies as st
 
 from deepsearch.errors import SandboxUnavailable
 from deepsearch.sandbox.child import make_hook
-from deepsearch.sandbox.runner import (
+from deepsearch.sandbox.isolation import (
     IsolationPlan,
+    SandboxDirs,
+    limit_setter,
+    unshare_candidates,
+)
+from deepsearch.sandbox.runner import (
     Sandbox,
     SandboxLimits,
     SandboxResult,
-    _Dirs,
-    limit_setter,
     probe_isolation,
     solve_with_code,
-    unshare_candidates,
 )
 
 LIMITS = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=2_000)
@@ -293,7 +295,7 @@ def test_audit_hook_alone_blocks_the_network(server: LoopbackServer) -> None:
 
 def raw_python(plan: IsolationPlan, code: str) -> subprocess.CompletedProcess[str]:
     """The interpreter under a wrapper and rlimits but with no audit hook: those layers alone."""
-    with _Dirs() as dirs:
+    with SandboxDirs() as dirs:
         argv = dirs.command(plan, 1) + ["-I", "-S", "-B", "-c", code]
         return subprocess.run(
             argv,
@@ -468,13 +470,13 @@ def test_cancelled_run_leaves_nothing_behind(
     sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     created: list[str] = []
-    real_enter = _Dirs.__enter__
+    real_enter = SandboxDirs.__enter__
 
-    def recording_enter(self: _Dirs) -> _Dirs:
+    def recording_enter(self: SandboxDirs) -> SandboxDirs:
         created.append(real_enter(self).work)
         return self
 
-    monkeypatch.setattr(_Dirs, "__enter__", recording_enter)
+    monkeypatch.setattr(SandboxDirs, "__enter__", recording_enter)
 
     async def cancel_midway() -> None:
         task = asyncio.ensure_future(sandbox.run("import time\ntime.sleep(60)", {}))

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import re
 
-from deepsearch.agent.retrieval.lexical import same_word
-from deepsearch.agent.retrieval.similarity import content_words
+from deepsearch.agent.retrieval.lexical import content_words, same_word
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _DEFINITION = re.compile(r"^\s*\[\^?\s*\d{1,3}\s*\^?\]:")

@@ -41,8 +41,9 @@ from deepsearch.agent.citations.quote_text import (
     strip_markers,
     word_coverage,
 )
+from deepsearch.agent.retrieval.lexical import content_words
 from deepsearch.agent.retrieval.ranking import host_matches, hostname
-from deepsearch.agent.retrieval.similarity import Similarity, content_words
+from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import Reference
 
 MIN_QUOTE = 60

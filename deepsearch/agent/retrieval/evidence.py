@@ -24,8 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from deepsearch.agent.retrieval.lexical import content_words
 from deepsearch.agent.retrieval.passages import SEPARATOR, chunk_spans
-from deepsearch.agent.retrieval.similarity import Similarity, content_words
+from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import KnowledgeItem
 
 if TYPE_CHECKING:  # the state holds the evidence; only the type is needed here

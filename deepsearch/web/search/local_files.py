@@ -103,7 +103,7 @@ def extract_document(path: Path) -> tuple[str, str] | None:
         elif suffix == ".txt":
             title, text = "", raw
         else:  # markdown: the plain text a reader sees, as for web pages
-            from deepsearch.web.extract import markdown_to_plain
+            from deepsearch.web.markdown_plain import markdown_to_plain
 
             title, text = title_from_markdown(raw), markdown_to_plain(raw)
     return title or path.stem.replace("_", " ").replace("-", " "), text
