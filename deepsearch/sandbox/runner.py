@@ -36,7 +36,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -311,30 +311,3 @@ def _verdict(
             name = f"signal {signum}"
         return f"crashed: killed by {name}", None
     return f"crashed: exited with status {code} without reporting", None
-
-
-async def solve_with_code(
-    problem: str,
-    data: dict[str, Any],
-    generate_code: Callable[[str, list[tuple[str, str]]], Awaitable[str]],
-    sandbox: Sandbox,
-    max_attempts: int = 3,
-) -> tuple[SandboxResult, str]:
-    """Ask for code, run it, and feed the error back, at most ``max_attempts`` times.
-
-    ``generate_code(problem, previous_attempts)`` gets every earlier ``(code, error)`` pair.
-    Returns the last result and the code that produced it.
-
-    Raises:
-        SandboxUnavailable: before any code is requested, when nothing could run it.
-    """
-    usable, reason = await asyncio.to_thread(sandbox.availability)
-    if not usable:  # refuse before paying for code that could not run
-        raise SandboxUnavailable(f"coding action refused: {reason}")
-    attempts: list[tuple[str, str]] = []
-    while True:
-        code = await generate_code(problem, list(attempts))
-        outcome = await sandbox.run(code, data)
-        if outcome.ok or len(attempts) + 1 >= max(1, max_attempts):
-            return outcome, code
-        attempts.append((code, outcome.error or "failed"))

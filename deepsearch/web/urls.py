@@ -1,4 +1,4 @@
-"""URL tools: one canonical spelling per page, hostname helpers, URLs found in free text.
+"""URL tools: one canonical spelling per page and hostname helpers.
 
 `normalize_url` is the identity the agent uses to deduplicate, rank and remember
 URLs. Its rules follow the reference (lowercase host, strip `www.`, drop default
@@ -237,40 +237,7 @@ def hostname_of(url: str) -> str | None:
     return _normalize_host(parts.hostname)
 
 
-def same_host(a: str, b: str) -> bool:
-    """True when two URLs (or hostnames) name the same host, ignoring case and `www.`."""
-    ha, hb = normalize_hostname(a), normalize_hostname(b)
-    return ha is not None and ha == hb
-
-
 def host_matches(host: str, site: str) -> bool:
     """True when `host` is `site` or one of its subdomains (for `site:` filtering)."""
     h, s = normalize_hostname(host), normalize_hostname(site)
     return h is not None and s is not None and (h == s or h.endswith("." + s))
-
-
-_URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'`{}|\\^]+", re.IGNORECASE)
-_CLOSERS = {")": "(", "]": "[", "}": "{"}
-
-
-def _trim_url_tail(candidate: str) -> str:
-    """Drop trailing punctuation that belongs to the sentence, not the URL."""
-    while candidate:
-        last = candidate[-1]
-        if last in ".,;:!?*_~":
-            candidate = candidate[:-1]
-        elif last in _CLOSERS and candidate.count(last) > candidate.count(_CLOSERS[last]):
-            candidate = candidate[:-1]
-        else:
-            break
-    return candidate
-
-
-def extract_urls(text: str) -> list[str]:
-    """Normalized http(s) URLs mentioned in free text (markdown links too), first-seen order."""
-    seen: dict[str, None] = {}
-    for match in _URL_IN_TEXT.finditer(text or ""):
-        normalized = normalize_url(_trim_url_tail(match.group(0)))
-        if normalized is not None:
-            seen.setdefault(normalized, None)
-    return list(seen)

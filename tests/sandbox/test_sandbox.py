@@ -34,7 +34,6 @@ from deepsearch.sandbox.runner import (
     SandboxLimits,
     SandboxResult,
     probe_isolation,
-    solve_with_code,
 )
 
 LIMITS = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=2_000)
@@ -525,19 +524,6 @@ def test_unavailable_isolation_refuses_to_run() -> None:
         run(box, "result = 1")
 
 
-def test_solve_with_code_refuses_before_asking_for_code() -> None:
-    box = Sandbox(LIMITS, probe=lambda: IsolationPlan(usable=False, reason="no namespaces"))
-    asked: list[str] = []
-
-    async def generate(problem: str, previous: list[tuple[str, str]]) -> str:
-        asked.append(problem)
-        return "result = 1"
-
-    with pytest.raises(SandboxUnavailable, match="no namespaces"):
-        asyncio.run(solve_with_code("p", {}, generate, box))
-    assert asked == []
-
-
 def test_probe_runs_once_and_bwrap_is_refused() -> None:
     calls: list[int] = []
 
@@ -551,37 +537,6 @@ def test_probe_runs_once_and_bwrap_is_refused() -> None:
     assert calls == [1]
     assert Sandbox().isolation == "auto"  # never the unprotected mode by default
     assert not probe_isolation("bwrap").usable
-
-
-# --- retries ----------------------------------------------------------------------------
-
-
-def test_solve_with_code_feeds_the_error_back(sandbox: Sandbox) -> None:
-    seen: list[list[tuple[str, str]]] = []
-    scripts = ["result = data['n'] / 0", "result = undefined_name", "result = data['n'] * 2"]
-
-    async def generate(problem: str, previous: list[tuple[str, str]]) -> str:
-        assert problem == "double n"
-        seen.append(previous)
-        return scripts[len(seen) - 1]
-
-    out, code = asyncio.run(solve_with_code("double n", {"n": 21}, generate, sandbox))
-    assert out.ok and out.result == "42" and code == scripts[2]
-    assert seen[0] == []
-    assert seen[1] == [(scripts[0], "ZeroDivisionError: division by zero (line 1)")]
-    assert seen[2][1] == (scripts[1], "NameError: name 'undefined_name' is not defined (line 1)")
-
-
-def test_solve_with_code_stops_after_max_attempts(sandbox: Sandbox) -> None:
-    calls = 0
-
-    async def generate(problem: str, previous: list[tuple[str, str]]) -> str:
-        nonlocal calls
-        calls += 1
-        return "raise ValueError('still wrong')"
-
-    out, _ = asyncio.run(solve_with_code("p", {}, generate, sandbox, max_attempts=2))
-    assert calls == 2 and not out.ok and out.error == "ValueError: still wrong (line 1)"
 
 
 # --- the hook's path rule, checked in-process against posixpath ---------------------------

@@ -12,7 +12,6 @@ from deepsearch.llm.testing import offline_settings
 from deepsearch.web.search import build_search, local_corpus
 from deepsearch.web.search.local import (
     LocalCorpus,
-    LocalCorpusReader,
     LocalSearch,
     best_snippet,
     read_local,
@@ -145,9 +144,8 @@ async def test_deleting_a_file_rebuilds(corpus_dir: Path, index_root: Path) -> N
 
 async def test_documents_read_back_through_their_urls(corpus_dir: Path, index_root: Path) -> None:
     corpus = LocalCorpus(corpus_dir, index_root=index_root)
-    reader = LocalCorpusReader(corpus)
     results = await LocalSearch(corpus).search(SearchQuery(q="magma pressure"))
-    page = await reader.read(results[0].url)
+    page = await read_local(results[0].url, corpus)
     assert isinstance(page, Page)
     assert "magma pressure rises" in page.text
     assert "menu" not in page.text  # boilerplate removed by extraction

@@ -5,12 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deepsearch.web.urls import (
-    extract_urls,
     host_matches,
     hostname_of,
     normalize_hostname,
     normalize_url,
-    same_host,
 )
 
 
@@ -137,28 +135,9 @@ def test_hostname_helpers() -> None:
     assert normalize_hostname("https://www.python.org/x") == "python.org"
     assert normalize_hostname("python.org:8080") == "python.org"
     assert normalize_hostname("") is None
-    assert same_host("https://www.a.org/x", "http://A.org/y")
-    assert same_host("a.org", "https://www.a.org/")
-    assert not same_host("a.org", "b.org")
-    assert not same_host("", "")
     assert host_matches("docs.python.org", "python.org")
     assert host_matches("python.org", "www.python.org")
     assert not host_matches("notpython.org", "python.org")
-
-
-def test_extract_urls_from_text() -> None:
-    text = (
-        "See [the docs](https://www.a.org/x_(y)) and https://b.org/p. "
-        "Also (https://c.net/q?a=1&utm_source=z), <https://d.io/>, and https://b.org/p again; "
-        "not ftp://e.org or https://www.google.com/search?q=1."
-    )
-    assert extract_urls(text) == [
-        "https://a.org/x_(y)",
-        "https://b.org/p",
-        "https://c.net/q?a=1",
-        "https://d.io/",
-    ]
-    assert extract_urls("") == []
 
 
 # ------------------------------------------------------------ properties
@@ -202,4 +181,3 @@ def test_normalize_never_raises_and_is_idempotent_on_any_text(text: str) -> None
         assert once.isascii()
     normalize_hostname(text)
     hostname_of(text)
-    extract_urls(text)

@@ -11,9 +11,9 @@
   a rebuild reads (decodes, parses) only the files that changed; the others are reused.
 * Encodings are detected and binary files skipped (counted): see local_files.py.
   `on_progress` hears of every file read (files and bytes done of the total).
-* Results carry `file:///abs/path` URLs. `LocalCorpusReader.read(url)` (and
-  `read_local`) turns such a URL back into a `Page`, only for files inside the
-  corpus folder: a `file://` URL the model makes up cannot read anything else.
+* Results carry `file:///abs/path` URLs. `read_local(url, corpus)` turns such a URL
+  back into a `Page`, only for files inside the corpus folder: a `file://` URL the
+  model makes up cannot read anything else.
 """
 
 from __future__ import annotations
@@ -363,16 +363,6 @@ class LocalSearch:
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:
         return await asyncio.to_thread(self.corpus.search, query)
-
-
-class LocalCorpusReader:
-    """Reader for the corpus's `file://` URLs; route `file://` URLs here."""
-
-    def __init__(self, corpus: LocalCorpus) -> None:
-        self.corpus = corpus
-
-    async def read(self, url: str) -> Page | ReadFailure:
-        return await asyncio.to_thread(self.corpus.read, url)
 
 
 def is_local_url(url: str) -> bool:
