@@ -243,7 +243,7 @@ class LocalReader:
             if attempt == 1:
                 wait = fetched.retry_after_s
                 wait = self.default_retry_wait_s if wait is None else wait
-                await asyncio.sleep(min(wait, self.max_retry_wait_s))
+                await self._clock.sleep(min(wait, self.max_retry_wait_s))
         return fetched.failure
 
     async def _fetch_mapped(self, url: str) -> _Fetched | _Throttled | ReadFailure:

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deepsearch.clock import FakeClock
 from deepsearch.errors import SandboxUnavailable
 from deepsearch.sandbox.child import make_hook
 from deepsearch.sandbox.isolation import (
@@ -50,6 +51,14 @@ def sandbox() -> Sandbox:
 
 def run(box: Sandbox, code: str, data: dict[str, object] | None = None) -> SandboxResult:
     return asyncio.run(box.run(code, data or {}))
+
+
+def test_the_run_is_timed_by_the_injected_clock(sandbox: Sandbox) -> None:
+    clock = FakeClock(tick=0.25)  # every read moves 0.25 s: start, then end
+    plan = probe_isolation(sandbox.isolation)
+    box = Sandbox(LIMITS, probe=lambda: plan, clock=clock)
+    result = run(box, "result = 1")
+    assert result.ok and result.duration_s == 0.25
 
 
 class LoopbackServer:
