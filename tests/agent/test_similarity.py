@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepsearch.agent.retrieval.lexical import number_words, same_content_words, word_jaccard
+from deepsearch.agent.retrieval.lexical import same_content_words, word_jaccard
 from deepsearch.agent.retrieval.similarity import (
     EMBEDDING_DEDUP_THRESHOLD,
     EmbeddingSimilarity,
@@ -18,6 +18,7 @@ from deepsearch.agent.retrieval.similarity import (
     dedup,
 )
 from deepsearch.errors import ProviderError
+from deepsearch.text import numbers_in
 
 # Reworded duplicates: the same search request.
 DUP_PAIRS = [
@@ -131,7 +132,7 @@ def test_dedup_threshold_separates_documented_pairs() -> None:
     """The numbers in the module docstring: cosine alone for what the word rule misses."""
     for a, b in DISTINCT_PAIRS:
         # Pairs differing only in a number are kept apart by the numbers veto instead.
-        if number_words(a) == number_words(b):
+        if numbers_in(a) == numbers_in(b):
             assert LEX.score_sync(a, [b])[0] < LEX.dedup_threshold, (a, b)
         assert not same_content_words(a, b), (a, b)
         assert word_jaccard(a, b) < 0.8, (a, b)

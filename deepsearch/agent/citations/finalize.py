@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Collection
-from urllib.parse import urlsplit
 
 from deepsearch.agent.citations.markdown import length_guard, outside_code, repair_markdown
 from deepsearch.agent.citations.quote_text import strip_markers
@@ -23,6 +22,7 @@ from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Reference
 from deepsearch.errors import BudgetExceeded, ProviderError
 from deepsearch.llm.base import Message
+from deepsearch.web.urls import url_key
 
 # The editor may polish but not cut: below this share of the original, it stands.
 MIN_EDIT_RATIO = 0.85
@@ -37,11 +37,9 @@ _BARE_URL = re.compile(r"(?<![\w(<\[/=\"'])(?P<url>https?://[^\s<>()\[\]\"']+)")
 
 
 def _url_key(url: str) -> str:
-    """Scheme-, www-, fragment- and trailing-slash-insensitive form for "seen" checks."""
-    parts = urlsplit(url.strip().rstrip(".,;:!?"))
-    host = (parts.hostname or "").removeprefix("www.")
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{host}{parts.path.rstrip('/')}{query}"
+    """The page identity (`web.urls.url_key`) of a URL found in text, minus the
+    sentence punctuation a bare URL picks up."""
+    return url_key(url.strip().rstrip(".,;:!?"))
 
 
 def _plain_url(url: str) -> str:

@@ -45,6 +45,7 @@ from deepsearch.agent.retrieval.lexical import content_words
 from deepsearch.agent.retrieval.ranking import host_matches, hostname
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import Reference
+from deepsearch.text import cjk_count, sentence_breaks
 
 MIN_QUOTE = 60
 MAX_QUOTE = 300
@@ -52,9 +53,6 @@ MIN_SENTENCE = 20
 CANDIDATES_PER_SENTENCE = 20
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# After . ! ? a blank is needed ("3.5" is no sentence end); CJK stops end one anyway.
-_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _SOURCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z]|citation needed|note \d+)\]", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+|#+\s+|>\s*)")
 
@@ -101,7 +99,7 @@ def answer_sentences(answer: str) -> list[Sentence]:
         bullet = _BULLET.match(body)
         begin = bullet.end() if bullet else 0
         cursor = begin
-        parts = [m.start() for m in _SENT_SPLIT.finditer(body, begin)] + [len(body)]
+        parts = [cut for cut, _ in sentence_breaks(body, begin)] + [len(body)]
         for cut in parts:
             text = body[cursor:cut].strip()
             if text_weight(text) >= MIN_SENTENCE:
@@ -179,7 +177,7 @@ def _logical_lines(text: str) -> list[str]:
 def _segment_quotes(line: str, min_chars: int, max_chars: int) -> list[str]:
     # Groups are slices of the line, never re-joined strings: they stay verbatim.
     quotes = []
-    ends = [m.start() for m in _SENT_SPLIT.finditer(line)] + [len(line)]
+    ends = [cut for cut, _ in sentence_breaks(line)] + [len(line)]
     start = 0
     for end in ends:
         group = line[start:end].strip()
@@ -226,7 +224,7 @@ def _index_terms(text: str) -> set[str]:
 
 def text_weight(text: str) -> int:
     """Length with CJK characters counted twice (one carries about a word's worth)."""
-    return len(text) + len(_CJK.findall(text))
+    return len(text) + cjk_count(text)
 
 
 def _prefilter(sentences: list[Sentence], quotes: list[_Quote], per: int) -> list[int]:

@@ -28,6 +28,7 @@ from deepsearch.agent.retrieval.lexical import content_words
 from deepsearch.agent.retrieval.passages import SEPARATOR, chunk_spans
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import KnowledgeItem
+from deepsearch.text import ends_sentence
 
 if TYPE_CHECKING:  # the state holds the evidence; only the type is needed here
     from deepsearch.agent.state import AgentState
@@ -54,7 +55,6 @@ LEAD_MIN_CHARS = 80
 _BLOCK = re.compile(r"\n\s*\n")
 _NON_WORD = re.compile(r"[^\w]+")
 _ITEM_SPLIT = re.compile(r"\s*(?:\n|·|•|\||\u2022|\s[-–—]\s)\s*")
-_SENTENCE_END = re.compile(r"[.!?。！？:;]$")
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _short_items(chunk: str) -> bool:
         1
         for i in items
         if len(i.split()) <= SHORT_ITEM_WORDS
-        and not _SENTENCE_END.search(i)
+        and not (ends_sentence(i) or i.endswith((":", ";")))
         and not any(ch.isdigit() for ch in i)
     )
     return short / len(items) >= SHORT_ITEM_SHARE

@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
+from deepsearch.text import CJK_CLASS, is_cjk
+
 _WORD = re.compile(r"\w+", re.UNICODE)
-# Han and kana: written without spaces between words (Hangul uses spaces).
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK_SPLIT = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
-)
+# Han and kana (`deepsearch.text`): written without spaces, one character per word.
+_CJK = re.compile(CJK_CLASS)
+_CJK_SPLIT = re.compile(f"{CJK_CLASS}|[^{CJK_CLASS[1:-1]}]+")
 
 
 # --------------------------------------------------------------------- features
@@ -46,10 +46,6 @@ def words(text: str) -> tuple[str, ...]:
         else:
             out.append(tok)
     return tuple(out)
-
-
-def is_cjk(token: str) -> bool:
-    return len(token) == 1 and bool(_CJK.match(token))
 
 
 @lru_cache(maxsize=65536)
@@ -205,7 +201,3 @@ def word_jaccard(a: str, b: str) -> float:
     if not left and not right:
         return 1.0
     return len(left & right) / len(left | right)
-
-
-def number_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in words(text) if any(ch.isdigit() for ch in w))

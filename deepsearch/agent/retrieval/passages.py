@@ -10,25 +10,26 @@ from __future__ import annotations
 
 import re
 
+from deepsearch.text import sentence_breaks
+
 SEPARATOR = "\n\n[...]\n\n"
 CHUNK_MIN = 300
 CHUNK_MAX = 600
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n")
 
 
 def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Split text[start:end] into spans no longer than CHUNK_MAX, at sentence ends
-    when possible, else at whitespace, else hard."""
+    (`deepsearch.text`) and line breaks when possible, else at whitespace, else hard."""
     if end - start <= CHUNK_MAX:
         return [(start, end)]
     spans: list[tuple[int, int]] = []
     cursor = start
-    for match in _SENTENCE_END.finditer(text, start, end):
-        if match.end() > cursor:
-            spans.append((cursor, match.end()))
-            cursor = match.end()
+    for cut in _cuts(text, start, end):
+        if cut > cursor:
+            spans.append((cursor, cut))
+            cursor = cut
     if cursor < end:
         spans.append((cursor, end))
     out: list[tuple[int, int]] = []
@@ -40,6 +41,16 @@ def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
             a = cut
         out.append((a, b))
     return out
+
+
+def _cuts(text: str, start: int, end: int) -> list[int]:
+    """Where a piece may end: after a sentence's trailing whitespace, after a newline."""
+    cuts = {after for _, after in sentence_breaks(text, start, end)}
+    newline = text.find("\n", start, end)
+    while newline >= 0:
+        cuts.add(newline + 1)
+        newline = text.find("\n", newline + 1, end)
+    return sorted(cuts)
 
 
 def chunk_spans(text: str) -> list[tuple[int, int]]:

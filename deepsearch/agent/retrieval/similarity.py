@@ -56,7 +56,6 @@ from deepsearch.agent.retrieval.lexical import (
     PURE_PYTHON_PAIRS,
     block_products,
     idf_weights,
-    number_words,
     same_content_words,
     sparse_dot,
     tf_features,
@@ -65,6 +64,7 @@ from deepsearch.agent.retrieval.lexical import (
     words,
 )
 from deepsearch.errors import DeepsearchError
+from deepsearch.text import numbers_in
 
 EmbedFn = Callable[[list[str]], Awaitable[list[list[float]] | None]]
 
@@ -291,11 +291,10 @@ async def dedup(
     for i, item in enumerate(candidates):
         against = list(range(len(pool))) + [len(pool) + k for k in kept]
         refs = [*pool, *(candidates[k] for k in kept)]
-        numbers = number_words(item)
+        numbers = numbers_in(item)
         # Different numbers (years, versions, quarters) make a different request.
         too_close = any(
-            grid[i][j] >= limit and number_words(_at(pool, candidates, j)) == numbers
-            for j in against
+            grid[i][j] >= limit and numbers_in(_at(pool, candidates, j)) == numbers for j in against
         ) or any(
             word_jaccard(item, r) >= jaccard_threshold or same_content_words(item, r) for r in refs
         )
