@@ -96,14 +96,7 @@ def _check(node: Any, path: str, depth: int, defs: dict[str, Any], tally: _Tally
     if "$defs" in node:
         bad(f"{path}: $defs is only allowed at the root")
     kinds = _types(node)
-    for kind in kinds:
-        if kind not in TYPES:
-            bad(f"{path}: unsupported type {kind!r}")
-    if not kinds and not {"anyOf", "$ref", "enum", "const"} & set(node):
-        bad(f"{path}: no type, enum, anyOf or $ref")
-    allowed = COMMON.union(*(BY_TYPE.get(k, set()) for k in kinds))
-    for key in sorted(set(node) - allowed - {"$defs"}):
-        bad(f"{path}: keyword {key!r} is not supported in strict mode")
+    _check_keywords(node, path, kinds, bad)
     _check_ref(node, path, defs, bad)
     _check_enum(node, path, tally)
     if node.get("format") is not None and node["format"] not in FORMATS:
@@ -117,6 +110,17 @@ def _check(node: Any, path: str, depth: int, defs: dict[str, Any], tally: _Tally
             _check(node["items"], f"{path}.items", depth + 1, defs, tally)
     if "object" in kinds:
         _check_object(node, path, depth, defs, tally)
+
+
+def _check_keywords(node: dict[str, Any], path: str, kinds: list[str], bad: Any) -> None:
+    for kind in kinds:
+        if kind not in TYPES:
+            bad(f"{path}: unsupported type {kind!r}")
+    if not kinds and not {"anyOf", "$ref", "enum", "const"} & set(node):
+        bad(f"{path}: no type, enum, anyOf or $ref")
+    allowed = COMMON.union(*(BY_TYPE.get(k, set()) for k in kinds))
+    for key in sorted(set(node) - allowed - {"$defs"}):
+        bad(f"{path}: keyword {key!r} is not supported in strict mode")
 
 
 def _check_ref(node: dict[str, Any], path: str, defs: dict[str, Any], bad: Any) -> None:

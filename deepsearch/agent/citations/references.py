@@ -265,6 +265,23 @@ def _insert_markers(answer: str, positions: list[tuple[int, int]]) -> str:
     return out
 
 
+def _one_to_one(pairs: list[tuple[float, int, int]], limit: int) -> list[tuple[int, int]]:
+    """Best-scoring (sentence, quote) pairs first, each sentence and each quote at most
+    once, at most `limit`; returned in the answer's order."""
+    used_s: set[int] = set()
+    used_q: set[int] = set()
+    chosen: list[tuple[int, int]] = []
+    for _, si, qi in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+        if len(chosen) >= limit:
+            break
+        if si in used_s or qi in used_q:
+            continue
+        used_s.add(si)
+        used_q.add(qi)
+        chosen.append((si, qi))
+    return sorted(chosen)
+
+
 async def build_references(
     answer: str,
     sources: Sequence[SourceText],
@@ -300,22 +317,9 @@ async def build_references(
             or word_coverage(sentences[si].text, quotes[pool[pj]].text) >= MIN_WORD_COVERAGE
         )
     ]
-    pairs.sort(key=lambda p: (-p[0], p[1], p[2]))
-    used_s: set[int] = set()
-    used_q: set[int] = set()
-    chosen: list[tuple[int, int]] = []
-    for _, si, qi in pairs:
-        if len(chosen) >= max_refs:
-            break
-        if si in used_s or qi in used_q:
-            continue
-        used_s.add(si)
-        used_q.add(qi)
-        chosen.append((si, qi))
-    chosen.sort()  # order of appearance in the answer
     refs: list[Reference] = []
     positions: list[tuple[int, int]] = []
-    for si, qi in chosen:
+    for si, qi in _one_to_one(pairs, max_refs):
         quote, source = quotes[qi], sources[quotes[qi].source]
         if not is_verbatim(quote.text, source.text):  # belt and braces: never invent
             continue
