@@ -16,7 +16,7 @@ from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.errors import BudgetExceeded, StructuredOutputError
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
-from deepsearch.web.types import SearchQuery, SearchResult
+from deepsearch.web.types import SearchQuery, SearchResult, TimeFilter
 
 MAX_REWRITES = 5
 
@@ -61,7 +61,7 @@ def make_query_rewriter(llm: LLMClient, similarity: Similarity) -> QueryRewriter
         candidates = list(languages)
         if candidates:
             candidates = await similarity.dedup(candidates, queries)
-        time_filter = "m" if needs_freshness else None
+        time_filter: TimeFilter | None = "m" if needs_freshness else None
         return [
             SearchQuery(q=q, time_filter=time_filter, language=languages[q])
             for q in candidates[:MAX_REWRITES]

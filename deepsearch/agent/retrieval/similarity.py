@@ -77,11 +77,18 @@ JACCARD_DUP_THRESHOLD = 0.8
 
 @runtime_checkable
 class Similarity(Protocol):
-    """Scores in [0, 1] (higher = more similar) plus the thresholds to read them by."""
+    """Scores in [0, 1] (higher = more similar) plus the thresholds to read them by.
 
-    name: str
-    dedup_threshold: float
-    cite_threshold: float
+    Read-only members: a backend may switch them (the embedding one falls back)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dedup_threshold(self) -> float: ...
+
+    @property
+    def cite_threshold(self) -> float: ...
 
     async def scores(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
