@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.prompts import render
+from deepsearch.agent.outcomes import Continue, Unavailable
 from deepsearch.agent.schema import CodingPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.errors import SandboxUnavailable, StructuredOutputError
 from deepsearch.llm.base import Message
+from deepsearch.prompts import render
 
 if TYPE_CHECKING:  # the sandbox module loads only when a run builds one
     from deepsearch.sandbox.runner import SandboxResult
@@ -53,15 +54,17 @@ def describe_shape(data: dict[str, Any]) -> str:
         and [{k: str(v)[:60] for k, v in data["knowledge"][0].items()}],
         "urls": data["urls"][:1],
     }
-    return (
-        f"{json.dumps(sample, ensure_ascii=False)[:1200]}\n"
-        f"(knowledge has {len(data['knowledge'])} items, urls {len(data['urls'])})"
+    return render(
+        "coder_data_shape",
+        sample=json.dumps(sample, ensure_ascii=False)[:1200],
+        knowledge_count=len(data["knowledge"]),
+        url_count=len(data["urls"]),
     )
 
 
 def _previous(attempts: list[tuple[str, str]]) -> str:
     return "".join(
-        f"\nAttempt {i + 1} failed:\n```python\n{code}\n```\nError: {err}\n"
+        "\n" + render("coder_attempt", number=i + 1, code=code, error=err) + "\n"
         for i, (code, err) in enumerate(attempts)
     )
 
@@ -82,7 +85,7 @@ async def _write_code(
     return reply.value.code
 
 
-def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> str:
+def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> Continue:
     output = result.result if result.result is not None else result.stdout
     state.add_knowledge(
         KnowledgeItem(
@@ -91,21 +94,22 @@ def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> str:
             type="coding",
         )
     )
-    state.diary.append(f"Step {state.step}: computed '{problem}' → {str(output)[:200]}")
-    return f"ok: {str(output)[:120]}"
+    state.note("computed", problem=problem, output=str(output))
+    return Continue(f"ok: {str(output)[:120]}")
 
 
 async def handle_coding(
     payload: CodingPayload, state: AgentState, deps: AgentDeps, options: RunOptions
-) -> str:
+) -> Continue | Unavailable:
+    """Unavailable when the sandbox cannot run code at all: the run stops offering it."""
     sandbox = deps.sandbox
     if sandbox is None:
-        state.diary.append(f"Step {state.step}: coding is unavailable (no sandbox).")
-        return "refused: no sandbox"
+        state.note("no_sandbox")
+        return Unavailable("coding", "no sandbox")
     usable, reason = sandbox.availability()
     if not usable:  # refuse before paying for code that could not run
-        state.diary.append(f"Step {state.step}: coding refused: {reason}")
-        return f"refused: {reason}"
+        state.note("coding_refused", reason=reason)
+        return Unavailable("coding", reason)
     data = sandbox_data(state)
     shape = describe_shape(data)
     attempts: list[tuple[str, str]] = []
@@ -116,13 +120,12 @@ async def handle_coding(
         try:
             result = await sandbox.run(code, data)
         except SandboxUnavailable as exc:
-            state.diary.append(f"Step {state.step}: coding refused: {exc}")
-            return f"refused: {exc}"
+            state.note("coding_refused", reason=str(exc))
+            return Unavailable("coding", str(exc))
         if result.ok:
             return _keep_result(state, payload.problem, result)
         attempts.append((code, (result.error or result.stderr or "failed")[:500]))
-    state.diary.append(
-        f"Step {state.step}: the computation '{payload.problem}' failed {MAX_ATTEMPTS} times "
-        f"(last error: {attempts[-1][1][:200]})."
+    state.note(
+        "computation_failed", problem=payload.problem, attempts=MAX_ATTEMPTS, error=attempts[-1][1]
     )
-    return f"failed after {MAX_ATTEMPTS} attempts"
+    return Continue(f"failed after {MAX_ATTEMPTS} attempts")
