@@ -74,6 +74,18 @@ def test_unlink_unseen_forms_and_code() -> None:
     assert "https://code.example/keep" in out  # code is left alone
 
 
+def test_unlink_unseen_matches_pages_by_identity() -> None:
+    seen = ["https://a.org/e?id=1&lang=en"]
+    text = (
+        "[A](http://www.a.org/e/?lang=en&id=1&utm_source=x) [B](https://a.org/e.) "
+        "https://a.org/e?id=1&lang=en! [C](https://a.org/e?id=2)"
+    )
+    out = unlink_unseen(text, seen)
+    assert out.startswith("[A](http://www.a.org/e/?lang=en&id=1&utm_source=x) B ")
+    assert "https://a.org/e?id=1&lang=en!" in out  # the "!" ends the sentence, not the URL
+    assert out.endswith(" C")
+
+
 def test_clean_unanchored_for_direct_answers() -> None:
     raw = "```markdown\nParis is the capital.[^1][2] Also [^ 3].\n\n[^1]: fake\n[2]: https://x\n```"
     assert clean_unanchored(raw) == "Paris is the capital. Also.\n"

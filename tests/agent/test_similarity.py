@@ -252,3 +252,16 @@ async def test_dedup_is_also_a_method_of_both_backends() -> None:
     ]
     sim = EmbeddingSimilarity(_no_embeddings)
     assert await sim.dedup(["France capital"], ["capital of France"]) == []
+
+
+async def test_the_numbers_veto_reads_numbers_as_deepsearch_text_defines_them() -> None:
+    # One number however it is written: these are duplicates (the veto once read
+    # "1,000" as 1 and 000, and "covid19" as a different number from "covid 19").
+    assert (
+        await dedup(["GDP of France in 1000 billion"], ["GDP of France in 1,000 billion"], LEX)
+        == []
+    )
+    assert await dedup(["covid 19 cases in Germany"], ["covid19 cases in Germany"], LEX) == []
+    # Different numbers stay two requests, decimals included.
+    kept = await dedup(["Python 3.12 release date"], ["Python 3.11 release date"], LEX)
+    assert kept == ["Python 3.12 release date"]

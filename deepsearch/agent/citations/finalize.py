@@ -36,12 +36,6 @@ _AUTOLINK = re.compile(r"<(?P<url>https?://[^>\s]+)>")
 _BARE_URL = re.compile(r"(?<![\w(<\[/=\"'])(?P<url>https?://[^\s<>()\[\]\"']+)")
 
 
-def _url_key(url: str) -> str:
-    """The page identity (`web.urls.url_key`) of a URL found in text, minus the
-    sentence punctuation a bare URL picks up."""
-    return url_key(url.strip().rstrip(".,;:!?"))
-
-
 def _plain_url(url: str) -> str:
     """A URL as text no markdown renderer links: no scheme, no "www."."""
     return re.sub(r"^https?://(www\.)?", "", url)
@@ -49,11 +43,13 @@ def _plain_url(url: str) -> str:
 
 def unlink_unseen(text: str, seen_urls: Collection[str]) -> str:
     """Links and bare URLs to pages the run never saw become plain text: the
-    anchor text of a link stays, a bare URL loses its scheme (so it is not linked)."""
-    seen = {_url_key(u) for u in seen_urls}
+    anchor text of a link stays, a bare URL loses its scheme (so it is not linked).
+    "Saw" is page identity (`web.urls.url_key`); a bare URL's trailing sentence
+    punctuation is no part of it."""
+    seen = {url_key(u) for u in seen_urls}
 
     def link(match: re.Match[str]) -> str:
-        if _url_key(match.group("url")) in seen:
+        if url_key(match.group("url")) in seen:
             return match.group(0)
         return match.group("text") or _plain_url(match.group("url"))
 
@@ -61,12 +57,12 @@ def unlink_unseen(text: str, seen_urls: Collection[str]) -> str:
         url = match.group("url")
         trail = len(url) - len(url.rstrip(".,;:!?"))
         url, tail = url[: len(url) - trail], url[len(url) - trail :]
-        return match.group(0) if _url_key(url) in seen else _plain_url(url) + tail
+        return match.group(0) if url_key(url) in seen else _plain_url(url) + tail
 
     def fix(part: str) -> str:
         part = _MD_LINK.sub(link, part)
         part = _AUTOLINK.sub(
-            lambda m: bare(m) if _url_key(m.group("url")) not in seen else m.group(0), part
+            lambda m: bare(m) if url_key(m.group("url")) not in seen else m.group(0), part
         )
         # Bare URLs outside markdown links (those were handled just above).
         pieces, last = [], 0
