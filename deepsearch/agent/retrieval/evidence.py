@@ -28,7 +28,7 @@ from deepsearch.agent.retrieval.lexical import content_words
 from deepsearch.agent.retrieval.passages import SEPARATOR, chunk_spans
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import KnowledgeItem
-from deepsearch.text import ends_sentence
+from deepsearch.text import ends_sentence, numbers_in
 
 if TYPE_CHECKING:  # the state holds the evidence; only the type is needed here
     from deepsearch.agent.state import AgentState
@@ -102,7 +102,7 @@ def _short_items(chunk: str) -> bool:
         for i in items
         if len(i.split()) <= SHORT_ITEM_WORDS
         and not (ends_sentence(i) or i.endswith((":", ";")))
-        and not any(ch.isdigit() for ch in i)
+        and not numbers_in(i)
     )
     return short / len(items) >= SHORT_ITEM_SHARE
 
