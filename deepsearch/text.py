@@ -37,8 +37,9 @@ def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
     return "".join(f"\\u{first:04x}-\\u{last:04x}" for first, last in ranges)
 
 
-CJK_CLASS = f"[{_char_class(KANA + HAN)}]"
-_CJK = re.compile(CJK_CLASS)
+# The inside of a regex character class: `[{CJK_RANGES}]` and `[^{CJK_RANGES}]`.
+CJK_RANGES = _char_class(KANA + HAN)
+_CJK = re.compile(f"[{CJK_RANGES}]")
 _SENTENCE_BREAK = re.compile(
     rf"(?<=[{re.escape(LATIN_STOPS)}])\s+(?=\S)|(?<=[{CJK_STOPS}])\s*(?=\S)"
 )

@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from deepsearch.text import CJK_CLASS, is_cjk
+from deepsearch.text import CJK_RANGES, is_cjk
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Han and kana (`deepsearch.text`): written without spaces, one character per word.
-_CJK = re.compile(CJK_CLASS)
-_CJK_SPLIT = re.compile(f"{CJK_CLASS}|[^{CJK_CLASS[1:-1]}]+")
+_CJK = re.compile(f"[{CJK_RANGES}]")
+_CJK_SPLIT = re.compile(f"[{CJK_RANGES}]|[^{CJK_RANGES}]+")
 
 
 # --------------------------------------------------------------------- features
