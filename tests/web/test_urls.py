@@ -162,7 +162,7 @@ def _urls(draw: st.DrawFn) -> str:
     return f"{scheme}://{draw(_host)}{port}/{path}?{query}#{frag}"
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(_urls())
 def test_normalize_is_idempotent_on_url_like_input(url: str) -> None:
     once = normalize_url(url)
