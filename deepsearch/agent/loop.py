@@ -49,6 +49,7 @@ from deepsearch.agent.schema import (
     step_schema,
 )
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.team.mode import TeamMode
 from deepsearch.agent.types import Reference
 from deepsearch.config import ToolName
 from deepsearch.errors import (
@@ -93,6 +94,7 @@ class ResearchRun:
         # Background reads of the top unread URLs while the model decides.
         self.prefetch = Prefetcher(deps.reader)
         self.progress = ProgressWatch()
+        self.team = TeamMode(options.team_size)  # sub-researches (agent/team/)
 
     # ------------------------------------------------------------- driving
 
@@ -122,7 +124,7 @@ class ResearchRun:
         if answer is None:
             return self.snapshot("failed", error=error or self.stop_reason or "no answer was found")
         references: list[Reference] = []
-        if not self.state.trivial:
+        if not self.state.trivial and self.options.finalize:
             self._emit(PhaseChanged(phase="finalizing"))
             try:
                 answer, references = await finalize_answer(
@@ -158,7 +160,8 @@ class ResearchRun:
             # links to unseen pages may leave with it (run() replaces it when finalized).
             answer=clean_unanchored(raw, seen_urls(self.state)) if raw else "",
             status=status,
-            steps=list(self.state.steps),
+            steps=self.team.all_steps(self.state.steps),
+            team=self.team.report(),
             visited_urls=list(self.state.visited),
             read_urls=list(self.state.read_urls),
             usage=UsageReport.from_tracker(self.deps.llm.tracker),
@@ -176,6 +179,7 @@ class ResearchRun:
                     self._check_limits()
                     if await self._step():
                         return True
+                    await self.team.after_step(self)
         except LoopStopped as stop:
             self.stop_reason = str(stop)
         except TimeoutError:
@@ -227,6 +231,7 @@ class ResearchRun:
         if not st.question_classified:
             await self._classify_question()
         await refresh_url_list(st, self.deps, self.options)
+        st.flags = self.team.preset_flags(st.flags, self.options)
         flags = allowed_now(st, GateContext(self.coding_available, self.needs_freshness))
         wanted = choose_targets(st, [])[: self.prefetch.limit]  # what a visit would read
         self.prefetch.retain(wanted)
@@ -287,6 +292,7 @@ class ResearchRun:
         outcome = await handle_answer(
             payload, self.state, self.evaluator, now=self.deps.clock.now(), options=self.options
         )
+        outcome = await self.team.recheck(self, outcome)
         self.state.flags = after_action("answer", answer_rejected=outcome.rejected)
         self._finish_step("answer", think, outcome.detail)
         if outcome.out_of_attempts:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from deepsearch.agent.judging.confidence import ConfidenceBasis
 from deepsearch.agent.state import StepRecord
+from deepsearch.agent.team.report import TeamMember
 from deepsearch.agent.types import Reference
 from deepsearch.errors import RunError
 from deepsearch.llm.tracker import TokenTracker
@@ -65,6 +66,7 @@ class ResearchResult(BaseModel):
     confidence: float = Field(0.0, ge=0.0, le=1.0)
     confidence_basis: ConfidenceBasis | None = None
     steps: list[StepRecord] = Field(default_factory=list)
+    team: list[TeamMember] = Field(default_factory=list)  # --team-size: the sub-researches
     visited_urls: list[str] = Field(default_factory=list)
     read_urls: list[str] = Field(default_factory=list)
     usage: UsageReport

@@ -26,6 +26,7 @@ class StepRecord(BaseModel):
     action: str
     think: str = ""
     detail: str = ""
+    agent: str = "main"  # or the team child's id ("1", "2", ...) that took the step
 
 
 @dataclass
@@ -70,6 +71,7 @@ class AgentState:
     not_found_note: str | None = None
     trivial: bool = False
     consecutive_failures: int = 0
+    rechecks: int = 0  # second searches an accepted answer was held against (high effort)
     omitted_knowledge: int = 0  # items left out of the last prompt (context rule)
     today: str | None = None  # ISO date of the run: the default `updated` of knowledge
 
