@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from deepsearch.agent.deps import AgentDeps
-from deepsearch.agent.events import StepStarted
+from deepsearch.agent.events import StepFinished, StepStarted
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.team import testing as team_world
 from deepsearch.agent.team.budget import MIN_CHILD_BUDGET, ShareTracker, budget_shares
@@ -139,10 +139,11 @@ async def test_cancelling_the_parent_cancels_every_child_and_keeps_the_partial_r
     )
     run = ResearchRun(QUESTION, deps, options(team_size=3))
     task = asyncio.create_task(run.run())
-    for _ in range(400):  # until every child has started a step
+    for _ in range(500):  # until every child is at work and one has read a page
         await asyncio.sleep(0.01)
         started = {e.agent for e in events if isinstance(e, StepStarted)}
-        if {"1", "2", "3"} <= started:
+        read = [e for e in events if isinstance(e, StepFinished) and e.action == "visit"]
+        if {"1", "2", "3"} <= started and any(e.agent != "main" for e in read):
             break
     task.cancel()
     try:
@@ -155,6 +156,9 @@ async def test_cancelling_the_parent_cancels_every_child_and_keeps_the_partial_r
     assert [m.status for m in snap.team] == ["interrupted"] * 3
     assert snap.steps[0].agent == "main" and snap.steps[0].action == "search"
     assert snap.usage.total_tokens <= snap.usage.budget
+    # What the children read before the cancel is the parent's (to cite, or to report).
+    assert any(page_url(p) in run.state.pages for p in FIGURES)
+    assert set(run.state.pages) <= set(snap.read_urls)
 
 
 def test_shares_come_out_of_what_the_research_phase_has_left() -> None:

@@ -84,7 +84,8 @@ def split_planner(request: CompletionRequest) -> dict[str, Any]:
 
 
 def declining_planner(request: CompletionRequest) -> dict[str, Any]:
-    return {"think": "one problem", "split": False, "subproblems": []}
+    """Lists the parts but says not to split: the "no" is what counts."""
+    return {**split_planner(request), "think": "better researched as one", "split": False}
 
 
 def _allowed(request: CompletionRequest) -> set[str]:
