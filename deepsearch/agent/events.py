@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-
 # Which research emitted an event: "main", or a team child's id ("1", "2", ...).
 MAIN_AGENT = "main"
 

@@ -122,9 +122,7 @@ async def test_the_parent_cites_pages_only_a_child_read() -> None:
     result = await ResearchRun(QUESTION, deps, options(team_size=3)).run()
     cited = {ref.url for ref in result.references}
     assert cited & {page_url(p) for p in FIGURES}
-    parent_read = {
-        s.detail for s in result.steps if s.agent == "main" and s.action == "visit"
-    }
+    parent_read = {s.detail for s in result.steps if s.agent == "main" and s.action == "visit"}
     for url in cited:
         assert url in result.read_urls
         assert not any(url in d for d in parent_read)  # only a child read it
@@ -206,7 +204,9 @@ def test_merging_keeps_an_accepted_answer_pinned_and_any_child_reading() -> None
     merge_child(parent, child_state(BETA, "https://b.example/2"), bad)
     answers = [k for k in parent.knowledge if k.type == "qa"]
     assert [(k.question, k.answer, k.pinned) for k in answers] == [(BETA, "873,500", True)]
-    assert set(parent.pages) == set(parent.evidence) == {"https://b.example/1", "https://b.example/2"}
+    assert (
+        set(parent.pages) == set(parent.evidence) == {"https://b.example/1", "https://b.example/2"}
+    )
     assert parent.read_urls == ["https://b.example/1", "https://b.example/2"]
     assert parent.searched_queries == ["Beta"]
     assert all(parent.evidence[u].item in parent.knowledge for u in parent.evidence)

@@ -100,7 +100,9 @@ def _reject(run: ResearchRun, answer: str, verdict: RecheckVerdict) -> AnswerOut
             type="qa",
         )
     )
-    st.diary.append(f"Step {st.step}: a second, independent search contradicts my answer: {problem[:300]}")
+    st.diary.append(
+        f"Step {st.step}: a second, independent search contradicts my answer: {problem[:300]}"
+    )
     return AnswerOutcome(detail=f"answer rejected by the re-check: {problem[:200]}", rejected=True)
 
 
@@ -114,7 +116,9 @@ async def recheck_accepted(run: ResearchRun, outcome: AnswerOutcome) -> AnswerOu
     try:
         queries = await _queries(run, answer)
         if not queries:
-            return outcome.model_copy(update={"detail": f"{outcome.detail}; re-check: no new query"})
+            return outcome.model_copy(
+                update={"detail": f"{outcome.detail}; re-check: no new query"}
+            )
         results = await _search(run, queries)
         verdict = await _verdict(run, answer, results)
     except (BudgetExceeded, StructuredOutputError) as exc:

@@ -101,7 +101,11 @@ def _answer(known: list[str]) -> dict[str, Any]:
 def _fallback_move(allowed: set[str], listed: dict[str, int], known: list[str]) -> dict[str, Any]:
     """What to do when the wanted move is not allowed this step."""
     if "visit" in allowed and listed:
-        return {"think": "read", "action": "visit", "visit": {"url_indices": [min(listed.values())]}}
+        return {
+            "think": "read",
+            "action": "visit",
+            "visit": {"url_indices": [min(listed.values())]},
+        }
     if "search" in allowed:
         query = "census 2020 " + " ".join(known or list(FIGURES))
         return {"think": "search", "action": "search", "search": {"queries": [query]}}
