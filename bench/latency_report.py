@@ -145,15 +145,23 @@ def render(
     read_parts: dict[str, int] | None = None,
     read_requests: int = 0,
 ) -> str:
+    read_parts = read_parts or {}
+    return "\n".join(
+        [
+            _setup(len(rows), runs),
+            _results(rows, load),
+            _composition_section(parts, requests, read_parts, read_requests),
+        ]
+    )
+
+
+def _setup(questions: int, runs: int) -> str:
     low_p, high_p = (int(s * 1000) for s in PAGE_S)
     low_s, high_s = (int(s * 1000) for s in SEARCH_S)
-    share = parts.get("page evidence", 0) / (sum(parts.values()) or 1)
-    read_parts = read_parts or {}
-    read_share = read_parts.get("page evidence", 0) / (sum(read_parts.values()) or 1)
     return f"""## Wall time at real latency
 
 Command: `.venv/bin/python -m bench latency` (bench/latency.py; also run by `make bench`).
-{len(rows)} two-hop HotpotQA-100 questions (the first with exactly two gold pages), one at
+{questions} two-hop HotpotQA-100 questions (the first with exactly two gold pages), one at
 a time, each as `deepsearch "<question>" --json` in a fresh process (start-up counts),
 through the real `openai` SDK, against loopback fakes with simulated latency:
 an OpenAI-compatible server ({FIRST_TOKEN_S * 1000:.0f} ms to the first token +
@@ -177,8 +185,11 @@ count once). Start-up = process start to the first outside call. CPU = user + sy
 time of the deepsearch process (what the overhead costs; less sensitive to machine
 load than wall time). Tokens = the run's `--json` usage (the fake reports o200k_base
 counts).
+"""
 
-| # | question | answered correctly | LLM calls on critical path | LLM calls | tokens | searches | pages | start-up s | CPU s | wall s | critical path s | overhead |
+
+def _results(rows: list[Figures], load: str) -> str:
+    return f"""| # | question | answered correctly | LLM calls on critical path | LLM calls | tokens | searches | pages | start-up s | CPU s | wall s | critical path s | overhead |
 |---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 {_question_rows(rows)}
 
@@ -190,8 +201,15 @@ counts).
 
 LLM calls over all questions, by request schema: {_calls_by_kind(rows)}.
 Machine load at the end of the measurement: {load}
+"""
 
-Composition of the agent prompt, as the fake LLM received it (system prompt of every
+
+def _composition_section(
+    parts: dict[str, int], requests: int, read_parts: dict[str, int], read_requests: int
+) -> str:
+    share = parts.get("page evidence", 0) / (sum(parts.values()) or 1)
+    read_share = read_parts.get("page evidence", 0) / (sum(read_parts.values()) or 1)
+    return f"""Composition of the agent prompt, as the fake LLM received it (system prompt of every
 agent step, tokens by o200k_base; "page evidence" = `<knowledge-N type="url">` items,
 "search snippets" = `type="side-info"`, "question and queries" = original/current
 question, queries done, open sub-questions; "instructions" = everything else). Each page

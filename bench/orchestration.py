@@ -176,10 +176,8 @@ def time_run(steps: int) -> tuple[float, float, list[int]]:
     return (loop_end - started) * 1000 / steps, (ended - loop_end) * 1000, sizes
 
 
-def run() -> str:
-    from deepsearch.llm.tokens import get_encoding
-
-    get_encoding()  # load the vocabulary outside the timings
+def _step_costs() -> tuple[list[tuple[int, float, float]], list[int]]:
+    """(steps, median ms per step, median finalizing ms) rows, and the 200-step prompt sizes."""
     rows = []
     sizes_200: list[int] = []
     for steps in (10, 50, 200):
@@ -191,14 +189,25 @@ def run() -> str:
             if steps == 200:
                 sizes_200 = sizes
         rows.append((steps, statistics.median(samples), statistics.median(finals)))
-    growth = rows[-1][1] / rows[0][1]
+    return rows, sizes_200
 
+
+def _concurrent_vs_sequential() -> tuple[float, float]:
     started = time.perf_counter()
     asyncio.run(build(10, llm_delay=0.3, web_delay=0.3).run())
     concurrent = time.perf_counter() - started
     started = time.perf_counter()
     asyncio.run(build(10, llm_delay=0.3, web_delay=0.3, serial=True).run())
-    sequential = time.perf_counter() - started
+    return concurrent, time.perf_counter() - started
+
+
+def run() -> str:
+    from deepsearch.llm.tokens import get_encoding
+
+    get_encoding()  # load the vocabulary outside the timings
+    rows, sizes_200 = _step_costs()
+    growth = rows[-1][1] / rows[0][1]
+    concurrent, sequential = _concurrent_vs_sequential()
 
     checkpoints = [1, 10, 25, 50, 100, 150, 200]
     prompt_rows = "\n".join(

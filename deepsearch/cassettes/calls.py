@@ -72,7 +72,7 @@ def load_error(stored: dict[str, Any]) -> BaseException:
         for attr in ERROR_ATTRS:
             if attr in stored:
                 setattr(exc, attr, stored[attr])
-        if issubclass(cls, ProviderError):
+        if isinstance(exc, ProviderError):
             exc.provider = str(stored.get("provider", ""))
             exc.model = str(stored.get("model", ""))
         if hasattr(cls, "failures") or cls.__name__ in ("AllProvidersFailed", "SearchUnavailable"):

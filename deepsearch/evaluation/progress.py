@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from deepsearch.evaluation.results import ResultLine
 
@@ -18,7 +25,7 @@ class EvalProgress:
         self.correct = 0
         self.console = console or Console(stderr=True, highlight=False)
         self._bar: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
 
     def describe(self) -> str:
         share = f"{self.correct / self.done:.0%}" if self.done else "-"
