@@ -13,12 +13,13 @@ from deepsearch.agent.events import StepFinished, StepStarted
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.team import testing as team_world
 from deepsearch.agent.team.budget import MIN_CHILD_BUDGET, ShareTracker, budget_shares
-from deepsearch.agent.team.testing import FIGURES, QUESTION, World, page_url
+from deepsearch.agent.team.testing import FIGURES, QUESTION, World, page_url, parts_in
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import Usage
 from deepsearch.llm.tracker import TokenTracker
 from tests.agent.helpers import latency_client, make_deps, max_overlap, options
 
+PARTS_FIGURES = [FIGURES[p] for p in parts_in(QUESTION)]
 BETA = "What was the population of Beta in 2020?"
 
 
@@ -43,7 +44,9 @@ async def test_a_split_into_three_children_stays_within_their_shares() -> None:
     assert sum(m.tokens for m in result.team) < result.usage.total_tokens <= result.usage.budget
     assert {s.agent for s in result.steps} == {"main", "1", "2", "3"}
     assert [s.agent for s in result.steps][0] == "main"  # the search the planner saw
-    for figure in FIGURES.values():
+    # With the sub-answers in its knowledge the parent may answer at once.
+    assert [s.action for s in result.steps if s.agent == "main"] == ["search", "answer"]
+    for figure in PARTS_FIGURES:
         assert figure in result.answer
     # Each child researched its own sub-problem (not the parent's question).
     questions = {c.messages[0].content for c in provider.calls_for("agent")}
@@ -155,7 +158,7 @@ async def test_cancelling_the_parent_cancels_every_child_and_keeps_the_partial_r
     assert snap.steps[0].agent == "main" and snap.steps[0].action == "search"
     assert snap.usage.total_tokens <= snap.usage.budget
     # What the children read before the cancel is the parent's (to cite, or to report).
-    assert any(page_url(p) in run.state.pages for p in FIGURES)
+    assert any(page_url(p) in run.state.pages for p in parts_in(QUESTION))
     assert set(run.state.pages) <= set(snap.read_urls)
 
 

@@ -100,6 +100,10 @@ class TeamMode:
             for child in self.children:
                 merge_child(run.state, child.run.state, child.member())
             run.state.diary.append(_diary_line(run.state.step, self.children))
+        if any(c.result is not None and c.result.status == "answered" for c in self.children):
+            # The search step barred answering next ("snippets are no evidence"); with
+            # accepted sub-answers in the knowledge that reason is gone.
+            run.state.flags = AllowFlags()
 
     @staticmethod
     def preset_flags(flags: AllowFlags, options: RunOptions) -> AllowFlags:

@@ -2,7 +2,9 @@
 
 "Compare the 2020 populations of Alpha, Beta and Gamma" is three questions at once.
 Each part's figure is on its own page, found by searching that part's name; search
-snippets never carry the figure, so only reading it (or a child's answer) does. The
+snippets never carry the figure, so only reading it (or a child's answer) does. With
+`hops=2` a part takes two hops: its census page only names the yearbook (a made-up
+word) whose page, found by searching that word, has the figure. The
 scripted model is a policy, not a script: from the prompt it got it works out which
 parts are still unknown and researches them one at a time (as agents tend to on a
 comparison), then answers with every figure it found. Planner, evaluator, rewriter and
@@ -21,8 +23,30 @@ from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult
 
-FIGURES = {"alpha": "1,204,000", "beta": "873,500", "gamma": "2,310,900"}
+FIGURES = {
+    "alpha": "1,204,000",
+    "beta": "873,500",
+    "gamma": "2,310,900",
+    "delta": "412,700",
+    "epsilon": "3,045,100",
+    "zeta": "658,200",
+}
+YEARBOOKS = {
+    "alpha": "Korvath",
+    "beta": "Mirelle",
+    "gamma": "Tesquon",
+    "delta": "Vandrim",
+    "epsilon": "Olbaset",
+    "zeta": "Pruvenka",
+}
 QUESTION = "Compare the 2020 populations of Alpha, Beta and Gamma."
+# Multi-part questions of the team benchmark (bench/team.py).
+QUESTIONS = [
+    QUESTION,
+    "Which had more people in 2020: Delta or Epsilon?",
+    "Rank Zeta, Alpha and Delta by their 2020 population.",
+    "What were the 2020 populations of Beta, Epsilon and Zeta?",
+]
 _URL_LINE = re.compile(r"\[(\d+)\][^\n]*?(https?://\S+)")
 Planner = Callable[[CompletionRequest], dict[str, Any]]
 
@@ -31,14 +55,33 @@ def page_url(part: str) -> str:
     return f"https://stats.example.org/{part}-census"
 
 
-def page_text(part: str) -> str:
+def yearbook_url(part: str) -> str:
+    return f"https://yearbook.example.com/{YEARBOOKS[part].lower()}"
+
+
+def page_text(part: str, *, hops: int = 1) -> str:
     name = part.capitalize()
+    fact = (
+        f"{name} had a population of {FIGURES[part]} in 2020, according to the census."
+        if hops == 1
+        else f"The detailed 2020 count for {name} is published in the {YEARBOOKS[part]} yearbook."
+    )
     return (
         f"{name} census results\n\n"
         f"The national statistics office published the 2020 census of {name} in spring. "
-        f"{name} had a population of {FIGURES[part]} in 2020, according to the census. "
-        f"The count was carried out door to door over six weeks.\n\n"
+        f"{fact} The count was carried out door to door over six weeks.\n\n"
         f"Earlier counts in {name} were made in 2010 and 2000; the method changed little."
+    )
+
+
+def yearbook_text(part: str) -> str:
+    name, book = part.capitalize(), YEARBOOKS[part]
+    return (
+        f"The {book} yearbook, 2020 edition\n\n"
+        f"Table 1 of the {book} yearbook gives the final census count. "
+        f"{name} had a population of {FIGURES[part]} in 2020, according to the census. "
+        f"Figures are rounded to the nearest hundred.\n\n"
+        f"The yearbook also lists births, deaths and migration for the year."
     )
 
 
@@ -57,6 +100,16 @@ def _results(query: SearchQuery) -> list[SearchResult]:
         )
         for part in parts_in(query.q)
     ]
+    found += [
+        SearchResult(
+            title=f"The {book} yearbook",
+            url=yearbook_url(part),
+            snippet=f"The {book} statistical yearbook, 2020 edition.",
+            provider="fake",
+        )
+        for part, book in YEARBOOKS.items()
+        if book.lower() in query.q.lower()
+    ]
     noise = SearchResult(
         title="Census methods",
         url="https://methods.example.net/census",
@@ -66,8 +119,11 @@ def _results(query: SearchQuery) -> list[SearchResult]:
     return [*found, noise]
 
 
-def web(*, search_delay_s: float = 0.0, read_delay_s: float = 0.0) -> tuple[FakeSearch, FakeReader]:
-    pages: dict[str, str] = {page_url(p): page_text(p) for p in FIGURES}
+def web(
+    *, hops: int = 1, search_delay_s: float = 0.0, read_delay_s: float = 0.0
+) -> tuple[FakeSearch, FakeReader]:
+    pages: dict[str, str] = {page_url(p): page_text(p, hops=hops) for p in FIGURES}
+    pages |= {yearbook_url(p): yearbook_text(p) for p in FIGURES}
     pages["https://methods.example.net/census"] = "Censuses count people. " * 20
     return (
         FakeSearch(_results, delay_s=search_delay_s),
@@ -107,28 +163,37 @@ def _fallback_move(allowed: set[str], listed: dict[str, int], known: list[str]) 
             "visit": {"url_indices": [min(listed.values())]},
         }
     if "search" in allowed:
-        query = "census 2020 " + " ".join(known or list(FIGURES))
+        query = "census 2020 " + " ".join(known or list(FIGURES)[:1])
         return {"think": "search", "action": "search", "search": {"queries": [query]}}
     if "reflect" in allowed:
         return {"think": "think", "action": "reflect", "reflect": {"questions": []}}
     return _answer(known)
 
 
+def _next_hop(part: str, system: str) -> tuple[str, str]:
+    """(page to read, query to search) for the part: its yearbook once a read page
+    named it, else its census page. A word alone as the query: shared template words
+    would make the queries of different parts read as near-duplicates."""
+    book = YEARBOOKS[part]
+    if book in system:
+        return yearbook_url(part), book
+    return page_url(part), part.capitalize()
+
+
 def agent_step(request: CompletionRequest) -> dict[str, Any]:
     """Research the first unknown part of the current question: read its page when it
     is listed, else search for it; answer once every part's figure is in the prompt."""
-    needed = parts_in(request.messages[0].content) or list(FIGURES)
+    needed = parts_in(request.messages[0].content) or list(FIGURES)[:1]
     known = [p for p in needed if FIGURES[p] in request.system]
     allowed = _allowed(request)
     listed = {url: int(i) for i, url in _URL_LINE.findall(request.system)}
     if len(known) == len(needed):
         return _answer(known) if "answer" in allowed else _fallback_move(allowed, listed, known)
-    missing = [p for p in needed if p not in known]
-    target = listed.get(page_url(missing[0]))
+    url, query = _next_hop([p for p in needed if p not in known][0], request.system)
+    target = listed.get(url)
     if target is not None and "visit" in allowed:
         return {"think": "read it", "action": "visit", "visit": {"url_indices": [target]}}
     if "search" in allowed:
-        query = missing[0].capitalize()  # a name alone: template words would read as duplicates
         return {"think": "look it up", "action": "search", "search": {"queries": [query]}}
     return _fallback_move(allowed, listed, known)
 
