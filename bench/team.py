@@ -109,8 +109,9 @@ def _summary(runs: list[Figures], hops: int) -> list[str]:
     team = [f for f in runs if f.team_size == 3 and f.hops == hops]
     wall = [t.wall_s / s.wall_s for s, t in zip(solo, team, strict=True)]
     tokens = [t.tokens / s.tokens for s, t in zip(solo, team, strict=True)]
+    verdict = "faster" if statistics.median(wall) < 1 else "slower"
     return [
-        f"- **{hops} hop{'s' if hops > 1 else ''} per part.** "
+        f"- **{hops} hop{'s' if hops > 1 else ''} per part: a team is {verdict}.** "
         f"Median wall time: **{statistics.median(f.wall_s for f in solo):.1f} s** alone, "
         f"**{statistics.median(f.wall_s for f in team):.1f} s** with --team-size 3 "
         f"(median ratio {statistics.median(wall):.2f}).",
@@ -141,14 +142,16 @@ def render(runs: list[Figures]) -> str:
         "",
         *(" ".join(_summary(runs, hops)) for hops in sorted({f.hops for f in runs})),
         "",
-        "A team pays for its planner call, each child's question classification and "
-        "evaluation, and the parent's own evaluated answer: more tokens, for parts "
-        "researched side by side instead of one after another.",
+        "A team pays a fixed cost in LLM rounds and tokens: the planner call, each child's "
+        "question classification and evaluated answer, and the parent's own evaluated "
+        "answer. What it buys is the parts researched side by side instead of one after "
+        "another, which pays more the more steps a part takes.",
     ]
     return "\n".join(lines)
 
 
 async def _all(scale: float) -> list[Figures]:
+    await measure(world.QUESTION, 1, hops=1, scale=0.0)  # warm-up: tokenizer, imports
     runs = []
     for hops in HOPS:
         for question in world.QUESTIONS:
