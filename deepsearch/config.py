@@ -35,7 +35,41 @@ ToolName = Literal[
 ProviderName = Literal["gemini", "openai", "ollama"]
 SearchProviderName = Literal["duckduckgo", "searxng", "jina", "brave", "serper", "local"]
 Effort = Literal["low", "medium", "high"]
-EFFORT_BUDGETS: dict[str, int] = {"low": 100_000, "medium": 500_000, "high": 1_000_000}
+
+
+class EffortPreset(BaseModel):
+    """What an effort level sets; any key set by a flag, the environment or the user
+    file wins over it (README: "Team mode and effort")."""
+
+    model_config = ConfigDict(frozen=True)
+    budget: int
+    max_steps: int
+    max_bad_attempts: int
+    direct_answer: bool
+    reflect: bool
+    team_size: int
+    recheck: bool
+
+
+EFFORT_PRESETS: dict[str, EffortPreset] = {
+    # speed: few steps, no reflect, one evaluation attempt, a smaller budget
+    "low": EffortPreset(
+        budget=100_000, max_steps=10, max_bad_attempts=1, direct_answer=True,
+        reflect=False, team_size=1, recheck=False,
+    ),
+    "medium": EffortPreset(  # balanced: the shipped config.json values
+        budget=500_000, max_steps=100, max_bad_attempts=2, direct_answer=True,
+        reflect=True, team_size=1, recheck=False,
+    ),
+    # thorough: a team of two when the planner splits, more attempts, a re-check
+    "high": EffortPreset(
+        budget=1_000_000, max_steps=100, max_bad_attempts=3, direct_answer=True,
+        reflect=True, team_size=2, recheck=True,
+    ),
+}  # fmt: skip
+EFFORT_BUDGETS: dict[str, int] = {name: p.budget for name, p in EFFORT_PRESETS.items()}
+# The agent.* keys a preset fills (the budget goes through AgentConfig.token_budget).
+PRESET_KEYS = ("max_steps", "max_bad_attempts", "direct_answer", "reflect", "team_size", "recheck")
 # The smallest budget a run can actually spend: an agent step's prompt is ~1k tokens
 # plus its output, so this leaves a few steps, Beast Mode's 15% and the finalizer.
 MIN_BUDGET = 10_000
@@ -168,6 +202,10 @@ class AgentConfig(_Strict):
     timeout_s: float | None = Field(None, gt=0)
     max_bad_attempts: int = Field(2, ge=1, le=10)
     direct_answer: bool = True
+    # Team mode: up to this many concurrent sub-researches (deepsearch/agent/team/).
+    team_size: int = Field(1, ge=1, le=8)
+    reflect: bool = True  # offer the reflect action (effort low turns it off)
+    recheck: bool = False  # hold an accepted answer against a second search (effort high)
     max_references: int = Field(10, ge=0, le=50)
     language: str | None = None
     boost_hostnames: HostList = Field(default_factory=list)
@@ -414,6 +452,7 @@ def load_config(
             continue
         _set_dotted(merged, dotted, value)
         sources[dotted] = (override_labels or {}).get(dotted, "flag")
+    apply_effort_preset(merged, sources)
 
     try:
         settings = Settings.model_validate(merged)
@@ -422,6 +461,25 @@ def load_config(
     return LoadedConfig(
         settings=settings, sources=sources, user_file=str(user_path) if user_path else None
     )
+
+
+def apply_effort_preset(merged: dict[str, Any], sources: dict[str, str]) -> None:
+    """Fill the preset of the effective effort into every PRESET_KEYS key that only the
+    shipped defaults set (flags, environment and user file win); its source becomes
+    `effort <level>` where the value changes."""
+    agent = merged.get("agent")
+    effort = agent.get("effort", "medium") if isinstance(agent, dict) else "medium"
+    preset = EFFORT_PRESETS.get(effort) if isinstance(effort, str) else None
+    if preset is None:  # validation names the bad value
+        return
+    for key in PRESET_KEYS:
+        dotted = f"agent.{key}"
+        if sources.get(dotted, "default") != "default":
+            continue
+        value = getattr(preset, key)
+        if not isinstance(agent, dict) or agent.get(key) != value:
+            _set_dotted(merged, dotted, value)
+            sources[dotted] = f"effort {effort}"
 
 
 SECRET_MASK = "****"
