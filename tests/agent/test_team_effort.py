@@ -3,7 +3,11 @@ accepted answer re-checked against a second, independent search (high)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from deepsearch.agent.deps import AgentDeps
 from deepsearch.agent.loop import ResearchRun
@@ -98,3 +102,93 @@ async def test_rechecks_are_limited_so_disagreeing_sources_still_end() -> None:
     rejected = [s for s in result.steps if "rejected by the re-check" in s.detail]
     assert len(rejected) == MAX_RECHECKS == router.queries
     assert result.status == "answered"  # accepted by the evaluator once re-checks ran out
+
+
+# ----------------------------------------------------------------- the presets
+
+
+def settings_for(*, file: dict[str, Any] | None = None, tmp: Any = None, **flags: Any) -> Any:
+    from deepsearch.config import load_config
+
+    path = None
+    if file is not None:
+        path = tmp / "config.json"
+        path.write_text(json.dumps(file), "utf-8")
+    overrides = {f"agent.{k}": v for k, v in flags.items()}
+    return load_config(environ={}, overrides=overrides, config_file=path)
+
+
+@pytest.mark.parametrize("effort", ["low", "medium", "high"])
+def test_each_effort_sets_its_preset(effort: str) -> None:
+    from deepsearch.config import EFFORT_PRESETS
+    from deepsearch.runtime import run_options
+
+    settings = settings_for(effort=effort).settings
+    preset = EFFORT_PRESETS[effort]
+    assert settings.agent.token_budget == preset.budget
+    opts = run_options(settings)
+    got = {k: getattr(opts, k) for k in ("max_steps", "max_bad_attempts", "direct_answer")}
+    got |= {k: getattr(opts, k) for k in ("reflect", "team_size", "recheck")}
+    assert got == preset.model_dump(exclude={"budget"})
+
+
+def test_medium_is_the_shipped_configuration() -> None:
+    from deepsearch.config import EFFORT_PRESETS
+    from deepsearch.resources import default_config_path
+
+    shipped = json.loads(default_config_path().read_text("utf-8"))["agent"]
+    preset = EFFORT_PRESETS["medium"].model_dump(exclude={"budget"})
+    assert {k: shipped[k] for k in preset} == preset
+
+
+def test_explicit_settings_win_over_the_preset(tmp_path: Path) -> None:
+    loaded = settings_for(effort="low", max_steps=40, team_size=3)
+    agent = loaded.settings.agent
+    assert (agent.max_steps, agent.team_size) == (40, 3)
+    assert agent.max_bad_attempts == 1 and agent.reflect is False  # the rest of low
+    assert loaded.sources["agent.reflect"] == "effort low"
+    loaded = settings_for(file={"agent": {"effort": "high", "recheck": False}}, tmp=tmp_path)
+    agent = loaded.settings.agent
+    assert agent.recheck is False and agent.team_size == 2 and agent.token_budget == 1_000_000
+    assert settings_for(effort="high", budget=50_000).settings.agent.token_budget == 50_000
+
+
+def test_the_readme_lists_each_presets_exact_settings() -> None:
+    from deepsearch.config import EFFORT_PRESETS
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text("utf-8")
+    section = readme.split("## Team mode and effort", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| low") or line.startswith("| medium") or line.startswith("| high")
+    ]
+
+    def shown(value: object) -> str:
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        return f"{value:,}"
+
+    table = {row[0]: row[1:] for row in rows}
+    assert set(table) == set(EFFORT_PRESETS)
+    for name, preset in EFFORT_PRESETS.items():
+        values = preset.model_dump()
+        order = ["budget", "max_steps", "max_bad_attempts", "direct_answer", "reflect"]
+        order += ["team_size", "recheck"]
+        assert table[name] == [shown(values[k]) for k in order], name
+
+
+async def test_low_effort_never_offers_reflect_and_high_rechecks_with_a_team() -> None:
+    from deepsearch.runtime import run_options
+
+    deps, provider, _ = deps_for(World())
+    low = run_options(settings_for(effort="low").settings)
+    await ResearchRun(QUESTION, deps, low).run()
+    assert all("reflect" not in offered(c) for c in provider.calls_for("agent"))
+    deps, provider, search = deps_for(World())
+    high = run_options(settings_for(effort="high").settings)
+    result = await ResearchRun(QUESTION, deps, high).run()
+    assert len(result.team) == 2  # the planner's three parts, held to the team size
+    assert RECHECK_QUERY in [q.q for q in search.queries]
+    assert result.status == "answered"
+    assert all(figure in result.answer for figure in PARTS_FIGURES)
