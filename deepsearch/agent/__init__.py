@@ -2,8 +2,9 @@
 
 Top level holds the loop and what it is made of: the run (`loop`), its state
 (`state`), the step schema (`schema`), what the model may do next (`gating`), the
-prompt (`context`, `prompts`), the events it emits (`events`) and its result
-(`result`). The sub-packages own the jobs the loop delegates:
+prompt (`context`, rendered from `prompts/`; the limits it and the schema state:
+`limits`), the events it emits (`events`) and its result (`result`). The
+sub-packages own the jobs the loop delegates:
 
 - `actions/`: one handler per action the model can choose;
 - `retrieval/`: ranking URLs, similarity, passages, query rewriting, evidence in view;

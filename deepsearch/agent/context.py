@@ -11,11 +11,12 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from deepsearch.agent.prompts import render
-from deepsearch.agent.schema import AllowFlags
+from deepsearch.agent import limits
+from deepsearch.agent.schema import ActionName, AllowFlags
 from deepsearch.agent.state import AgentState
-from deepsearch.agent.types import KnowledgeItem
+from deepsearch.agent.types import KnowledgeItem, ScoredUrl
 from deepsearch.llm.tokens import count_tokens
+from deepsearch.prompts import render
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_DIARY_ENTRIES = 12
@@ -42,9 +43,23 @@ def relevance(question: str, item: KnowledgeItem) -> float:
 
 
 def format_item(index: int, item: KnowledgeItem) -> str:
-    refs = f"\nsources: {', '.join(item.references[:5])}" if item.references else ""
-    when = f" (updated {item.updated})" if item.updated else ""
-    return f'<knowledge-{index} type="{item.type}"{when}>\nQ: {item.question}\nA: {item.answer}{refs}\n</knowledge-{index}>'
+    sources = ""
+    if item.references:
+        sources = "\n" + render(
+            "context/knowledge_item_sources", urls=", ".join(item.references[:5])
+        )
+    updated = (
+        " " + render("context/knowledge_item_updated", date=item.updated) if item.updated else ""
+    )
+    return render(
+        "context/knowledge_item",
+        index=index,
+        type=item.type,
+        updated=updated,
+        question=item.question,
+        answer=item.answer,
+        sources=sources,
+    )
 
 
 def item_tokens(item: KnowledgeItem) -> int:
@@ -100,50 +115,69 @@ def select_knowledge(
 
 
 def render_context(state: AgentState, knowledge: Sequence[KnowledgeItem], omitted: int) -> str:
-    parts = [f"<original-question>\n{state.question}\n</original-question>"]
+    parts = [render("context/original_question", question=state.question)]
     if state.current_question != state.question:
-        parts.append(f"<current-question>\n{state.current_question}\n</current-question>")
+        parts.append(render("context/current_question", question=state.current_question))
     if knowledge:
         # Blank lines between items let token counting cache each item (see count_tokens).
-        body = "\n\n".join(format_item(item.id, item) for item in knowledge)
-        note = f"\n({omitted} older or less relevant items not shown)" if omitted else ""
-        parts.append(f"<knowledge>\n{body}{note}\n</knowledge>")
+        items = "\n\n".join(format_item(item.id, item) for item in knowledge)
+        note = "\n" + render("context/knowledge_omitted", count=omitted) if omitted else ""
+        parts.append(render("context/knowledge", items=items, omitted=note))
     if state.diary:
-        parts.append("<diary>\n" + "\n".join(state.diary[-MAX_DIARY_ENTRIES:]) + "\n</diary>")
+        entries = "\n".join(state.diary[-MAX_DIARY_ENTRIES:])
+        parts.append(render("context/diary", entries=entries))
     if state.searched_queries:
         shown = state.searched_queries[-MAX_QUERIES_SHOWN:]
-        parts.append("<queries-done>\n" + "; ".join(shown) + "\n</queries-done>")
+        parts.append(render("context/queries_done", queries="; ".join(shown)))
     if len(state.gaps) > 1:
         pending = [g for g in state.gaps if g != state.question]
-        parts.append(
-            "<open-sub-questions>\n"
-            + "\n".join(f"- {g}" for g in pending)
-            + "\n</open-sub-questions>"
-        )
+        lines = "\n".join(render("context/open_sub_question", question=g) for g in pending)
+        parts.append(render("context/open_sub_questions", questions=lines))
     return "\n\n".join(parts)
 
 
-def render_url_list(state: AgentState) -> str:
-    lines = [
-        f"[{u.index}] (score {u.score:.2f}) {u.url}\n    "
-        + (
-            f"link on a read page: {u.title}"
-            if u.origin == "link"
-            else f"{u.title}: {u.snippet[:200]}"
+def _url_line(url: ScoredUrl) -> str:
+    score = f"{url.score:.2f}"
+    if url.origin == "link":
+        return render(
+            "context/url_link", index=url.index, score=score, url=url.url, title=url.title
         )
-        for u in state.shown_urls
-    ]
-    return "\n".join(lines) if lines else "(no URLs yet)"
+    return render(
+        "context/url_hit",
+        index=url.index,
+        score=score,
+        url=url.url,
+        title=url.title,
+        snippet=url.snippet[:200],
+    )
+
+
+def render_url_list(state: AgentState) -> str:
+    lines = [_url_line(u) for u in state.shown_urls]
+    return "\n".join(lines) if lines else render("context/no_urls")
 
 
 def render_requirements(state: AgentState, *, for_original: bool) -> str:
     if not for_original or not state.improvement_plans:
         return ""
     plans = "\n".join(
-        f"<reviewer-{i + 1}>\n{plan}\n</reviewer-{i + 1}>"
+        render("context/reviewer_plan", number=i + 1, plan=plan)
         for i, plan in enumerate(state.improvement_plans)
     )
-    return f"Earlier answers were rejected. Meet these requirements:\n{plans}"
+    return render("context/requirements", plans=plans)
+
+
+def _action_section(name: ActionName, state: AgentState, language: str, requirements: str) -> str:
+    """One allowed action's instructions; the limits it states come from agent/limits.py."""
+    if name == "search":
+        return render("actions/search", max_queries=limits.MAX_QUERIES)
+    if name == "visit":
+        return render("actions/visit", max_visits=limits.MAX_VISITS, urls=render_url_list(state))
+    if name == "reflect":
+        return render("actions/reflect", max_subquestions=limits.MAX_SUBQUESTIONS)
+    if name == "answer":
+        return render("actions/answer", language=language, requirements=requirements)
+    return render("actions/coding")
 
 
 def render_actions(state: AgentState, flags: AllowFlags, *, language: str, beast: bool) -> str:
@@ -151,14 +185,7 @@ def render_actions(state: AgentState, flags: AllowFlags, *, language: str, beast
     requirements = render_requirements(state, for_original=for_original)
     if beast:
         return render("actions/beast", language=language, requirements=requirements)
-    sections = []
-    for name in flags.allowed():
-        if name == "visit":
-            sections.append(render("actions/visit", urls=render_url_list(state)))
-        elif name == "answer":
-            sections.append(render("actions/answer", language=language, requirements=requirements))
-        else:
-            sections.append(render(f"actions/{name}"))
+    sections = [_action_section(name, state, language, requirements) for name in flags.allowed()]
     return "\n\n".join(sections)
 
 

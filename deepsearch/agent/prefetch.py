@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from deepsearch.agent.schema import MAX_VISITS
+from deepsearch.agent.limits import MAX_VISITS
 from deepsearch.web.types import Page, Reader, ReadFailure
 
 DEFAULT_LIMIT = MAX_VISITS  # what one visit reads

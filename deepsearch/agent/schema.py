@@ -13,29 +13,28 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, model_validator
 
+from deepsearch.agent.limits import MAX_QUERIES, MAX_SUBQUESTIONS, MAX_VISITS
+
 ActionName = Literal["search", "visit", "reflect", "answer", "coding"]
 ACTION_ORDER: tuple[ActionName, ...] = ("search", "visit", "reflect", "answer", "coding")
-
-MAX_QUERIES = 5
-MAX_VISITS = 5
-MAX_SUBQUESTIONS = 2
 
 
 class SearchPayload(BaseModel):
     queries: list[str] = Field(
-        max_length=MAX_QUERIES, description="up to 5 short keyword queries, none already run"
+        max_length=MAX_QUERIES,
+        description=f"up to {MAX_QUERIES} short keyword queries, none already run",
     )
 
 
 class VisitPayload(BaseModel):
     url_indices: list[int] = Field(
-        max_length=MAX_VISITS, description="up to 5 indices from the numbered URL list"
+        max_length=MAX_VISITS, description=f"up to {MAX_VISITS} indices from the numbered URL list"
     )
 
 
 class ReflectPayload(BaseModel):
     questions: list[str] = Field(
-        max_length=MAX_SUBQUESTIONS, description="up to 2 new sub-questions"
+        max_length=MAX_SUBQUESTIONS, description=f"up to {MAX_SUBQUESTIONS} new sub-questions"
     )
 
 

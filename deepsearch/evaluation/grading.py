@@ -11,10 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from deepsearch.agent.prompts import render
 from deepsearch.evaluation.results import Grade
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
+from deepsearch.prompts import render
 
 GraderName = Literal["llm", "exact"]
 ATTEMPTED_STATUSES = frozenset({"answered", "forced"})
@@ -65,10 +65,11 @@ class GraderReply(BaseModel):
 
 
 def grader_messages(question: str, gold: str, aliases: Sequence[str], answer: str) -> list[Message]:
-    targets = gold if not aliases else f"{gold} (also accepted: {'; '.join(aliases)})"
-    content = (
-        f"<question>\n{question}\n</question>\n<gold-target>\n{targets}\n</gold-target>\n"
-        f"<predicted-answer>\n{answer_body(answer).strip()}\n</predicted-answer>"
+    targets = (
+        gold if not aliases else render("grader_targets", gold=gold, aliases="; ".join(aliases))
+    )
+    content = render(
+        "grader_input", question=question, targets=targets, answer=answer_body(answer).strip()
     )
     return [Message(role="user", content=content)]
 

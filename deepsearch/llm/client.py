@@ -39,6 +39,7 @@ from deepsearch.llm.tokens import (
     upper_bound_tokens,
 )
 from deepsearch.llm.tracker import TokenTracker
+from deepsearch.prompts import render
 
 T = TypeVar("T", bound=BaseModel)
 MIN_OUTPUT_TOKENS = 256
@@ -90,6 +91,12 @@ def _trim_to_limits(value: Any, error: ValidationError) -> Any:
     return fixed if changed else value
 
 
+def _retry_prompt(problem: str, finish_reason: str | None) -> str:
+    """The corrective retry's message: what was wrong, and a nudge when it was cut off."""
+    cut_off = render("llm/retry_cut_off") + "\n" if finish_reason == "length" else ""
+    return render("llm/retry", problem=problem, cut_off=cut_off)
+
+
 class LLMClient:
     """Structured and free-text generation over one provider, with budget and usage."""
 
@@ -134,18 +141,7 @@ class LLMClient:
         # One corrective retry: show the model exactly what was wrong.
         history += [
             Message(role="assistant", content=completion.text[:4000]),
-            Message(
-                role="user",
-                content=(
-                    f"That reply was not valid: {problem}\n"
-                    + (
-                        "It was cut off at the output-token limit: be much more concise.\n"
-                        if completion.finish_reason == "length"
-                        else ""
-                    )
-                    + "Reply again with only one JSON object that matches the schema."
-                ),
-            ),
+            Message(role="user", content=_retry_prompt(problem, completion.finish_reason)),
         ]
         retry, retry_usage = await self._call(tool, system, history, json_schema, schema.__name__)
         usage = usage + retry_usage
@@ -155,11 +151,8 @@ class LLMClient:
 
         # Last resort: a distilled schema on the fallback model, extracting from the reply.
         source = retry.text if retry.text.strip() else completion.text
-        fb_system = (
-            "Extract the fields described by the JSON schema from the text the user gives. "
-            "Reply with one JSON object only."
-        )
-        fb_messages = [Message(role="user", content=source[:8000] or "(empty reply)")]
+        fb_system = render("llm/fallback")
+        fb_messages = [Message(role="user", content=source[:8000] or render("llm/empty_reply"))]
         fallback, fb_usage = await self._call(
             "fallback", fb_system, fb_messages, distill_schema(json_schema), schema.__name__
         )
@@ -236,13 +229,13 @@ class LLMClient:
         text = completion.text
         if completion.finish_reason == "length" and not _is_complete_json(text):
             # Repairing a reply cut off mid-JSON would validate a truncated answer.
-            return None, "the reply was cut off at the output-token limit before the JSON ended"
+            return None, render("llm/problem_cut_off")
         try:
             data = parse_json_lenient(text)
         except ParseFailure as exc:
             return None, str(exc)
         if _has_non_finite(data):  # NaN/Infinity parse in Python but are never valid JSON
-            return None, "the reply contains NaN or Infinity, which JSON does not allow"
+            return None, render("llm/problem_non_finite")
         # Strict mode sends null for an optional field it had to make nullable.
         data = drop_null_defaults(_json_schema(schema), data)
         try:

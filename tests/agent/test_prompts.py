@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
+import json
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+from pydantic import BaseModel, Field
 
-from deepsearch.agent.context import build_system_prompt
-from deepsearch.agent.prompts import PromptError, render, template_variables
+import deepsearch
+from deepsearch.agent import limits
+from deepsearch.agent.context import build_system_prompt, render_actions
+from deepsearch.agent.retrieval.rewrite import make_query_rewriter
+from deepsearch.agent.retrieval.similarity import LexicalSimilarity
 from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import ScoredUrl
+from deepsearch.llm.base import Completion, CompletionRequest, Message
+from deepsearch.llm.testing import scripted_client
+from deepsearch.prompts import PromptError, render, template_variables
 from deepsearch.resources import prompts_dir
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -53,3 +65,180 @@ def test_prompt_actions_match_the_schema(allowed: tuple[str, ...]) -> None:
     in_schema = set(action.get("enum") or [action["const"]])
     assert in_prompt == in_schema == set(allowed)
     assert set(schema) - {"think", "action"} == set(allowed)
+
+
+# --------------------------------------------------- every template is used, fully
+
+
+def _render_calls() -> list[tuple[str, str | None, set[str], bool]]:
+    """Every call of deepsearch.prompts.render in the package, read from the source:
+    (where, template name if literal, keyword names, has a ** splat)."""
+    calls = []
+    package = Path(deepsearch.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "deepsearch.prompts"
+            for alias in node.names
+            if alias.name == "render"
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id not in names:
+                    continue
+                first = node.args[0] if node.args else None
+                literal = first.value if isinstance(first, ast.Constant) else None
+                keywords = {k.arg for k in node.keywords if k.arg is not None}
+                splat = any(k.arg is None for k in node.keywords)
+                calls.append(
+                    (f"{path.relative_to(package)}:{node.lineno}", literal, keywords, splat)
+                )
+    return calls
+
+
+def _template_names() -> list[str]:
+    root = prompts_dir()
+    names = sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.md"))
+    # Diary lines have their own writer and test (the state's diary), not render() calls.
+    return [n for n in names if not n.startswith("diary")]
+
+
+def test_every_template_is_rendered_by_the_code_with_exactly_its_variables() -> None:
+    calls = _render_calls()
+    assert len(calls) > 30, "the scan must see the package's render calls"
+    used: set[str] = set()
+    for where, name, keywords, splat in calls:
+        if name is None:
+            continue  # a computed name: checked at run time by render() itself
+        assert not splat, f"{where}: pass {name!r}'s variables by name, not **"
+        assert (prompts_dir() / f"{name}.md").is_file(), f"{where}: no template {name!r}"
+        assert keywords == template_variables(name), f"{where}: {name!r} variables differ"
+        used.add(name)
+    unused = sorted(set(_template_names()) - used)
+    assert not unused, f"templates no code renders: {unused}"
+
+
+# ------------------------------------------------------ limits come from one table
+
+# A number the model is told as a limit ("up to 5", "at most 2") must be a variable.
+_LITERAL_LIMIT = re.compile(r"\b(?:up to|at most|no more than|maximum of)\s+\d", re.IGNORECASE)
+PATCHED = {"MAX_QUERIES": 7, "MAX_VISITS": 8, "MAX_SUBQUESTIONS": 3, "MAX_REWRITES": 9}
+
+
+def test_no_template_states_a_limit_literally() -> None:
+    for name in _template_names():
+        text = (prompts_dir() / f"{name}.md").read_text(encoding="utf-8")
+        assert not _LITERAL_LIMIT.search(text), f"prompts/{name}.md hard-codes a limit"
+
+
+def test_the_patched_values_cover_the_whole_table() -> None:
+    assert set(PATCHED) == {k for k in vars(limits) if k.startswith("MAX_")}
+    # Distinct, and unlike any real value: a limit read from the wrong constant shows.
+    assert len(set(PATCHED.values())) == len(PATCHED)
+    assert not set(PATCHED.values()) & {vars(limits)[k] for k in PATCHED}
+
+
+async def test_rendered_prompts_state_the_table_s_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in PATCHED.items():
+        monkeypatch.setattr(limits, name, value)
+    state = AgentState.start("Q?")
+    state.shown_urls = [ScoredUrl(index=1, url="https://a.org/", title="A", snippet="s", score=1)]
+    prompt = render_actions(state, AllowFlags(), language="English", beast=False)
+    assert "run up to 7 web queries" in prompt
+    assert "Give up to 8 indices" in prompt
+    assert "name up to 3 sub-questions" in prompt
+    client, provider = scripted_client(lambda req: {"queries": []})
+    rewrite = make_query_rewriter(client, LexicalSimilarity())
+    await rewrite("Q?", ["q"], [], False)
+    assert "At most 9 short keyword queries" in provider.calls[0].system
+
+
+_SHARED_TABLE_PROBE = """
+import json, sys
+from deepsearch.agent import limits
+for name, value in json.loads(sys.argv[1]).items():
+    setattr(limits, name, value)  # before the schemas are built
+from deepsearch.agent.context import render_actions
+from deepsearch.agent.retrieval.rewrite import RewriteReply
+from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
+from deepsearch.agent.state import AgentState
+schema = step_schema(ACTION_ORDER).model_json_schema()["$defs"]
+prompt = render_actions(AgentState.start("Q?"), AllowFlags(), language="English", beast=False)
+fields = {
+    "queries": schema["SearchPayload"]["properties"]["queries"],
+    "url_indices": schema["VisitPayload"]["properties"]["url_indices"],
+    "questions": schema["ReflectPayload"]["properties"]["questions"],
+    "rewrites": RewriteReply.model_json_schema()["properties"]["queries"],
+}
+print(json.dumps({"fields": fields, "prompt": prompt}))
+"""
+
+
+def test_schema_and_prompt_limits_are_one_constant() -> None:
+    """Changing a constant in agent/limits.py changes the schema (its bound and its
+    description) and the prompt together. A fresh interpreter: schemas are classes,
+    built from the table when their module is imported."""
+    probe = subprocess.run(
+        [sys.executable, "-c", _SHARED_TABLE_PROBE, json.dumps(PATCHED)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    out = json.loads(probe.stdout)
+    fields = out["fields"]
+    expected = {
+        "queries": PATCHED["MAX_QUERIES"],
+        "url_indices": PATCHED["MAX_VISITS"],
+        "questions": PATCHED["MAX_SUBQUESTIONS"],
+        "rewrites": PATCHED["MAX_REWRITES"],
+    }
+    for field, value in expected.items():
+        assert fields[field]["maxItems"] == value, field
+    for field in ("queries", "url_indices", "questions"):
+        assert f"up to {expected[field]} " in fields[field]["description"], field
+    prompt = out["prompt"]
+    assert "up to 7 web queries" in prompt and "up to 8 indices" in prompt
+    assert "up to 3 sub-questions" in prompt
+
+
+# ----------------------------------------------------- the client's retry prompts
+
+
+class _Short(BaseModel):
+    count: int = Field(ge=0)
+
+
+async def test_the_retry_message_is_the_template_and_nudges_only_when_cut_off() -> None:
+    replies = iter(['{"count": -1}', '{"count": 1}'])
+    client, provider = scripted_client(lambda req: next(replies))
+    await client.generate_object("agent", _Short, "s", [Message(role="user", content="?")])
+    retry = provider.calls[1].messages[-1].content
+    nudge = render("llm/retry_cut_off")
+    assert retry.startswith("That reply was not valid: count: ")
+    assert retry.endswith("\nReply again with only one JSON object that matches the schema.")
+    assert nudge not in retry
+    cut = iter([Completion(text='{"count": -1}', finish_reason="length"), '{"count": 1}'])
+    client, provider = scripted_client(lambda req: next(cut))
+    await client.generate_object("agent", _Short, "s", [Message(role="user", content="?")])
+    assert f"\n{nudge}\nReply again" in provider.calls[1].messages[-1].content
+    truncated = iter([Completion(text='{"count": ', finish_reason="length"), '{"count": 1}'])
+    client, provider = scripted_client(lambda req: next(truncated))
+    await client.generate_object("agent", _Short, "s", [Message(role="user", content="?")])
+    problem = render("llm/problem_cut_off")
+    assert provider.calls[1].messages[-1].content == render(
+        "llm/retry", problem=problem, cut_off=nudge + "\n"
+    )
+
+
+async def test_the_fallback_extracts_with_its_template() -> None:
+    def reply(req: CompletionRequest) -> str:
+        return '{"count": 2}' if req.tool == "fallback" else ""
+
+    client, provider = scripted_client(reply)
+    await client.generate_object("agent", _Short, "s", [Message(role="user", content="?")])
+    fallback = provider.calls_for("fallback")[0]
+    assert fallback.system == render("llm/fallback")
+    assert fallback.messages[0].content == render("llm/empty_reply") == "(empty reply)"

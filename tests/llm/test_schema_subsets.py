@@ -41,7 +41,7 @@ OTHER_SCHEMAS: list[type[BaseModel]] = [
     RewriteReply,
     CodeReply,
     GraderReply,
-    *(schema for schema, _ in CHECKS.values()),
+    *CHECKS.values(),
 ]
 
 

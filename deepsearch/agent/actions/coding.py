@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.prompts import render
 from deepsearch.agent.schema import CodingPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.errors import SandboxUnavailable, StructuredOutputError
 from deepsearch.llm.base import Message
+from deepsearch.prompts import render
 
 if TYPE_CHECKING:  # the sandbox module loads only when a run builds one
     from deepsearch.sandbox.runner import SandboxResult
@@ -53,15 +53,17 @@ def describe_shape(data: dict[str, Any]) -> str:
         and [{k: str(v)[:60] for k, v in data["knowledge"][0].items()}],
         "urls": data["urls"][:1],
     }
-    return (
-        f"{json.dumps(sample, ensure_ascii=False)[:1200]}\n"
-        f"(knowledge has {len(data['knowledge'])} items, urls {len(data['urls'])})"
+    return render(
+        "coder_data_shape",
+        sample=json.dumps(sample, ensure_ascii=False)[:1200],
+        knowledge_count=len(data["knowledge"]),
+        url_count=len(data["urls"]),
     )
 
 
 def _previous(attempts: list[tuple[str, str]]) -> str:
     return "".join(
-        f"\nAttempt {i + 1} failed:\n```python\n{code}\n```\nError: {err}\n"
+        "\n" + render("coder_attempt", number=i + 1, code=code, error=err) + "\n"
         for i, (code, err) in enumerate(attempts)
     )
 

@@ -18,11 +18,11 @@ from deepsearch.agent.citations.markdown import length_guard, outside_code, repa
 from deepsearch.agent.citations.quote_text import strip_markers
 from deepsearch.agent.citations.references import SourceText, build_references
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.prompts import render
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Reference
 from deepsearch.errors import BudgetExceeded, ProviderError
 from deepsearch.llm.base import Message
+from deepsearch.prompts import render
 
 # The editor may polish but not cut: below this share of the original, it stands.
 MIN_EDIT_RATIO = 0.85

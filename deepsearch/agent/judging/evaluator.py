@@ -22,12 +22,12 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepsearch.agent.context import format_item
-from deepsearch.agent.prompts import render
 from deepsearch.agent.state import EvalMetric, EvalType
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tokens import count_tokens
+from deepsearch.prompts import render
 
 # Headroom on the worst-case estimate of concurrent checks (schemas as sent may be
 # larger than pydantic's own, and provider tokenizers count differently).
@@ -126,13 +126,13 @@ class StrictEval(_CheckReply):
         )
 
 
-# Each check: the reply schema and the prompt template asking for it.
-CHECKS: dict[EvalType, tuple[type[_CheckReply], str]] = {
-    "definitive": (DefinitiveEval, "eval_definitive"),
-    "freshness": (FreshnessEval, "eval_freshness"),
-    "plurality": (PluralityEval, "eval_plurality"),
-    "completeness": (CompletenessEval, "eval_completeness"),
-    "strict": (StrictEval, "eval_strict"),
+# Each check's reply schema (its prompt: `Evaluator._check_prompt`).
+CHECKS: dict[EvalType, type[_CheckReply]] = {
+    "definitive": DefinitiveEval,
+    "freshness": FreshnessEval,
+    "plurality": PluralityEval,
+    "completeness": CompletenessEval,
+    "strict": StrictEval,
 }
 
 
@@ -168,17 +168,16 @@ def not_found_verdict(pending: Sequence[EvalType]) -> Verdict:
 
 
 def _qa(question: str, answer: str) -> list[Message]:
-    return [
-        Message(
-            role="user",
-            content=f"<question>\n{question}\n</question>\n<answer>\n{answer}\n</answer>",
-        )
-    ]
+    return [Message(role="user", content=render("eval_input", question=question, answer=answer))]
 
 
 def _source_dates(knowledge: Sequence[KnowledgeItem], limit: int = 20) -> str:
     lines = [
-        f"- {', '.join(item.references[:1]) or item.question[:80]}: {item.updated}"
+        render(
+            "eval_source_date",
+            source=", ".join(item.references[:1]) or item.question[:80],
+            date=item.updated,
+        )
         for item in knowledge
         if item.type == "url" and item.updated
     ]
@@ -244,11 +243,11 @@ class Evaluator:
         knowledge: Sequence[KnowledgeItem],
         now: datetime,
     ) -> tuple[type[_CheckReply], str, list[Message]]:
-        schema, prompt = CHECKS[kind]
-        system = render(prompt, **self._prompt_vars(kind, knowledge, now))
+        schema = CHECKS[kind]
+        system = self._check_prompt(kind, knowledge, now)
         if kind == "freshness" and (dated := _source_dates(knowledge)):
             # The model judges the age from the sources' dates, not a guess.
-            answer += "\n\n<source-dates>\n" + dated + "\n</source-dates>"
+            answer += "\n\n" + render("eval_source_dates", dates=dated)
         return schema, system, _qa(question, answer)
 
     async def _ask(
@@ -270,15 +269,20 @@ class Evaluator:
             worst += int(prompt * tracker.prompt_ratio) + 16 + max_out
         return worst * CONCURRENT_MARGIN <= tracker.remaining
 
-    def _prompt_vars(
+    def _check_prompt(
         self, kind: EvalType, knowledge: Sequence[KnowledgeItem], now: datetime
-    ) -> dict[str, str]:
-        """What a check's prompt template needs besides the question and answer."""
+    ) -> str:
+        """A check's system prompt, with what its template needs besides the
+        question and answer (those are the user message)."""
         if kind == "freshness":
-            return {"now": now.isoformat(timespec="minutes")}
+            return render("eval_freshness", now=now.isoformat(timespec="minutes"))
         if kind == "strict":
-            return {"knowledge": self._knowledge_text(knowledge)}
-        return {}
+            return render("eval_strict", knowledge=self._knowledge_text(knowledge))
+        if kind == "plurality":
+            return render("eval_plurality")
+        if kind == "completeness":
+            return render("eval_completeness")
+        return render("eval_definitive")
 
     def _knowledge_text(self, knowledge: Sequence[KnowledgeItem]) -> str:
         """Pinned items (what the answer rests on) first, then the newest, within
@@ -293,13 +297,11 @@ class Evaluator:
             chosen.append(i)
             spent += cost
         blocks = [format_item(n + 1, knowledge[i]) for n, i in enumerate(sorted(chosen))]
-        return "\n".join(blocks) or "(none)"
+        return "\n".join(blocks) or render("eval_no_knowledge")
 
     async def analyze_errors(self, diary: Sequence[str], verdict: Verdict) -> ErrorAnalysis:
-        content = (
-            "<diary>\n"
-            + "\n".join(diary[-20:])
-            + f"\n</diary>\n<verdict>\n{verdict.think}\n</verdict>"
+        content = render(
+            "error_analyzer_input", diary="\n".join(diary[-20:]), verdict=verdict.think
         )
         result = await self.llm.generate_object(
             "error_analyzer",

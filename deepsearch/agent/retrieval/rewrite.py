@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from deepsearch.agent import limits
 from deepsearch.agent.deps import QueryRewriter
-from deepsearch.agent.prompts import render
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.errors import BudgetExceeded, StructuredOutputError
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
-from deepsearch.web.types import SearchQuery, SearchResult
-
-MAX_REWRITES = 5
+from deepsearch.prompts import render
+from deepsearch.web.types import SearchQuery, SearchResult, TimeFilter
 
 
 class RewrittenQuery(BaseModel):
@@ -28,27 +27,31 @@ class RewrittenQuery(BaseModel):
 
 class RewriteReply(BaseModel):
     think: str = Field("", max_length=400)
-    queries: list[RewrittenQuery] = Field(default_factory=list, max_length=MAX_REWRITES)
+    queries: list[RewrittenQuery] = Field(default_factory=list, max_length=limits.MAX_REWRITES)
 
 
 def _results_digest(results: list[SearchResult], limit: int = 20) -> str:
-    return "\n".join(f"- {r.title}: {r.snippet[:200]}" for r in results[:limit])
+    return "\n".join(
+        render("query_rewriter_result", title=r.title, snippet=r.snippet[:200])
+        for r in results[:limit]
+    )
 
 
 def make_query_rewriter(llm: LLMClient, similarity: Similarity) -> QueryRewriter:
     async def rewrite(
         question: str, queries: list[str], results: list[SearchResult], needs_freshness: bool
     ) -> list[SearchQuery]:
-        content = (
-            f"<question>\n{question}\n</question>\n<queries-run>\n"
-            + "\n".join(queries)
-            + f"\n</queries-run>\n<results>\n{_results_digest(results)}\n</results>"
+        content = render(
+            "query_rewriter_input",
+            question=question,
+            queries="\n".join(queries),
+            results=_results_digest(results),
         )
         try:
             reply = await llm.generate_object(
                 "query_rewriter",
                 RewriteReply,
-                render("query_rewriter", max_queries=MAX_REWRITES),
+                render("query_rewriter", max_rewrites=limits.MAX_REWRITES),
                 [Message(role="user", content=content)],
             )
         except (StructuredOutputError, BudgetExceeded):
@@ -61,10 +64,10 @@ def make_query_rewriter(llm: LLMClient, similarity: Similarity) -> QueryRewriter
         candidates = list(languages)
         if candidates:
             candidates = await similarity.dedup(candidates, queries)
-        time_filter = "m" if needs_freshness else None
+        time_filter: TimeFilter | None = "m" if needs_freshness else None
         return [
             SearchQuery(q=q, time_filter=time_filter, language=languages[q])
-            for q in candidates[:MAX_REWRITES]
+            for q in candidates[: limits.MAX_REWRITES]
         ]
 
     return rewrite
