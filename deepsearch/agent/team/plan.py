@@ -11,10 +11,10 @@ from functools import cache
 
 from pydantic import BaseModel, Field, create_model
 
-from deepsearch.agent.prompts import render
 from deepsearch.agent.state import AgentState
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
+from deepsearch.prompts import render
 
 SNIPPET_CHARS = 3000  # what the planner sees of the first search (names, not answers)
 MAX_SUBPROBLEM_CHARS = 300
@@ -66,10 +66,9 @@ def _subproblems(plan: ResearchPlan, question: str, team_size: int) -> list[str]
 async def plan_team(llm: LLMClient, state: AgentState, team_size: int) -> tuple[list[str], str]:
     """(sub-problems, the planner's reason); no sub-problems when it declines to split
     or proposes fewer than two (one sub-problem is the question again)."""
-    content = f"<question>\n{state.question}\n</question>"
-    snippets = first_snippets(state)
-    if snippets:
-        content += f"\n<search-snippets>\n{snippets}\n</search-snippets>"
+    content = render(
+        "research_planner_input", question=state.question, snippets=first_snippets(state) or "-"
+    )
     result = await llm.generate_object(
         "research_planner",
         plan_schema(team_size),

@@ -12,10 +12,10 @@ from pydantic import BaseModel, Field
 
 from deepsearch.agent.actions.answer import AnswerOutcome
 from deepsearch.agent.actions.search import add_to_pool, new_queries, run_queries
-from deepsearch.agent.prompts import render
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.errors import BudgetExceeded, StructuredOutputError
 from deepsearch.llm.base import Message
+from deepsearch.prompts import render
 from deepsearch.web.types import SearchQuery, SearchResult
 
 if TYPE_CHECKING:
@@ -37,18 +37,19 @@ class RecheckVerdict(BaseModel):
     problem: str = Field("", max_length=600, description="what is contradicted, and how")
 
 
-def _qa(question: str, answer: str) -> str:
-    return f"<question>\n{question}\n</question>\n<answer>\n{answer}\n</answer>"
-
-
 async def _queries(run: ResearchRun, answer: str) -> list[str]:
     st = run.state
-    content = _qa(st.question, answer) + "\n<queries-run>\n" + "\n".join(st.searched_queries)
+    content = render(
+        "research_planner_recheck_input",
+        question=st.question,
+        answer=answer,
+        queries="\n".join(st.searched_queries),
+    )
     reply = await run.deps.llm.generate_object(
         "evaluator",
         RecheckQueries,
         render("research_planner_recheck_queries", max_queries=MAX_QUERIES),
-        [Message(role="user", content=content + "\n</queries-run>")],
+        [Message(role="user", content=content)],
     )
     return new_queries(st, reply.value.queries)
 
@@ -77,8 +78,16 @@ async def _search(run: ResearchRun, queries: list[str]) -> list[SearchResult]:
 
 
 async def _verdict(run: ResearchRun, answer: str, results: list[SearchResult]) -> RecheckVerdict:
-    digest = "\n".join(f"- {r.title}: {r.snippet[:300]}" for r in results[:RESULTS_SHOWN])
-    content = _qa(run.state.question, answer) + f"\n<results>\n{digest}\n</results>"
+    digest = "\n".join(
+        render("query_rewriter_result", title=r.title, snippet=r.snippet[:300])
+        for r in results[:RESULTS_SHOWN]
+    )
+    content = render(
+        "research_planner_recheck_results",
+        question=run.state.question,
+        answer=answer,
+        results=digest,
+    )
     reply = await run.deps.llm.generate_object(
         "evaluator",
         RecheckVerdict,
