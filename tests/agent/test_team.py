@@ -52,6 +52,7 @@ async def test_a_split_into_three_children_stays_within_their_shares() -> None:
     questions = {c.messages[0].content for c in provider.calls_for("agent")}
     assert {m.question for m in result.team} <= questions
     assert len(provider.calls_for("research_planner")) == 1
+    assert len(provider.calls_for("finalizer")) == 1  # the parent's: children never finalize
 
 
 async def test_children_run_concurrently() -> None:
@@ -213,3 +214,15 @@ def test_merging_keeps_an_accepted_answer_pinned_and_any_child_reading() -> None
     assert parent.read_urls == ["https://b.example/1", "https://b.example/2"]
     assert parent.searched_queries == ["Beta"]
     assert all(parent.evidence[u].item in parent.knowledge for u in parent.evidence)
+
+
+async def test_children_get_a_narrower_job_and_a_share_of_the_time_left() -> None:
+    deps, _ = world_deps(World())
+    run = ResearchRun(QUESTION, deps, options(team_size=3, timeout_s=100, max_steps=50))
+    result = await run.run()
+    assert result.status == "answered"
+    for child in run.team.children:
+        opts = child.run.options
+        assert opts.timeout_s == pytest.approx(100 * 0.85 * 0.7)  # the fake clock stood still
+        assert (opts.team_size, opts.finalize, opts.direct_answer) == (1, False, False)
+        assert opts.max_steps == 20
