@@ -1,10 +1,12 @@
 """The research agent: one run of the search / visit / reflect / answer / coding loop.
 
 Top level holds the loop and what it is made of: the run (`loop`), its state
-(`state`), the step schema (`schema`), what the model may do next (`gating`), the
-prompt (`context`, rendered from `prompts/`; the limits it and the schema state:
-`limits`), the events it emits (`events`) and its result (`result`). The
-sub-packages own the jobs the loop delegates:
+(`state`, with its diary's wording in `diary`), the step schema (`schema`), what the
+model may do next (`gating`), running the chosen action (`dispatch`) and what it came to
+(`outcomes`, which `loop` matches on), the wall clock (`deadline`), the prompt
+(`context`, rendered from `prompts/`; the limits it and the schema state: `limits`), the
+events it emits (`events`) and its result (`result`). The sub-packages own the jobs the
+loop delegates:
 
 - `actions/`: one handler per action the model can choose;
 - `retrieval/`: ranking URLs, similarity, passages, query rewriting, evidence in view;

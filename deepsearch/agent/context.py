@@ -197,15 +197,16 @@ def build_system_prompt(
     language: str,
     knowledge_allowance: int,
     beast: bool = False,
-) -> str:
+) -> tuple[str, int]:
+    """The system prompt, and how many knowledge items it had to leave out."""
     knowledge, omitted = select_knowledge(
         state.knowledge, state.current_question, knowledge_allowance, current_step=state.step
     )
-    state.omitted_knowledge = omitted
-    return render(
+    prompt = render(
         "agent",
         now=now.strftime("%Y-%m-%d %H:%M"),
         language=language,
         context=render_context(state, knowledge, omitted),
         actions=render_actions(state, flags, language=language, beast=beast),
     )
+    return prompt, omitted

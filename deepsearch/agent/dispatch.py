@@ -1,54 +1,55 @@
-"""The non-answer actions, bound to a run: each adapter hands the run's parts to its
-action handler and returns the step's detail line."""
+"""Run a step's chosen action: each payload type goes to its handler with the parts of
+the run it needs, and comes back as an `Outcome` for the loop to act on."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, assert_never
 
+from deepsearch.agent.actions.answer import handle_answer
 from deepsearch.agent.actions.coding import handle_coding
 from deepsearch.agent.actions.reflect import handle_reflect
 from deepsearch.agent.actions.search import handle_search
 from deepsearch.agent.actions.visit import handle_visit
-from deepsearch.agent.schema import CodingPayload, ReflectPayload, SearchPayload, VisitPayload
+from deepsearch.agent.outcomes import Outcome
+from deepsearch.agent.retrieval.evidence import pin_support
+from deepsearch.agent.schema import (
+    ActionPayload,
+    AnswerPayload,
+    CodingPayload,
+    ReflectPayload,
+    SearchPayload,
+    VisitPayload,
+)
 
 if TYPE_CHECKING:
     from deepsearch.agent.loop import ResearchRun
 
-# The non-answer actions. The step schema guarantees the payload's type matches the
-# action (its validator requires the chosen action's field), hence `Any` here.
-ActionHandler = Callable[["ResearchRun", Any], Awaitable[str]]
+
+async def perform(run: ResearchRun, payload: ActionPayload) -> Outcome:
+    """The action's outcome; outside failures come back as outcomes, not exceptions."""
+    st, deps, options = run.state, run.deps, run.options
+    match payload:
+        case SearchPayload():
+            freshness = run.gate.needs_freshness
+            return await handle_search(
+                payload, st, deps, options, needs_freshness=freshness, prefetch=run.prefetch
+            )
+        case VisitPayload():
+            return await handle_visit(payload, st, deps, options, prefetch=run.prefetch)
+        case ReflectPayload():
+            return await handle_reflect(payload, st, deps, options)
+        case CodingPayload():
+            return await handle_coding(payload, st, deps, options)
+        case AnswerPayload():
+            return await _answer(run, payload)
+        case _:
+            assert_never(payload)
 
 
-async def _search(run: ResearchRun, payload: SearchPayload) -> str:
-    return await handle_search(
-        payload,
-        run.state,
-        run.deps,
-        run.options,
-        needs_freshness=run.needs_freshness,
-        prefetch=run.prefetch,
+async def _answer(run: ResearchRun, payload: AnswerPayload) -> Outcome:
+    # What the answer rests on stays in view for every later prompt.
+    await pin_support(list(run.state.evidence.values()), payload.answer, run.deps.similarity)
+    run.evaluator.knowledge_tokens = run.knowledge_allowance("evaluator")
+    return await handle_answer(
+        payload, run.state, run.evaluator, now=run.deps.clock.now(), options=run.options
     )
-
-
-async def _visit(run: ResearchRun, payload: VisitPayload) -> str:
-    return await handle_visit(payload, run.state, run.deps, run.options, prefetch=run.prefetch)
-
-
-async def _reflect(run: ResearchRun, payload: ReflectPayload) -> str:
-    return await handle_reflect(payload, run.state, run.deps, run.options)
-
-
-async def _coding(run: ResearchRun, payload: CodingPayload) -> str:
-    detail = await handle_coding(payload, run.state, run.deps, run.options)
-    if detail.startswith("refused"):  # stop offering an action that cannot run
-        run.coding_available, run.coding_reason = False, detail
-    return detail
-
-
-HANDLERS: dict[str, ActionHandler] = {
-    "search": _search,
-    "visit": _visit,
-    "reflect": _reflect,
-    "coding": _coding,
-}

@@ -1,7 +1,7 @@
-"""Which actions the next step may take: every gating rule of the reference, in one place.
-
-`after_action` gives the flags an action leaves for the next step; `allowed_now`
-adds the rules that depend on the state at the moment of choosing.
+"""Which actions the next step may take: every gating rule of the reference, with one
+owner. `Gate` holds every input (what the last step's outcome left, whether the question
+needs fresh sources, which actions this run cannot offer) and `Gate.allowed(state)`
+answers "what may the model do now"; `after_action` is the "not again next step" table.
 
 Search and waiting URLs. The reference stops searching while 50 unvisited URLs
 wait; with in-page links in the pool that count passes 50 after one visit of a
@@ -14,20 +14,19 @@ them, so search always comes back for an unanswered question.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from deepsearch.agent.schema import AllowFlags
+from deepsearch.agent.outcomes import Outcome, Rejected, Stop, Unavailable
+from deepsearch.agent.schema import ActionName, AllowFlags
 from deepsearch.agent.state import AgentState
+
+if TYPE_CHECKING:
+    from deepsearch.agent.deps import SandboxLike
 
 MAX_PENDING_GAPS_FOR_REFLECT = 2
 # Relevant unread search results that make a new search wait (the list shows 20).
 MIN_GOOD_URLS_BLOCKING_SEARCH = 5
-
-
-@dataclass(frozen=True)
-class GateContext:
-    coding_available: bool = True
-    needs_freshness: bool = False
 
 
 def after_action(action: str, *, answer_rejected: bool = False) -> AllowFlags:
@@ -56,25 +55,57 @@ def good_urls_waiting(state: AgentState) -> int:
     )
 
 
-def allowed_now(state: AgentState, ctx: GateContext) -> AllowFlags:
-    """Combine the previous step's flags with the state-dependent rules."""
-    flags = state.flags
-    first_step = state.step == 1
-    search_ok = good_urls_waiting(state) < MIN_GOOD_URLS_BLOCKING_SEARCH
-    flags = replace(
-        flags,
-        reflect=flags.reflect and len(state.gaps) <= MAX_PENDING_GAPS_FOR_REFLECT,
-        visit=flags.visit and bool(state.shown_urls),
-        search=flags.search and search_ok,
-        coding=flags.coding and ctx.coding_available and not first_step,
-    )
-    if first_step and ctx.needs_freshness:
-        flags = replace(flags, answer=False, reflect=False)
-    if not flags.allowed():
-        # Never leave the model without a move. Searching again (the last search found
-        # nothing to read) beats an unsupported answer; with good URLs waiting, reading
-        # them does; answering is the last resort.
-        if search_ok and not (first_step and ctx.needs_freshness):
-            return flags.only("search")
-        return flags.only("visit") if state.shown_urls else flags.only("answer")
-    return flags
+@dataclass
+class Gate:
+    """The inputs of every gating rule, and the one answer to "what may the model do now"."""
+
+    needs_freshness: bool = False  # from the question's classification
+    withdrawn: dict[ActionName, str] = field(default_factory=dict)  # action -> why it cannot run
+    last: AllowFlags = field(default_factory=AllowFlags)  # what the previous step left
+
+    @classmethod
+    def for_sandbox(cls, sandbox: SandboxLike | None) -> Gate:
+        """Coding is offered only when the sandbox says it can run code."""
+        if sandbox is None:
+            return cls(withdrawn={"coding": "no sandbox configured"})
+        try:
+            usable, reason = sandbox.availability()
+        except Exception as exc:  # a broken probe must not stop research
+            usable, reason = False, str(exc)
+        return cls() if usable else cls(withdrawn={"coding": reason})
+
+    def after(self, action: ActionName, outcome: Outcome) -> None:
+        """What a step's outcome leaves the next step; an unavailable action is never
+        offered again in this run."""
+        self.last = after_action(action, answer_rejected=isinstance(outcome, Rejected | Stop))
+        if isinstance(outcome, Unavailable):
+            self.withdrawn[outcome.action] = outcome.reason
+
+    def after_unusable_reply(self) -> None:
+        """A step that chose nothing forbids nothing."""
+        self.last = AllowFlags()
+
+    def allowed(self, state: AgentState) -> AllowFlags:
+        """Combine the previous step's flags with the state-dependent rules."""
+        flags = self.last
+        first_step = state.step == 1
+        fresh_first = first_step and self.needs_freshness
+        search_ok = good_urls_waiting(state) < MIN_GOOD_URLS_BLOCKING_SEARCH
+        flags = replace(
+            flags,
+            reflect=flags.reflect and len(state.gaps) <= MAX_PENDING_GAPS_FOR_REFLECT,
+            visit=flags.visit and bool(state.shown_urls),
+            search=flags.search and search_ok,
+            coding=flags.coding and not first_step,
+        )
+        flags = replace(flags, **dict.fromkeys(self.withdrawn, False))
+        if fresh_first:
+            flags = replace(flags, answer=False, reflect=False)
+        if not flags.allowed():
+            # Never leave the model without a move. Searching again (the last search found
+            # nothing to read) beats an unsupported answer; with good URLs waiting, reading
+            # them does; answering is the last resort.
+            if search_ok and not fresh_first:
+                return flags.only("search")
+            return flags.only("visit") if state.shown_urls else flags.only("answer")
+        return flags

@@ -10,7 +10,7 @@ from deepsearch.agent.judging.confidence import ConfidenceBasis
 from deepsearch.agent.state import StepRecord
 from deepsearch.agent.team.report import TeamMember
 from deepsearch.agent.types import Reference
-from deepsearch.errors import RunError
+from deepsearch.errors import ConfigError, RunError
 from deepsearch.llm.tracker import TokenTracker
 
 # 2: status "not_found" (exit 4), `confidence` and `confidence_basis` (see the README).
@@ -21,15 +21,23 @@ Status = Literal["answered", "forced", "not_found", "interrupted", "failed"]
 ErrorKind = Literal["configuration", "fatal", "runtime"]
 
 
-def error_kind(fatal: RunError | None, error: str | None) -> ErrorKind | None:
-    """The kind of `error`, from the RunError that ended the run (if one did)."""
+def failure_kind(exc: BaseException) -> ErrorKind:
+    """The kind of an error that ended a run: a RunError says so itself; a ConfigError
+    is the user's to fix; anything else (a bug, a full disk) is runtime."""
+    if isinstance(exc, ConfigError):
+        return "configuration"
+    if not isinstance(exc, RunError):
+        return "runtime"
+    if exc.configuration:
+        return "configuration"
+    return "fatal" if exc.fatal else "runtime"
+
+
+def error_kind(fatal: BaseException | None, error: str | None) -> ErrorKind | None:
+    """The kind of `error`, from the exception that ended the run (if one did)."""
     if error is None:
         return None
-    if fatal is None:
-        return "runtime"
-    if fatal.configuration:
-        return "configuration"
-    return "fatal" if fatal.fatal else "runtime"
+    return "runtime" if fatal is None else failure_kind(fatal)
 
 
 class ToolUsageReport(BaseModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, create_model, model_validator
 
@@ -20,6 +20,7 @@ ACTION_ORDER: tuple[ActionName, ...] = ("search", "visit", "reflect", "answer", 
 
 
 class SearchPayload(BaseModel):
+    action: ClassVar[ActionName] = "search"
     queries: list[str] = Field(
         max_length=MAX_QUERIES,
         description=f"up to {MAX_QUERIES} short keyword queries, none already run",
@@ -27,18 +28,21 @@ class SearchPayload(BaseModel):
 
 
 class VisitPayload(BaseModel):
+    action: ClassVar[ActionName] = "visit"
     url_indices: list[int] = Field(
         max_length=MAX_VISITS, description=f"up to {MAX_VISITS} indices from the numbered URL list"
     )
 
 
 class ReflectPayload(BaseModel):
+    action: ClassVar[ActionName] = "reflect"
     questions: list[str] = Field(
         max_length=MAX_SUBQUESTIONS, description=f"up to {MAX_SUBQUESTIONS} new sub-questions"
     )
 
 
 class AnswerPayload(BaseModel):
+    action: ClassVar[ActionName] = "answer"
     answer: str = Field(
         description="the complete answer, in markdown; when supported is false: what you "
         "looked for and what you found instead"
@@ -59,15 +63,14 @@ class AnswerPayload(BaseModel):
 
 
 class CodingPayload(BaseModel):
+    action: ClassVar[ActionName] = "coding"
     problem: str = Field(description="a precise statement of the computation to run")
 
 
-PAYLOADS: dict[str, type[BaseModel]] = {
-    "search": SearchPayload,
-    "visit": VisitPayload,
-    "reflect": ReflectPayload,
-    "answer": AnswerPayload,
-    "coding": CodingPayload,
+# The typed action union: a step's payload names its action (`payload.action`).
+ActionPayload = SearchPayload | VisitPayload | ReflectPayload | AnswerPayload | CodingPayload
+PAYLOADS: dict[ActionName, type[ActionPayload]] = {
+    p.action: p for p in (SearchPayload, VisitPayload, ReflectPayload, AnswerPayload, CodingPayload)
 }
 
 
@@ -98,9 +101,9 @@ class StepBase(BaseModel):
             raise ValueError(f'action is "{self.action}" but the "{self.action}" field is missing')
         return self
 
-    def payload(self) -> BaseModel:
+    def payload(self) -> ActionPayload:
         """The chosen action's payload (the validator guarantees it is present)."""
-        payload: BaseModel = getattr(self, self.action)
+        payload: ActionPayload = getattr(self, self.action)
         return payload
 
 

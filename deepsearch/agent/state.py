@@ -1,4 +1,8 @@
-"""Everything one research run knows, in one object passed explicitly (no globals)."""
+"""Everything one research run knows, in one object passed explicitly (no globals).
+
+The state changes through its named methods where a change has a rule (a diary line,
+a page read, a failed URL, a rejection charged, a sub-question opened or closed);
+the diary has one writer, `note`, whose wording lives in prompts/diary.toml."""
 
 from __future__ import annotations
 
@@ -7,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from deepsearch.agent import diary
 from deepsearch.agent.retrieval.evidence import PageEvidence
-from deepsearch.agent.schema import AllowFlags
 from deepsearch.agent.types import KnowledgeItem, ScoredUrl, UrlRecord
 
 EvalType = Literal["definitive", "freshness", "plurality", "completeness", "strict"]
@@ -39,6 +43,14 @@ class PageText:
     date: str | None = None
 
 
+def merge_snippet(old: str, new: str) -> str:
+    if not old or new in old:
+        return old or new
+    if old in new:
+        return new
+    return f"{old} … {new}"[:1000]
+
+
 @dataclass
 class AgentState:
     question: str
@@ -59,7 +71,6 @@ class AgentState:
     evidence: dict[str, PageEvidence] = field(default_factory=dict)  # url -> what is shown
     snippets: dict[str, PageText] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)
-    flags: AllowFlags = field(default_factory=AllowFlags)
     step: int = 0
     question_classified: bool = False
     candidate_answer: str | None = None  # best answer so far, for a cut-short run
@@ -72,7 +83,6 @@ class AgentState:
     trivial: bool = False
     consecutive_failures: int = 0
     rechecks: int = 0  # second searches an accepted answer was held against (high effort)
-    omitted_knowledge: int = 0  # items left out of the last prompt (context rule)
     today: str | None = None  # ISO date of the run: the default `updated` of knowledge
 
     @classmethod
@@ -102,3 +112,123 @@ class AgentState:
         record = StepRecord(step=self.step, action=action, think=think, detail=detail)
         self.steps.append(record)
         return record
+
+    # ------------------------------------------------------------- named changes
+
+    def begin_step(self) -> None:
+        self.step += 1
+
+    def count_reply(self, *, usable: bool) -> None:
+        """Unusable model replies in a row (too many end the research phase)."""
+        self.consecutive_failures = 0 if usable else self.consecutive_failures + 1
+
+    def note(self, kind: str, **values: object) -> None:
+        """The one diary writer: the `kind` line of prompts/diary.toml, for this step."""
+        self.diary.append(diary.line(kind, step=self.step, **values))
+
+    def restart_diary(self) -> None:
+        """A fresh attempt starts from the lesson of a rejection, not the old diary."""
+        self.diary = []
+
+    def focus_on_question(self) -> None:
+        """Only the original question is left to work on (Beast Mode)."""
+        self.gaps = [self.question]
+
+    def add_search_result(
+        self, url: str, title: str, snippet: str, date: str | None, *, weight: float = 1.0
+    ) -> None:
+        """Pool a search hit. A URL a search returns becomes (or stays) a search-result
+        candidate even when it was first seen as an in-page link."""
+        record = self.url_pool.get(url)
+        if record is None:
+            record = self.url_pool[url] = UrlRecord(
+                url=url, title=title, snippet=snippet, weight=0.0, date=date
+            )
+        elif record.origin == "link":
+            record.title = title or record.title  # the engine's title beats an anchor
+            record.snippet = snippet or record.snippet
+        else:
+            record.snippet = merge_snippet(record.snippet, snippet)
+            record.title = record.title or title
+        record.weight += weight
+        record.hits += 1
+        record.origin = "search"
+        record.date = record.date or date
+        if snippet and url not in self.snippets:
+            self.snippets[url] = PageText(url=url, title=title, text=snippet, date=date)
+
+    def pool_link(self, url: str, title: str, weight: float) -> None:
+        """A link harvested from a read page: its anchor is its title, never a snippet
+        (an anchor is no evidence)."""
+        self.url_pool[url] = UrlRecord(
+            url=url, title=title, snippet=title, weight=weight, origin="link"
+        )
+
+    def boost_url(self, url: str, weight: float) -> None:
+        self.url_pool[url].weight += weight
+
+    def add_evidence(self, evidence: PageEvidence) -> None:
+        """A read page's evidence: what later prompts show of it (chosen per step)."""
+        self.evidence[evidence.url] = evidence
+
+    def forget_host(self, host: str, urls: list[str]) -> None:
+        """A dead host's URLs (`urls`) leave the pool, and it is never read again."""
+        self.dead_hosts.add(host)
+        for url in urls:
+            self.url_pool.pop(url, None)
+
+    def record_queries(self, queries: list[str]) -> None:
+        self.searched_queries.extend(queries)
+
+    def mark_visiting(self, urls: list[str]) -> None:
+        self.visited.extend(urls)
+
+    def record_page(self, page: PageText) -> None:
+        self.pages[page.url] = page
+        self.read_urls.append(page.url)
+
+    def mark_failed(self, url: str, reason: str) -> None:
+        self.failed_urls[url] = reason[:200]
+
+    def open_sub_questions(self, questions: list[str]) -> None:
+        self.gaps.extend(questions)
+        self.all_questions.extend(questions)
+
+    def close_sub_question(self, question: str) -> None:
+        if question in self.gaps:
+            self.gaps.remove(question)
+
+    def propose_answer(self, answer: str, *, uncertain: bool) -> None:
+        """The best answer so far, kept for a run cut short before one is accepted."""
+        self.candidate_answer, self.answer_uncertain = answer, uncertain
+
+    def accept_answer(
+        self, answer: str | None, *, uncertain: bool | None = None, trivial: bool = False
+    ) -> None:
+        """The run's answer; `trivial`: given directly, from no sources."""
+        self.final_answer = answer
+        self.trivial = self.trivial or trivial
+        if uncertain is not None:
+            self.answer_uncertain = uncertain
+
+    def retract_answer(self) -> None:
+        """An accepted answer a later check overturned (high effort's re-check):
+        research goes on, the candidate stays for a run cut short."""
+        self.final_answer, self.trivial = None, False
+
+    def report_not_found(self, note: str, *, drop_candidate: bool = False) -> None:
+        """The model's own "not found" report, kept apart from any real answer (Beast
+        Mode's last word drops the candidate too)."""
+        self.not_found_note = note
+        if drop_candidate:
+            self.candidate_answer = None
+
+    def record_rejection(self, check: EvalType | None, improvement_plan: str) -> EvalMetric | None:
+        """Charge the failed check one attempt and keep the reviewer's plan; the
+        check's metric (None for a check the run does not apply)."""
+        metric = next((m for m in self.metrics if m.type == check), None)
+        if metric is not None:
+            metric.attempts_left -= 1
+        if improvement_plan:
+            self.improvement_plans.append(improvement_plan)
+        return metric

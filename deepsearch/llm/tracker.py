@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pydantic import BaseModel
 
@@ -11,6 +13,10 @@ from deepsearch.llm.base import Usage
 
 REGULAR_BUDGET_SHARE = 0.85
 MIN_PROMPT_RATIO = 1.1
+
+
+class BudgetStop(Exception):
+    """The research phase must end: the next step would eat into the Beast Mode reserve."""
 
 
 class ToolUsage(BaseModel):
@@ -22,9 +28,11 @@ class ToolUsage(BaseModel):
 class TokenTracker:
     """Totals and a per-tool breakdown against a hard budget.
 
-    The loop may run while `used < 85%` of the budget (`regular_exhausted`);
-    every call, including Beast Mode and finalizing, must pass `reserve()` first,
-    which caps the call's output so the total never exceeds the budget.
+    The loop may run while `used < 85%` of the budget (`regular_exhausted`) and a
+    step like the last one still fits under that line (`check_room_for_step`); the
+    other 15% is Beast Mode's reserve. Every call, including Beast Mode and
+    finalizing, must pass `reserve()` first, which caps the call's output so the
+    total never exceeds the budget.
     """
 
     def __init__(self, budget: int) -> None:
@@ -35,6 +43,7 @@ class TokenTracker:
         # How many tokens the provider counts per token of our offline estimate (its
         # tokenizer may differ from tiktoken's); learned from reported usage.
         self.prompt_ratio = MIN_PROMPT_RATIO
+        self.last_step_cost = 0  # tokens the last research step spent (measure_step)
 
     def calibrate(self, *, prompt_estimate: int, reported: int) -> None:
         """Learn the provider/offline tokenizer ratio from a call's reported usage."""
@@ -70,6 +79,26 @@ class TokenTracker:
     @property
     def regular_exhausted(self) -> bool:
         return self.used >= self.regular_budget
+
+    @contextmanager
+    def measure_step(self) -> Iterator[None]:
+        """Count what the research step inside the block spends, even if it raises."""
+        before = self.used
+        try:
+            yield
+        finally:
+            self.last_step_cost = self.used - before
+
+    def check_room_for_step(self) -> None:
+        """Raise BudgetStop unless a step like the last one still fits under the 85%
+        line: predictive, so the final research step cannot eat Beast Mode's reserve."""
+        if self.regular_exhausted or self.used + self.last_step_cost > self.regular_budget:
+            raise BudgetStop(f"85% of the {self.budget}-token budget used")
+
+    def beast_room(self, prompt_tokens: int) -> int:
+        """Tokens Beast Mode's prompt may spend on knowledge: half of what is left (the
+        answer must still fit after it), less the prompt around the knowledge."""
+        return self.remaining // 2 - prompt_tokens
 
     def by_tool(self) -> dict[str, ToolUsage]:
         return {name: usage.model_copy() for name, usage in sorted(self._by_tool.items())}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+import pytest
 
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.llm.base import CompletionRequest
@@ -201,7 +204,7 @@ async def test_coding_is_refused_without_isolation() -> None:
     await run.run()
     allowed = [c.json_schema["properties"]["action"] for c in provider.calls_for("agent")]  # type: ignore[index]
     assert all("coding" not in (a.get("enum") or [a.get("const")]) for a in allowed)
-    assert run.coding_reason == "no namespaces here"
+    assert run.gate.withdrawn == {"coding": "no namespaces here"}
 
 
 async def test_knowledge_beyond_the_context_is_left_out_and_said() -> None:
@@ -221,8 +224,8 @@ async def test_knowledge_beyond_the_context_is_left_out_and_said() -> None:
         )
     await run.run()
     last_prompt = provider.calls_for("agent")[-1].system
-    assert run.state.omitted_knowledge > 0
-    assert "not shown" in last_prompt
+    left_out = re.search(r"\((\d+) older or less relevant items not shown\)", last_prompt)
+    assert left_out is not None and int(left_out.group(1)) > 0
     assert any("left out of the prompt" in getattr(e, "text", "") for e in events)
     assert len(run.state.knowledge) >= 6  # all kept in the state
 
@@ -249,3 +252,17 @@ async def test_harvested_links_are_their_own_capped_class_and_a_search_hit_upgra
     add_to_pool(st, SearchResult(title="P", url=record.url, snippet="real", provider="x"))
     assert (record.origin, record.hits, record.snippet) == ("search", 1, "real")
     assert record.weight == 1.1
+
+
+def test_a_link_to_a_pooled_url_raises_its_weight_without_a_new_record() -> None:
+    from deepsearch.agent.actions.search import add_to_pool
+    from deepsearch.agent.actions.visit import LINK_WEIGHT, _add_links
+    from deepsearch.agent.state import AgentState
+
+    st = AgentState.start(Q)
+    add_to_pool(st, SearchResult(title="P", url="https://w.org/p", snippet="s", provider="x"))
+    links = [("P again", "https://w.org/p"), ("New", "https://w.org/new")]
+    _add_links(st, Page(url="u", final_url="u", text="t", links=links, fetched_at="2026-01-01"))
+    assert st.url_pool["https://w.org/p"].weight == pytest.approx(1.0 + LINK_WEIGHT)
+    assert st.url_pool["https://w.org/p"].origin == "search"  # still a search result
+    assert st.url_pool["https://w.org/new"].weight == pytest.approx(LINK_WEIGHT)

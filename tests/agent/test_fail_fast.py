@@ -8,7 +8,7 @@ from typing import Any
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.progress import NO_PROGRESS_LIMIT
 from deepsearch.web.search.base import SearchProviderError
-from deepsearch.web.search.chain import SearchChain
+from deepsearch.web.search.chain import SearchChain, SearchUnavailable
 from deepsearch.web.types import SearchQuery, SearchResult
 from tests.agent.helpers import make_deps, options, router
 
@@ -88,3 +88,21 @@ async def test_steps_that_change_nothing_end_the_research_phase_early() -> None:
     assert len(research) == 1 + NO_PROGRESS_LIMIT  # one useful step, then the idle ones
     assert "found no new query" in run.stop_reason
     assert [c for c in provider.calls if c.tool == "agent_beast"], "Beast Mode still answers"
+
+
+def test_an_error_says_its_kind_and_a_cut_short_snapshot_carries_it() -> None:
+    from deepsearch.agent.result import failure_kind
+    from deepsearch.errors import ConfigError, ProviderAuthError, ProviderError
+
+    assert failure_kind(ProviderAuthError("401")) == "configuration"  # exit 2
+    assert failure_kind(ConfigError("bad flag")) == "configuration"
+    assert failure_kind(SearchUnavailable([])) == "fatal"  # exit 1
+    assert failure_kind(ProviderError("503")) == "runtime"
+    assert failure_kind(OSError("disk full")) == "runtime"
+
+    deps, _ = make_deps(router([{"think": "", "action": "answer", "answer": {"answer": "x"}}]))
+    run = ResearchRun("Q?", deps, options())
+    cut = run.snapshot("failed", error="401 from the provider", failure=ProviderAuthError("401"))
+    assert cut.error_kind == "configuration"
+    assert run.snapshot("failed", error="boom").error_kind == "runtime"
+    assert run.snapshot("interrupted").error_kind is None

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from deepsearch.agent.gating import GateContext, after_action, allowed_now
+from deepsearch.agent.gating import Gate, after_action
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.schema import AllowFlags, step_schema
 from deepsearch.agent.state import AgentState
@@ -31,7 +31,13 @@ def shown(n: int) -> list[ScoredUrl]:
     ]
 
 
-CTX = GateContext(coding_available=True)
+CTX = Gate()
+NO_CODING = Gate(withdrawn={"coding": "no sandbox"})
+FRESH = Gate(needs_freshness=True)
+
+
+def allowed_now(st: AgentState, gate: Gate) -> AllowFlags:
+    return gate.allowed(st)
 
 
 @pytest.mark.parametrize(
@@ -109,19 +115,20 @@ def test_harvested_links_and_irrelevant_results_never_lock_search_out() -> None:
 
 def test_after_a_visit_with_good_urls_waiting_a_move_is_left() -> None:
     st = state_at(3, shown_urls=waiting(6), gaps=["Q?", "a", "b"])
-    st.flags = replace(after_action("visit"), answer=False)
-    no_coding = GateContext(coding_available=False)
+    no_coding = Gate(
+        withdrawn={"coding": "no sandbox"}, last=replace(after_action("visit"), answer=False)
+    )
     assert allowed_now(st, no_coding).allowed() == ("visit",)  # read them, not answer blind
 
 
 def test_no_coding_at_step_one_or_without_sandbox() -> None:
     assert "coding" not in allowed_now(state_at(1), CTX).allowed()
     assert "coding" in allowed_now(state_at(2), CTX).allowed()
-    assert "coding" not in allowed_now(state_at(2), GateContext(coding_available=False)).allowed()
+    assert "coding" not in allowed_now(state_at(2), NO_CODING).allowed()
 
 
 def test_freshness_question_cannot_answer_or_reflect_at_step_one() -> None:
-    ctx = GateContext(coding_available=True, needs_freshness=True)
+    ctx = FRESH
     allowed = allowed_now(state_at(1), ctx).allowed()
     assert "answer" not in allowed and "reflect" not in allowed
     assert "answer" in allowed_now(state_at(2), ctx).allowed()
@@ -130,11 +137,11 @@ def test_freshness_question_cannot_answer_or_reflect_at_step_one() -> None:
 def test_never_leaves_the_model_without_a_move() -> None:
     nothing = AllowFlags(search=False, visit=False, reflect=False, answer=False, coding=False)
     # the last search found nothing to read: search again rather than answer unsupported
-    assert allowed_now(state_at(3, flags=nothing), CTX).allowed() == ("search",)
+    assert allowed_now(state_at(3), Gate(last=nothing)).allowed() == ("search",)
     good = waiting(5)  # relevant unread results: read them rather than search or answer
-    assert allowed_now(state_at(3, flags=nothing, shown_urls=good), CTX).allowed() == ("visit",)
-    fresh = GateContext(coding_available=True, needs_freshness=True)
-    assert allowed_now(state_at(1, flags=nothing), fresh).allowed() == ("answer",)
+    assert allowed_now(state_at(3, shown_urls=good), Gate(last=nothing)).allowed() == ("visit",)
+    fresh = Gate(needs_freshness=True, last=nothing)
+    assert allowed_now(state_at(1), fresh).allowed() == ("answer",)
 
 
 def test_schema_accepts_exactly_the_allowed_actions() -> None:

@@ -12,6 +12,7 @@ from deepsearch.agent.actions.answer import handle_answer
 from deepsearch.agent.judging.confidence import ConfidenceBasis, confidence, distinct_sources
 from deepsearch.agent.judging.evaluator import Evaluator
 from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.outcomes import Continue, Rejected
 from deepsearch.agent.schema import AnswerPayload, step_schema
 from deepsearch.agent.state import AgentState, EvalMetric
 from deepsearch.llm.testing import scripted_client
@@ -139,7 +140,8 @@ async def test_a_not_found_sub_answer_is_not_pinned_as_knowledge(supported: bool
     pinned = [k for k in state.knowledge if NOT_FOUND_TEXT in k.answer]
     assert bool(pinned) is supported
     assert ("Who built it?" in state.gaps) is not supported
-    assert outcome.rejected is not supported
+    assert isinstance(outcome, Rejected) is not supported
+    assert isinstance(outcome, Continue) is supported
 
 
 async def test_the_evaluator_never_accepts_a_not_found_answer_and_asks_nothing() -> None:

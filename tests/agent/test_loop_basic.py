@@ -30,6 +30,9 @@ async def test_direct_answer_at_step_one_skips_evaluation() -> None:
     assert [s.action for s in result.steps] == ["answer"]
     evaluator_calls = [c for c in provider.calls if c.tool == "evaluator"]
     assert len(evaluator_calls) == 1  # only the question classification
+    # a direct answer has no sources: it says so, and it is not finalized
+    assert result.confidence_basis is not None and result.confidence_basis.checks == "direct"
+    assert provider.calls_for("finalizer") == [] and result.references == []
 
 
 async def test_a_cut_short_answer_leaves_without_unanchored_markers_or_links() -> None:

@@ -56,9 +56,10 @@ def test_prompt_actions_match_the_schema(allowed: tuple[str, ...]) -> None:
     state.step = 2
     state.shown_urls = [ScoredUrl(index=1, url="https://a.org/", title="A", snippet="s", score=1)]
     flags = AllowFlags().only(*allowed)
-    prompt = build_system_prompt(
+    prompt, omitted = build_system_prompt(
         state, flags, now=NOW, language="English", knowledge_allowance=1000
     )
+    assert omitted == 0
     in_prompt = set(re.findall(r"<action-(\w+)>", prompt))
     schema = step_schema(flags.allowed()).model_json_schema()["properties"]
     action = schema["action"]

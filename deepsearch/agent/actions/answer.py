@@ -4,32 +4,27 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel
-
 from deepsearch.agent.deps import RunOptions
 from deepsearch.agent.judging.evaluator import Evaluator, Verdict
+from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop
 from deepsearch.agent.schema import AnswerPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.errors import StructuredOutputError
 
-
-class AnswerOutcome(BaseModel):
-    detail: str
-    accepted: bool = False
-    rejected: bool = False
-    out_of_attempts: bool = False
+# Continue: a sub-question was answered; Rejected: refused, research goes on;
+# Stop: a check ran out of attempts; Accepted: the run's answer is set.
+AnswerOutcome = Accepted | Continue | Rejected | Stop
 
 
-def _answer_subquestion(state: AgentState, question: str, answer: str) -> AnswerOutcome:
+def _answer_subquestion(state: AgentState, question: str, answer: str) -> Continue:
     # An accepted sub-answer is a step of the chain: it stays in every later prompt.
     state.add_knowledge(
         KnowledgeItem(question=question, answer=answer, type="qa", updated=None, pinned=True)
     )
-    if question in state.gaps:
-        state.gaps.remove(question)
-    state.diary.append(f'Step {state.step}: answered the sub-question "{question}": {answer[:300]}')
-    return AnswerOutcome(detail=f"sub-question answered: {question}")
+    state.close_sub_question(question)
+    state.note("sub_answered", question=question, answer=answer)
+    return Continue(f"sub-question answered: {question}")
 
 
 async def _judge(
@@ -55,9 +50,7 @@ async def _learn_from_rejection(
     evaluator: Evaluator, state: AgentState, answer: str, verdict: Verdict
 ) -> None:
     """Turn the rejection into knowledge and restart the diary from that lesson."""
-    state.diary.append(
-        f"Step {state.step}: my answer was rejected ({verdict.type}): {verdict.think[:300]}"
-    )
+    state.note("answer_rejected", check=verdict.type, why=verdict.think)
     lesson = verdict.think
     try:
         analysis = await evaluator.analyze_errors(state.diary, verdict)
@@ -71,15 +64,13 @@ async def _learn_from_rejection(
             type="qa",
         )
     )
-    state.diary = []  # a fresh attempt starts from the lesson, not the old diary
+    state.restart_diary()
 
 
-def _not_found_subquestion(state: AgentState, question: str, answer: str) -> AnswerOutcome:
+def _not_found_subquestion(state: AgentState, question: str, answer: str) -> Rejected:
     # A "not found" is no step of the chain: nothing is pinned, the gap stays open.
-    state.diary.append(
-        f'Step {state.step}: I could not answer the sub-question "{question}": {answer[:300]}'
-    )
-    return AnswerOutcome(detail=f"sub-question not answered: {question}", rejected=True)
+    state.note("sub_not_found", question=question, answer=answer)
+    return Rejected(f"sub-question not answered: {question}")
 
 
 async def handle_answer(
@@ -92,50 +83,55 @@ async def handle_answer(
 ) -> AnswerOutcome:
     answer = payload.answer.strip()
     if not answer:
-        state.diary.append(f"Step {state.step}: I gave an empty answer.")
-        return AnswerOutcome(detail="empty answer", rejected=True)
+        state.note("empty_answer")
+        return Rejected("empty answer")
     if state.current_question != state.question:
         if not payload.supported:
             return _not_found_subquestion(state, state.current_question, answer)
         return _answer_subquestion(state, state.current_question, answer)
     if not payload.supported:
         # Never accepted (the evaluator refuses it without a call); research goes on.
-        state.not_found_note = answer
-        state.diary.append(f"Step {state.step}: I reported that I did not find the answer.")
+        state.report_not_found(answer)
+        state.note("reported_not_found")
         verdict = await _judge(evaluator, state, answer, now, supported=False)
         return await _rejected(evaluator, state, answer, verdict, learn=False)
 
-    state.candidate_answer = answer
-    state.answer_uncertain = payload.uncertain
+    state.propose_answer(answer, uncertain=payload.uncertain)
     if state.step == 1 and options.direct_answer:
-        state.final_answer = answer
-        state.trivial = True
-        return AnswerOutcome(detail="answered directly at step 1", accepted=True)
+        state.accept_answer(answer, trivial=True)
+        return Accepted("answered directly at step 1")
 
     verdict = await _judge(evaluator, state, answer, now, supported=True)
     if verdict.passed:
-        state.final_answer = answer
-        state.diary.append(f"Step {state.step}: my answer passed every check.")
-        return AnswerOutcome(detail="answer accepted", accepted=True)
+        state.accept_answer(answer)
+        state.note("answer_passed")
+        return Accepted("answer accepted")
     return await _rejected(evaluator, state, answer, verdict, learn=True)
 
 
 async def _rejected(
     evaluator: Evaluator, state: AgentState, answer: str, verdict: Verdict, *, learn: bool
-) -> AnswerOutcome:
+) -> Rejected | Stop:
     """Charge the failed check one attempt; out of attempts ends the research phase."""
-    metric = next((m for m in state.metrics if m.type == verdict.type), None)
-    if metric is not None:
-        metric.attempts_left -= 1
-    if verdict.improvement_plan:
-        state.improvement_plans.append(verdict.improvement_plan)
+    metric = state.record_rejection(verdict.type, verdict.improvement_plan)
     detail = f"answer rejected by the {verdict.type} check: {verdict.think[:200]}"
     if metric is not None and metric.attempts_left <= 0:
-        return AnswerOutcome(
-            detail=f"{detail} (no {verdict.type} attempts left)",
-            rejected=True,
-            out_of_attempts=True,
-        )
+        return Stop(f"{detail} (no {verdict.type} attempts left)")
     if learn:
         await _learn_from_rejection(evaluator, state, answer, verdict)
-    return AnswerOutcome(detail=detail, rejected=True)
+    return Rejected(detail)
+
+
+def take_beast_answer(payload: AnswerPayload, state: AgentState) -> Accepted | Rejected:
+    """Beast Mode's answer is not judged: Accepted as the run's answer (an empty one
+    keeps the candidate), Rejected when the model's last word is that nothing
+    gathered answers the question."""
+    answer = payload.answer.strip()
+    if payload.supported or not answer:
+        if answer:  # a new answer brings its own marks
+            state.accept_answer(answer, uncertain=payload.uncertain)
+        else:
+            state.accept_answer(state.candidate_answer)
+        return Accepted("Beast Mode answer")
+    state.report_not_found(answer, drop_candidate=True)
+    return Rejected("Beast Mode: not found")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.outcomes import Continue, Unavailable
 from deepsearch.agent.schema import CodingPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
@@ -84,7 +85,7 @@ async def _write_code(
     return reply.value.code
 
 
-def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> str:
+def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> Continue:
     output = result.result if result.result is not None else result.stdout
     state.add_knowledge(
         KnowledgeItem(
@@ -93,21 +94,22 @@ def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> str:
             type="coding",
         )
     )
-    state.diary.append(f"Step {state.step}: computed '{problem}' → {str(output)[:200]}")
-    return f"ok: {str(output)[:120]}"
+    state.note("computed", problem=problem, output=str(output))
+    return Continue(f"ok: {str(output)[:120]}")
 
 
 async def handle_coding(
     payload: CodingPayload, state: AgentState, deps: AgentDeps, options: RunOptions
-) -> str:
+) -> Continue | Unavailable:
+    """Unavailable when the sandbox cannot run code at all: the run stops offering it."""
     sandbox = deps.sandbox
     if sandbox is None:
-        state.diary.append(f"Step {state.step}: coding is unavailable (no sandbox).")
-        return "refused: no sandbox"
+        state.note("no_sandbox")
+        return Unavailable("coding", "no sandbox")
     usable, reason = sandbox.availability()
     if not usable:  # refuse before paying for code that could not run
-        state.diary.append(f"Step {state.step}: coding refused: {reason}")
-        return f"refused: {reason}"
+        state.note("coding_refused", reason=reason)
+        return Unavailable("coding", reason)
     data = sandbox_data(state)
     shape = describe_shape(data)
     attempts: list[tuple[str, str]] = []
@@ -118,13 +120,12 @@ async def handle_coding(
         try:
             result = await sandbox.run(code, data)
         except SandboxUnavailable as exc:
-            state.diary.append(f"Step {state.step}: coding refused: {exc}")
-            return f"refused: {exc}"
+            state.note("coding_refused", reason=str(exc))
+            return Unavailable("coding", str(exc))
         if result.ok:
             return _keep_result(state, payload.problem, result)
         attempts.append((code, (result.error or result.stderr or "failed")[:500]))
-    state.diary.append(
-        f"Step {state.step}: the computation '{payload.problem}' failed {MAX_ATTEMPTS} times "
-        f"(last error: {attempts[-1][1][:200]})."
+    state.note(
+        "computation_failed", problem=payload.problem, attempts=MAX_ATTEMPTS, error=attempts[-1][1]
     )
-    return f"failed after {MAX_ATTEMPTS} attempts"
+    return Continue(f"failed after {MAX_ATTEMPTS} attempts")

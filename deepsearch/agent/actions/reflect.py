@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.outcomes import Continue
 from deepsearch.agent.schema import MAX_SUBQUESTIONS, ReflectPayload
 from deepsearch.agent.state import AgentState
 
@@ -13,7 +14,7 @@ def _key(text: str) -> str:
 
 async def handle_reflect(
     payload: ReflectPayload, state: AgentState, deps: AgentDeps, options: RunOptions
-) -> str:
+) -> Continue:
     asked = {_key(q) for q in state.all_questions}
     fresh: list[str] = []
     for question in payload.questions:
@@ -25,11 +26,8 @@ async def handle_reflect(
     fresh = await deps.similarity.dedup(fresh, state.all_questions)
     fresh = fresh[:MAX_SUBQUESTIONS]
     if not fresh:
-        state.diary.append(
-            f"Step {state.step}: my sub-questions had all been asked before; I should think out of the box."
-        )
-        return "no new sub-questions"
-    state.gaps.extend(fresh)
-    state.all_questions.extend(fresh)
-    state.diary.append(f"Step {state.step}: split off sub-questions: {' | '.join(fresh)}.")
-    return " | ".join(fresh)
+        state.note("sub_questions_repeated")
+        return Continue("no new sub-questions")
+    state.open_sub_questions(fresh)
+    state.note("sub_questions", questions=" | ".join(fresh))
+    return Continue(" | ".join(fresh))

@@ -6,14 +6,16 @@ import asyncio
 import re
 from dataclasses import dataclass
 
+from deepsearch.agent import diary
 from deepsearch.agent.citations.quote_text import word_coverage
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.outcomes import Continue
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.retrieval.ranking import filter_urls
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.schema import SearchPayload
-from deepsearch.agent.state import AgentState, PageText
-from deepsearch.agent.types import KnowledgeItem, UrlRecord
+from deepsearch.agent.state import AgentState
+from deepsearch.agent.types import KnowledgeItem
 from deepsearch.web.search.chain import SearchUnavailable
 from deepsearch.web.types import SearchQuery, SearchResult
 
@@ -44,41 +46,11 @@ def new_queries(state: AgentState, queries: list[str]) -> list[str]:
     return fresh
 
 
-def merge_snippet(old: str, new: str) -> str:
-    if not old or new in old:
-        return old or new
-    if old in new:
-        return new
-    return f"{old} … {new}"[:1000]
-
-
 def add_to_pool(state: AgentState, result: SearchResult, weight: float = 1.0) -> None:
-    """Pool a search hit. A URL a search returns becomes (or stays) a search-result
-    candidate even when it was first seen as an in-page link."""
-    record = state.url_pool.get(result.url)
-    snippet = _clean(result.snippet)
-    if record is None:
-        record = state.url_pool[result.url] = UrlRecord(
-            url=result.url,
-            title=_clean(result.title),
-            snippet=snippet,
-            weight=0.0,
-            date=result.date,
-        )
-    elif record.origin == "link":
-        record.title = _clean(result.title) or record.title  # the engine's title beats an anchor
-        record.snippet = snippet or record.snippet
-    else:
-        record.snippet = merge_snippet(record.snippet, snippet)
-        record.title = record.title or _clean(result.title)
-    record.weight += weight
-    record.hits += 1
-    record.origin = "search"
-    record.date = record.date or result.date
-    if snippet and result.url not in state.snippets:
-        state.snippets[result.url] = PageText(
-            url=result.url, title=_clean(result.title), text=snippet, date=result.date
-        )
+    """Pool a search hit (title and snippet cleaned of markup)."""
+    state.add_search_result(
+        result.url, _clean(result.title), _clean(result.snippet), result.date, weight=weight
+    )
 
 
 async def run_queries(
@@ -144,7 +116,7 @@ class _Batch:
 async def _run_batch(state: AgentState, deps: AgentDeps, queries: list[SearchQuery]) -> _Batch:
     results, errors = await run_queries(deps, queries)
     texts = [q.q for q in queries]
-    state.searched_queries.extend(texts)
+    state.record_queries(texts)
     _pool_results(state, results, "; ".join(texts))
     return _Batch(queries=texts, results=results, errors=errors)
 
@@ -195,23 +167,20 @@ def _readable(state: AgentState, options: RunOptions, results: list[SearchResult
     return [r.url for r in kept]
 
 
-def _record(state: AgentState, batch: _Batch) -> str:
+def _record(state: AgentState, batch: _Batch) -> Continue:
     """Write the step to the diary; the short detail for the step log."""
-    summary = f"{len(batch.results)} results, {len(state.url_pool)} URLs in the pool"
-    if batch.errors:
-        summary += f"; {len(batch.errors)} queries failed"
-    state.diary.append(
-        f"Step {state.step}: searched {', '.join(repr(q) for q in batch.queries)}: {summary}."
-        + (f" Failures: {' | '.join(batch.errors[:3])}" if batch.errors else "")
-        + (
-            " I should read the most promising pages next."
-            if batch.results
-            else " Nothing found; try other wording."
-        )
+    errors = batch.errors
+    state.note(
+        "searched" if batch.results else "searched_nothing",
+        queries=", ".join(repr(q) for q in batch.queries),
+        results=len(batch.results),
+        pool=len(state.url_pool),
+        failed_count=diary.part("queries_failed", count=len(errors)) if errors else "",
+        failures=diary.part("query_failures", errors=" | ".join(errors[:3])) if errors else "",
     )
     # The step log leads with what came back: a narrow terminal cuts the end of the line.
-    failed = f", {len(batch.errors)} failed" if batch.errors else ""
-    return f"{len(batch.results)} results{failed}: {' | '.join(batch.queries)}"
+    failed = f", {len(errors)} failed" if errors else ""
+    return Continue(f"{len(batch.results)} results{failed}: {' | '.join(batch.queries)}")
 
 
 async def handle_search(
@@ -222,7 +191,7 @@ async def handle_search(
     *,
     needs_freshness: bool = False,
     prefetch: Prefetcher | None = None,
-) -> str:
+) -> Continue:
     """Raw queries, then (unless they came back strong) the rewriter's follow-ups.
     With `prefetch`, the raw pass's top results start reading while the rewriter
     thinks (a later step's ranking keeps or cancels them)."""
@@ -231,11 +200,8 @@ async def handle_search(
     if queries:
         queries = await deps.similarity.dedup(queries, state.searched_queries)
     if not queries:
-        state.diary.append(
-            f"Step {state.step}: every proposed query had been searched already; "
-            "I must think of different angles or act on what I have."
-        )
-        return "no new queries"
+        state.note("queries_repeated")
+        return Continue("no new queries")
     sites = list(options.only_hostnames)
     first = [SearchQuery(q=q, sites=sites, limit=options.results_per_query) for q in queries]
     batch = await _run_batch(state, deps, first)

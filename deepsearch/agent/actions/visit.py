@@ -7,7 +7,9 @@ from collections import Counter
 from functools import partial
 from urllib.parse import unquote
 
+from deepsearch.agent import diary
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.outcomes import Continue
 from deepsearch.agent.prefetch import Prefetcher, safe_read
 from deepsearch.agent.retrieval.evidence import (
     PageEvidence,
@@ -58,16 +60,13 @@ def _add_links(state: AgentState, page: Page) -> None:
         if link is None:
             continue
         if link in state.url_pool:
-            state.url_pool[link].weight += LINK_WEIGHT
+            state.boost_url(link, LINK_WEIGHT)
         elif (
             in_pool < MAX_LINK_CANDIDATES
             and link not in state.visited
             and hostname(link) not in state.dead_hosts
         ):
-            title = " ".join(anchor.split())[:200]
-            state.url_pool[link] = UrlRecord(
-                url=link, title=title, snippet=title, weight=LINK_WEIGHT, origin="link"
-            )
+            state.pool_link(link, " ".join(anchor.split())[:200], LINK_WEIGHT)
             in_pool += 1
 
 
@@ -77,8 +76,7 @@ async def _keep_page(
     record = state.url_pool.get(url) or UrlRecord(url=url)
     title = page.title or record.title
     kept = PageText(url=url, title=title, text=page.text[:MAX_PAGE_CHARS], date=page.published)
-    state.pages[url] = kept
-    state.read_urls.append(url)
+    state.record_page(kept)
     await _add_evidence(state, deps, options, kept, page)
     _add_links(state, page)
 
@@ -98,15 +96,13 @@ async def _add_evidence(
     state.add_knowledge(item)
     chunks = evidence_chunks(read.text, anchor_texts(page.links))
     evidence = PageEvidence(url=read.url, title=read.title, chunks=chunks, item=item)
-    state.evidence[read.url] = evidence
+    state.add_evidence(evidence)
     await refresh_page(evidence, state.research_queries(), deps.similarity, options.page_chars)
 
 
 def _drop_dead_host(state: AgentState, url: str) -> None:
     host = hostname(url)
-    state.dead_hosts.add(host)
-    for pooled in [u for u in state.url_pool if hostname(u) == host]:
-        del state.url_pool[pooled]
+    state.forget_host(host, [u for u in state.url_pool if hostname(u) == host])
 
 
 async def handle_visit(
@@ -116,35 +112,35 @@ async def handle_visit(
     options: RunOptions,
     *,
     prefetch: Prefetcher | None = None,
-) -> str:
+) -> Continue:
     """Read the targets concurrently; a URL being (or already) read in the background
     by `prefetch` is awaited there, never read twice."""
     targets = choose_targets(state, payload.url_indices)
     if not targets:
-        state.diary.append(f"Step {state.step}: there was nothing new to read.")
-        return "nothing to read"
-    state.visited.extend(targets)
+        state.note("nothing_to_read")
+        return Continue("nothing to read")
+    state.mark_visiting(targets)
     read_one = prefetch.read if prefetch is not None else partial(safe_read, deps.reader)
     outcomes = await asyncio.gather(*(read_one(url) for url in targets))
     read, failed = [], []
     for url, outcome in zip(targets, outcomes, strict=True):
         if isinstance(outcome, ReadFailure):
-            state.failed_urls[url] = f"{outcome.kind}: {outcome.detail}"[:200]
+            state.mark_failed(url, f"{outcome.kind}: {outcome.detail}")
             failed.append(f"{url} ({outcome.kind})")
             if outcome.host_is_dead:
                 _drop_dead_host(state, url)
             continue
         await _keep_page(state, deps, options, url, outcome)
         read.append(url)
-    state.diary.append(
-        f"Step {state.step}: read {len(read)} page(s)"
-        + (f": {', '.join(read)}" if read else "")
-        + (f"; failed to read {', '.join(failed)}" if failed else "")
-        + "."
+    state.note(
+        "read",
+        count=len(read),
+        pages=diary.part("pages_read", urls=", ".join(read)) if read else "",
+        failures=diary.part("read_failures", failed=", ".join(failed)) if failed else "",
     )
     # Readable addresses in the step log (the state keeps them normalized).
     shown = ", ".join(unquote(u) for u in targets)
-    return f"read {len(read)}{_failure_summary(state, targets)}: {shown}"
+    return Continue(f"read {len(read)}{_failure_summary(state, targets)}: {shown}")
 
 
 def _failure_summary(state: AgentState, targets: list[str]) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from deepsearch.agent.deps import RunOptions
-from deepsearch.agent.schema import AllowFlags
+from deepsearch.agent.gating import Gate
+
+NO_REFLECT = "not offered at this effort (agent.reflect is off)"
 
 
-def preset_flags(flags: AllowFlags, options: RunOptions) -> AllowFlags:
-    """The previous step's flags minus what the options never allow. Applied before
-    the gating rules, so their "never leave the model without a move" still holds."""
-    return flags if options.reflect else replace(flags, reflect=False)
+def withdraw_switched_off(gate: Gate, options: RunOptions) -> None:
+    """Actions the options never allow are withdrawn for the whole run; the gate's rule
+    "never leave the model without a move" still holds."""
+    if not options.reflect:
+        gate.withdrawn["reflect"] = NO_REFLECT

@@ -17,30 +17,24 @@ def _merge_pages(parent: AgentState, child: AgentState) -> None:
     for url, page in child.pages.items():
         if url in parent.pages:
             continue
-        parent.pages[url] = page
+        parent.record_page(page)
         old = child.evidence.get(url)
         if old is None:
             continue
         item = old.item.model_copy(update={"relevance_to": {}, "pinned": False})
         parent.add_knowledge(item)
         # Chunks are kept; what is shown is re-chosen for the parent's questions.
-        parent.evidence[url] = PageEvidence(
-            url=url, title=old.title, chunks=list(old.chunks), item=item
+        parent.add_evidence(
+            PageEvidence(url=url, title=old.title, chunks=list(old.chunks), item=item)
         )
 
 
 def _merge_lists(parent: AgentState, child: AgentState) -> None:
-    for url in child.visited:
-        if url not in parent.visited:
-            parent.visited.append(url)
-    for url in child.read_urls:
-        if url not in parent.read_urls:
-            parent.read_urls.append(url)
-    for query in child.searched_queries:
-        if query not in parent.searched_queries:
-            parent.searched_queries.append(query)
+    parent.mark_visiting([u for u in child.visited if u not in parent.visited])
+    parent.record_queries([q for q in child.searched_queries if q not in parent.searched_queries])
     for url, reason in child.failed_urls.items():
-        parent.failed_urls.setdefault(url, reason)
+        if url not in parent.failed_urls:
+            parent.mark_failed(url, reason)
     for url, record in child.url_pool.items():
         parent.url_pool.setdefault(url, record.model_copy())
     for url, snippet in child.snippets.items():

@@ -10,15 +10,14 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from deepsearch.agent.actions.answer import AnswerOutcome
-from deepsearch.agent.deps import RunOptions
 from deepsearch.agent.events import Notice
+from deepsearch.agent.outcomes import Outcome
 from deepsearch.agent.result import ResearchResult
 from deepsearch.agent.schema import AllowFlags
 from deepsearch.agent.state import StepRecord
 from deepsearch.agent.team.budget import budget_shares
 from deepsearch.agent.team.children import child_deps, child_options
-from deepsearch.agent.team.effort import preset_flags
+from deepsearch.agent.team.effort import withdraw_switched_off
 from deepsearch.agent.team.merge import merge_child
 from deepsearch.agent.team.plan import plan_team
 from deepsearch.agent.team.recheck import recheck_accepted
@@ -60,6 +59,12 @@ class TeamMode:
         self.children: list[Child] = []
         self.split_at = 0  # how many of the parent's steps came before the children's
 
+    @classmethod
+    def for_run(cls, run: ResearchRun) -> TeamMode:
+        """The run's team (of `team_size`), its switched-off actions withdrawn."""
+        withdraw_switched_off(run.gate, run.options)
+        return cls(run.options.team_size)
+
     async def after_step(self, run: ResearchRun) -> None:
         """Plan once, right after the parent's first search (the planner sees its
         snippets), and run the children if the planner split the question."""
@@ -99,18 +104,16 @@ class TeamMode:
         finally:  # cut short too: what the children read is the parent's to use
             for child in self.children:
                 merge_child(run.state, child.run.state, child.member())
-            run.state.diary.append(_diary_line(run.state.step, self.children))
+            outcomes = "; ".join(f'"{c.question}": {c.member().status}' for c in self.children)
+            run.state.note("team_split", outcomes=outcomes)
         if any(c.result is not None and c.result.status == "answered" for c in self.children):
             # The search step barred answering next ("snippets are no evidence"); with
             # accepted sub-answers in the knowledge that reason is gone.
-            run.state.flags = AllowFlags()
+            run.gate.last = AllowFlags()
 
     @staticmethod
-    def preset_flags(flags: AllowFlags, options: RunOptions) -> AllowFlags:
-        return preset_flags(flags, options)
-
-    @staticmethod
-    async def recheck(run: ResearchRun, outcome: AnswerOutcome) -> AnswerOutcome:
+    async def recheck(run: ResearchRun, outcome: Outcome) -> Outcome:
+        """An accepted answer, re-checked when the options ask for it (effort high)."""
         return await recheck_accepted(run, outcome)
 
     def all_steps(self, main: list[StepRecord]) -> list[StepRecord]:
@@ -145,15 +148,4 @@ def _time_left(run: ResearchRun) -> float | None:
     """Seconds left of the parent's research phase (85% of --timeout), None without one."""
     from deepsearch.agent.loop import LOOP_TIME_SHARE
 
-    if run.options.timeout_s is None:
-        return None
-    deadline = run.started + run.options.timeout_s * LOOP_TIME_SHARE
-    return max(0.0, deadline - run.deps.clock.monotonic())
-
-
-def _diary_line(step: int, children: list[Child]) -> str:
-    parts = [f'"{c.question}": {c.member().status}' for c in children]
-    return (
-        f"Step {step}: I split the question into sub-researches ({'; '.join(parts)}); "
-        "their answers and the pages they read are in my knowledge."
-    )
+    return run.deadline.remaining(LOOP_TIME_SHARE)

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from deepsearch.agent.actions.answer import AnswerOutcome
 from deepsearch.agent.actions.search import add_to_pool, new_queries, run_queries
+from deepsearch.agent.outcomes import Accepted, Outcome, Rejected
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.errors import BudgetExceeded, StructuredOutputError
 from deepsearch.llm.base import Message
@@ -61,7 +61,7 @@ async def _search(run: ResearchRun, queries: list[str]) -> list[SearchResult]:
     sites = list(opts.only_hostnames)
     batch = [SearchQuery(q=q, sites=sites, limit=opts.results_per_query) for q in queries]
     results, _ = await run_queries(run.deps, batch)
-    st.searched_queries.extend(queries)
+    st.record_queries(queries)
     for result in results:
         add_to_pool(st, result)
     if results:
@@ -97,9 +97,9 @@ async def _verdict(run: ResearchRun, answer: str, results: list[SearchResult]) -
     return reply.value
 
 
-def _reject(run: ResearchRun, answer: str, verdict: RecheckVerdict) -> AnswerOutcome:
+def _reject(run: ResearchRun, answer: str, verdict: RecheckVerdict) -> Rejected:
     st = run.state
-    st.final_answer, st.trivial = None, False  # the candidate stays for a cut-short run
+    st.retract_answer()
     problem = verdict.problem or verdict.think
     st.add_knowledge(
         KnowledgeItem(
@@ -109,32 +109,31 @@ def _reject(run: ResearchRun, answer: str, verdict: RecheckVerdict) -> AnswerOut
             type="qa",
         )
     )
-    st.diary.append(
-        f"Step {st.step}: a second, independent search contradicts my answer: {problem[:300]}"
-    )
-    return AnswerOutcome(detail=f"answer rejected by the re-check: {problem[:200]}", rejected=True)
+    st.note("recheck_contradicted", problem=problem)
+    return Rejected(f"answer rejected by the re-check: {problem[:200]}")
 
 
-async def recheck_accepted(run: ResearchRun, outcome: AnswerOutcome) -> AnswerOutcome:
-    """`outcome` unchanged unless an accepted answer fails its re-check."""
+async def recheck_accepted(run: ResearchRun, outcome: Outcome) -> Outcome:
+    """`outcome` unchanged unless it accepted an answer and the options ask for a
+    re-check; then Accepted with what the re-check did, or Rejected."""
     st = run.state
-    if not (outcome.accepted and run.options.recheck) or st.rechecks >= MAX_RECHECKS:
+    if not isinstance(outcome, Accepted) or not run.options.recheck:
+        return outcome
+    if st.rechecks >= MAX_RECHECKS:
         return outcome
     answer = st.final_answer or ""
     st.rechecks += 1
     try:
         queries = await _queries(run, answer)
         if not queries:
-            return outcome.model_copy(
-                update={"detail": f"{outcome.detail}; re-check: no new query"}
-            )
+            return Accepted(f"{outcome.detail}; re-check: no new query")
         results = await _search(run, queries)
         verdict = await _verdict(run, answer, results)
     except (BudgetExceeded, StructuredOutputError) as exc:
-        note = f"{outcome.detail}; re-check skipped ({type(exc).__name__})"
-        return outcome.model_copy(update={"detail": note})
+        return Accepted(f"{outcome.detail}; re-check skipped ({type(exc).__name__})")
     if not verdict.consistent:
         return _reject(run, answer, verdict)
     shown = " | ".join(queries)
-    note = f"{outcome.detail}; re-checked by a second search ({len(results)} results: {shown})"
-    return outcome.model_copy(update={"detail": note})
+    return Accepted(
+        f"{outcome.detail}; re-checked by a second search ({len(results)} results: {shown})"
+    )
