@@ -12,15 +12,41 @@ word or many, unquoted), a command, `help`/`version`, or `-` / piped stdin.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 if TYPE_CHECKING:
-    from typer._click.exceptions import UsageError
+    from typer._click.exceptions import ClickException, UsageError
 
 from deepsearch import __version__
 from deepsearch.commands.common import COMMAND_HELP, SUBCOMMANDS
+from deepsearch.errors import DeepsearchError
+
+
+@contextmanager
+def error_boundary() -> Iterator[None]:
+    """The one catch site of the project's errors: a DeepsearchError becomes its one
+    line on stderr and the exit code it carries (a typer.Exit, which click returns)."""
+    try:
+        yield
+    except DeepsearchError as exc:
+        from deepsearch.config.redaction import redact_userinfo
+
+        _error_line(redact_userinfo(str(exc)))  # a URL's password never reaches the screen
+        raise typer.Exit(exc.exit_code) from None
+
+
+class _Deepsearch(TyperGroup):
+    """The root command: every subcommand runs inside the error boundary, whoever
+    invokes the app (the console script, or a test's CliRunner)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        with error_boundary():
+            return super().invoke(ctx)
 
 
 def _version_callback(value: bool) -> None:
@@ -53,6 +79,7 @@ def make_app(*, full: bool = True) -> typer.Typer:
     --version then import neither the commands nor pydantic (fast start-up)."""
     app = typer.Typer(
         name="deepsearch",
+        cls=_Deepsearch,
         help=(
             "Hunt down one correct, cited answer.\n\n"
             'Run: deepsearch "your question"   (see: deepsearch research --help)'
@@ -96,8 +123,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run(argv: list[str]) -> int:
-    """Run one command line; the exit code. Usage errors are one line with a hint; a
-    write error on stdout (help to a full disk, a closed pipe) is never a traceback."""
+    """Run one command line; the exit code. A deepsearch error is one line and the code
+    it carries (error_boundary); a usage error gets a hint; a write error on stdout
+    (help to a full disk, a closed pipe) is never a traceback."""
     from deepsearch.commands.output import guarded_stdout
 
     ClickException, NoArgsIsHelpError, UsageError = _click_errors()
@@ -106,9 +134,10 @@ def run(argv: list[str]) -> int:
     full = bool(args) and args[0] in SUBCOMMANDS
     command = typer.main.get_command(make_app(full=full))
     try:
-        with guarded_stdout():
+        # The boundary again for guarded_stdout's own error (help to a full disk).
+        with error_boundary(), guarded_stdout():
             code = command.main(args=args, prog_name="deepsearch", standalone_mode=False)
-    except typer.Exit as done:  # raised by guarded_stdout itself
+    except typer.Exit as done:  # from the boundary, or guarded_stdout (a closed pipe)
         return done.exit_code
     except NoArgsIsHelpError as exc:
         exc.show()
@@ -123,9 +152,10 @@ def run(argv: list[str]) -> int:
     return code if isinstance(code, int) else 0
 
 
-def _click_errors() -> tuple[type[Exception], type[Exception], type[Exception]]:
+def _click_errors() -> tuple[type[ClickException], type[UsageError], type[UsageError]]:
     """Recent Typer releases vendor their own click and raise its exceptions, not the
-    `click` package's; older releases raise click's own."""
+    `click` package's; older releases raise click's own. (ClickException, the
+    no-arguments-is-help error (a UsageError; older ones have none), UsageError.)"""
     try:
         from typer._click import exceptions
     except ImportError:  # an older Typer on top of click
@@ -143,9 +173,14 @@ def _usage_error(exc: UsageError) -> int:
 
 
 def _error_line(message: str) -> None:
-    from deepsearch.commands.common import fail
+    """`error: ...` on stderr, one line whatever the message holds."""
+    from rich.console import Console
+    from rich.markup import escape
 
-    fail(" ".join(message.split()), 2)  # prints the line; the Exit it returns is unused
+    # escape(): a message may contain brackets ("[^1]", "[key]") that are not markup.
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"[bold red]error:[/] {escape(' '.join(message.split()))}"
+    )
 
 
 def _stdin_is_tty() -> bool:

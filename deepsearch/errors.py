@@ -1,7 +1,9 @@
-"""Every error deepsearch raises on purpose, in one place.
+"""Every error deepsearch raises on purpose, and the exit codes, in one place.
 
-    DeepsearchError
+    DeepsearchError                 carries `exit_code` (1 unless a subclass says)
+    ├── UsageError                  a command line the command cannot run (exit 2)
     ├── ConfigError                 bad flag, bad config file, no provider (exit 2)
+    ├── CommandFailed               a command ran and failed; its own code (doctor: 1)
     └── RunError                    something failed while running (exit 1)
         ├── BudgetExceeded          a token budget would be overrun by the next call
         ├── ProviderError           an LLM provider failed (provider, model kept)
@@ -13,26 +15,58 @@
         │   (web.search.chain.SearchUnavailable: and again on the next try; fatal)
         └── SandboxUnavailable      no real isolation for the coding action
 
-The CLI is the only place that turns these into exit codes and one-line messages.
+A command raises one of these; cli.py alone catches them (one `except`), prints the
+one-line message and exits with the code the error carries. A research run turns a
+RunError into its result instead (what was found so far is still printed), and the
+result's status decides the exit code (ResearchResult.exit_code).
 """
 
 from __future__ import annotations
+
+# The exit codes, everywhere: the CLI's, the errors' and the research results'.
+EXIT_OK = 0
+EXIT_RUNTIME = 1
+EXIT_USAGE = 2
+EXIT_FORCED = 3  # Beast Mode or a limit
+EXIT_NOT_FOUND = 4  # the run ended without a supported answer (status "not_found")
+EXIT_INTERRUPTED = 130  # Ctrl-C; SIGTERM / SIGHUP are 143 / 129 (128 + the signal)
 
 
 class DeepsearchError(Exception):
     """Base of every deliberate deepsearch error."""
 
+    exit_code: int = EXIT_RUNTIME
+
+
+class UsageError(DeepsearchError):
+    """The command line cannot be run as given (a missing question, clashing flags)."""
+
+    exit_code = EXIT_USAGE
+
 
 class ConfigError(DeepsearchError):
     """The user's configuration or flags are unusable. Exit code 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class CommandFailed(DeepsearchError):
+    """A command ran and did not succeed (checks failed, stdout unwritable, a batch
+    interrupted): the line to print and the exit code to end with."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_RUNTIME) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class RunError(DeepsearchError):
     """A failure while running. Exit code 1.
 
     `configuration`: only the user can fix it (a rejected key, an unknown model, a
-    search URL that cannot work): exit code 2. `fatal`: no later step can succeed, so
-    the run stops at once (no Beast Mode); what was found so far is still printed."""
+    search URL that cannot work): exit code 2, by way of the run's result (a run's
+    errors become its result's error_kind, never a CLI error). `fatal`: no later step
+    can succeed, so the run stops at once (no Beast Mode); what was found so far is
+    still printed."""
 
     configuration: bool = False
     fatal: bool = False

@@ -10,7 +10,16 @@ from deepsearch.agent.judging.confidence import ConfidenceBasis
 from deepsearch.agent.state import StepRecord
 from deepsearch.agent.team.report import TeamMember
 from deepsearch.agent.types import Reference
-from deepsearch.errors import ConfigError, RunError
+from deepsearch.errors import (
+    EXIT_FORCED,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    ConfigError,
+    RunError,
+)
 from deepsearch.llm.tracker import TokenTracker
 
 # 2: status "not_found" (exit 4), `confidence` and `confidence_basis` (see the README).
@@ -19,6 +28,15 @@ Status = Literal["answered", "forced", "not_found", "interrupted", "failed"]
 # configuration: only the user can fix it (exit 2); fatal: the run could not go on
 # (exit 1); runtime: an error the run worked around (the status decides the exit).
 ErrorKind = Literal["configuration", "fatal", "runtime"]
+# The exit code of each way a run ends: the one table (an interrupted run's code is
+# the signal's, 130 / 143 / 129; the CLI knows which signal it was).
+STATUS_EXIT: dict[Status, int] = {
+    "answered": EXIT_OK,
+    "forced": EXIT_FORCED,
+    "not_found": EXIT_NOT_FOUND,
+    "failed": EXIT_RUNTIME,
+    "interrupted": EXIT_INTERRUPTED,
+}
 
 
 def failure_kind(exc: BaseException) -> ErrorKind:
@@ -81,3 +99,13 @@ class ResearchResult(BaseModel):
     elapsed_s: float
     error: str | None = None
     error_kind: ErrorKind | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """A configuration cause (rejected key, unknown model, search that cannot work)
+        is 2 whatever was found; a run that could not go on is 1; else the status's."""
+        if self.error_kind == "configuration":
+            return EXIT_USAGE
+        if self.error_kind == "fatal":
+            return EXIT_RUNTIME
+        return STATUS_EXIT[self.status]

@@ -13,10 +13,11 @@ def register(app: typer.Typer) -> None:
     app.command("research", help=research_cmd.HELP, cls=research_cmd.ResearchCommand)(
         research_cmd.research
     )
-    plain = {"context_settings": PASS_THROUGH, "cls": PlainSwitchesCommand}
-    app.command("config", help=config_cmd.HELP, **plain)(config_cmd.show_config)
-    app.command("doctor", help=doctor_cmd.HELP, **plain)(doctor_cmd.doctor)
-    app.command(
-        "eval", help=eval_cmd.HELP, cls=eval_cmd.EvalCommand, context_settings=PASS_THROUGH
-    )(eval_cmd.eval_command)
-    app.command("serve", help=serve_cmd.HELP, **plain)(serve_cmd.serve)
+    # config, doctor, eval and serve take the research flags: passed through unparsed.
+    for name, text, cls, function in (
+        ("config", config_cmd.HELP, PlainSwitchesCommand, config_cmd.show_config),
+        ("doctor", doctor_cmd.HELP, PlainSwitchesCommand, doctor_cmd.doctor),
+        ("eval", eval_cmd.HELP, eval_cmd.EvalCommand, eval_cmd.eval_command),
+        ("serve", serve_cmd.HELP, PlainSwitchesCommand, serve_cmd.serve),
+    ):
+        app.command(name, help=text, cls=cls, context_settings=PASS_THROUGH)(function)

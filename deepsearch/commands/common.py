@@ -1,4 +1,4 @@
-"""What every command shares: exit codes, the one-line error, common options.
+"""What every command shares: the command names, common options, help without noise.
 
 Kept apart from cli.py so commands and the entry point do not import each other.
 """
@@ -12,8 +12,6 @@ import typer
 from typer.core import TyperCommand
 
 SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve"}
-EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_FORCED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-EXIT_NOT_FOUND = 4  # the run ended without a supported answer (status "not_found")
 
 ConfigOption = Annotated[
     Path | None,
@@ -30,23 +28,11 @@ class PlainSwitchesCommand(TyperCommand):
     for every parameter (`--json <bool>`, `--help <bool>`), noise on a switch."""
 
     def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
+        params: list[Any] = super().get_params(ctx)  # Typer's params: display_type_rich
         for param in params:
             if getattr(param, "is_flag", False) or "--help" in getattr(param, "opts", []):
                 param.display_type_rich = lambda ctx: None
         return params
-
-
-def fail(message: str, code: int) -> typer.Exit:
-    """Print one line to stderr and return the Exit to raise."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    # escape(): a message may contain brackets ("[^1]", "[key]") that are not markup.
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
-        f"[bold red]error:[/] {escape(message)}"
-    )
-    return typer.Exit(code)
 
 
 # One-line help per subcommand, so the root --help lists them without importing them.

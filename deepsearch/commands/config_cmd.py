@@ -11,12 +11,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from deepsearch.commands.common import EXIT_USAGE, ConfigOption, fail
+from deepsearch.commands.common import ConfigOption
 from deepsearch.commands.flags import research_flags
 from deepsearch.commands.output import guarded_stdout
 from deepsearch.commands.resolution import run_decisions
 from deepsearch.config import LoadedConfig, effective_items, effective_values, load_config
-from deepsearch.errors import ConfigError
 
 HELP = (
     "Show what a research run would use and why, then every setting and its source. "
@@ -34,15 +33,12 @@ def show_config(
         bool, typer.Option("--all", help="Also list every provider's per-tool model table.")
     ] = False,
 ) -> None:
-    from deepsearch.commands.research_cmd import FLAG_OF
+    from deepsearch.commands.research_options import FLAG_OF
 
     flags, flag_config = research_flags(ctx.args, "config")
-    try:
-        loaded = load_config(
-            config_file=config or flag_config, overrides=flags, override_labels=FLAG_OF
-        )
-    except ConfigError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+    loaded = load_config(
+        config_file=config or flag_config, overrides=flags, override_labels=FLAG_OF
+    )
     with guarded_stdout():
         _print(loaded, as_json=as_json, show_all=show_all)
 

@@ -25,15 +25,16 @@ from deepsearch.commands.checks import (
     sandbox_checks,
     skipped,
 )
-from deepsearch.commands.common import EXIT_RUNTIME, EXIT_USAGE, ConfigOption, fail
+from deepsearch.commands.common import ConfigOption
 from deepsearch.config import KeysConfig, ProviderName, Settings, load_config, redact_userinfo
-from deepsearch.errors import ConfigError, DeepsearchError, ProviderError
+from deepsearch.errors import CommandFailed, ConfigError, DeepsearchError, ProviderError
 
 if TYPE_CHECKING:
     from deepsearch.config import LoadedConfig
     from deepsearch.llm.base import Message
     from deepsearch.llm.client import LLMClient
     from deepsearch.web.search import SearchChain
+    from deepsearch.web.search.fused import FusedSearch
 
 HELP = (
     "Check the LLM, search, cache, sandbox and corpus a research run would use. "
@@ -60,21 +61,18 @@ def doctor(
 
     from deepsearch.commands.flags import research_flags
     from deepsearch.commands.output import guarded_stdout
-    from deepsearch.commands.research_cmd import FLAG_OF
+    from deepsearch.commands.research_options import FLAG_OF
 
     flags, flag_config = research_flags(ctx.args, "doctor")
-    try:
-        loaded = load_config(
-            config_file=config or flag_config, overrides=flags, override_labels=FLAG_OF
-        )
-    except ConfigError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+    loaded = load_config(
+        config_file=config or flag_config, overrides=flags, override_labels=FLAG_OF
+    )
     checks = asyncio.run(run_checks(loaded))
     with guarded_stdout():
         _print_json(checks) if as_json else _print_table(checks)
     failed = [c for c in checks if not c.ok]
     if failed:
-        raise fail(f"{len(failed)} of {len(checks)} checks failed", EXIT_RUNTIME)
+        raise CommandFailed(f"{len(failed)} of {len(checks)} checks failed")
 
 
 async def run_checks(loaded: LoadedConfig) -> list[Check]:
@@ -227,7 +225,9 @@ async def search_checks(loaded: LoadedConfig) -> list[Check]:
     return sorted(rows, key=lambda row: order.index(row.name) if row.name in order else len(order))
 
 
-async def _probe_rows(chain: SearchChain, settings: Settings, timeout_s: float) -> list[Check]:
+async def _probe_rows(
+    chain: SearchChain | FusedSearch, settings: Settings, timeout_s: float
+) -> list[Check]:
     import asyncio
 
     names = [p.name for p in chain.providers]

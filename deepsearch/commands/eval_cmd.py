@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from deepsearch.commands.common import EXIT_INTERRUPTED, EXIT_USAGE, PlainSwitchesCommand, fail
+from deepsearch.commands.common import PlainSwitchesCommand
+from deepsearch.errors import EXIT_INTERRUPTED, CommandFailed, UsageError
 
 if TYPE_CHECKING:
     from deepsearch.config import Settings
     from deepsearch.evaluation.dataset import EvalItem
+    from deepsearch.evaluation.grading import GraderName
     from deepsearch.evaluation.results import ResultLine
     from deepsearch.evaluation.runner import EvalPlan
 
@@ -35,6 +37,7 @@ class EvalCommand(PlainSwitchesCommand):
         formatter.write_usage("deepsearch eval", "FILE --out DIR [OPTIONS] [RESEARCH OPTIONS]")
 
 
+GRADERS: dict[str, GraderName] = {"llm": "llm", "exact": "exact"}
 # Research flags that make no sense for a batch of runs.
 REFUSED = {"trace": "--trace", "record": "--record", "replay": "--replay",
            "replay_lenient": "--replay-lenient"}  # fmt: skip
@@ -83,32 +86,26 @@ def eval_command(
         raise typer.Exit(_merge(paths, out, as_json=params["as_json"]))
     for name, flag in REFUSED.items():
         if params.get(name):
-            raise fail(f"{flag} does not apply to deepsearch eval", EXIT_USAGE)
+            raise UsageError(f"{flag} does not apply to deepsearch eval")
     if len(paths) != 1 or out is None:
-        raise fail("usage: deepsearch eval FILE --out DIR [options]", EXIT_USAGE)
-    if grader not in ("llm", "exact"):
-        raise fail(f"--grader {grader!r}: expected llm or exact", EXIT_USAGE)
+        raise UsageError("usage: deepsearch eval FILE --out DIR [options]")
+    if grader not in GRADERS:
+        raise UsageError(f"--grader {grader!r}: expected llm or exact")
     settings = _settings(params, allow_answer_key_hosts)
-    plan = _plan(settings, out, grader, concurrency, replay_from, allow_answer_key_hosts)
+    plan = _plan(settings, out, GRADERS[grader], concurrency, replay_from, allow_answer_key_hosts)
     items = _items(paths[0], shard_spec)
     raise typer.Exit(_run(plan, items, quiet=params["quiet"], as_json=params["as_json"]))
 
 
 def _settings(params: dict[str, Any], allow_answer_keys: bool) -> Settings:
     from deepsearch.commands.flags import overrides_of
-    from deepsearch.commands.research_cmd import FLAG_OF
+    from deepsearch.commands.research_options import FLAG_OF
     from deepsearch.config import load_config
-    from deepsearch.errors import ConfigError
     from deepsearch.evaluation.answer_keys import host_only
 
-    try:
-        settings = load_config(
-            config_file=params.get("config"),
-            overrides=overrides_of(params),
-            override_labels=FLAG_OF,
-        ).settings
-    except ConfigError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+    settings = load_config(
+        config_file=params.get("config"), overrides=overrides_of(params), override_labels=FLAG_OF
+    ).settings
     if allow_answer_keys:
         return settings
     bad = list(
@@ -121,7 +118,7 @@ def _settings(params: dict[str, Any], allow_answer_keys: bool) -> Settings:
 def _plan(
     settings: Settings,
     out: Path,
-    grader: str,
+    grader: GraderName,
     concurrency: int | None,
     replay_from: Path | None,
     allow_answer_keys: bool,
@@ -129,17 +126,15 @@ def _plan(
     from deepsearch.evaluation.runner import CASSETTES, EvalPlan
 
     if out.exists() and not out.is_dir():
-        raise fail(f"{out}: --out needs a folder", EXIT_USAGE)
+        raise UsageError(f"{out}: --out needs a folder")
     if replay_from is not None and not (replay_from / CASSETTES).is_dir():
-        raise fail(
-            f"{replay_from}: --replay-from needs an eval folder (no cassettes/ there)", EXIT_USAGE
-        )
+        raise UsageError(f"{replay_from}: --replay-from needs an eval folder (no cassettes/ there)")
     if replay_from is not None and replay_from.resolve() == out.resolve():
-        raise fail("--replay-from and --out must be different folders", EXIT_USAGE)
+        raise UsageError("--replay-from and --out must be different folders")
     return EvalPlan(
         settings=settings,
         out=out,
-        grader=grader,  # type: ignore[arg-type]
+        grader=grader,
         concurrency=concurrency or settings.eval.concurrency,
         replay_from=replay_from,
         blocked_sites=[] if allow_answer_keys else list(settings.eval.answer_key_hosts),
@@ -147,20 +142,13 @@ def _plan(
 
 
 def _items(path: Path, shard_spec: str | None) -> list[EvalItem]:
-    from deepsearch.errors import ConfigError
     from deepsearch.evaluation.dataset import load_items, parse_shard, shard
 
-    try:
-        items = load_items(path)
-        if shard_spec is not None:
-            items = shard(items, *parse_shard(shard_spec))
-    except ConfigError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
-    return items
+    items = load_items(path)
+    return items if shard_spec is None else shard(items, *parse_shard(shard_spec))
 
 
 def _run(plan: EvalPlan, items: list[EvalItem], *, quiet: bool, as_json: bool) -> int:
-    from deepsearch.errors import ConfigError
     from deepsearch.evaluation.progress import EvalProgress
     from deepsearch.evaluation.runner import EvalRunner
 
@@ -172,13 +160,11 @@ def _run(plan: EvalPlan, items: list[EvalItem], *, quiet: bool, as_json: bool) -
     try:
         asyncio.run(runner.run(todo))
     except KeyboardInterrupt:
-        progress.stop()
-        fail(f"interrupted; run the same command again to resume ({plan.out})", EXIT_INTERRUPTED)
-        return EXIT_INTERRUPTED
-    except ConfigError as exc:
-        progress.stop()
-        raise fail(str(exc), EXIT_USAGE) from None
-    progress.stop()
+        raise CommandFailed(
+            f"interrupted; run the same command again to resume ({plan.out})", EXIT_INTERRUPTED
+        ) from None
+    finally:
+        progress.stop()  # before any line: the progress bar owns stderr until then
     wanted = {item.id for item in items}
     lines = [line for line in runner.results.done() if line.id in wanted]
     _report(lines, plan.out, as_json=as_json)
@@ -189,11 +175,11 @@ def _merge(dirs: list[Path], out: Path | None, *, as_json: bool) -> int:
     from deepsearch.evaluation.results import RESULTS_FILE, ResultsFile, read_results
 
     if not dirs:
-        raise fail("usage: deepsearch eval --merge DIR... [--out DIR]", EXIT_USAGE)
+        raise UsageError("usage: deepsearch eval --merge DIR... [--out DIR]")
     by_id: dict[str, ResultLine] = {}
     for directory in dirs:
         if not (directory / RESULTS_FILE).is_file():
-            raise fail(f"{directory}: no {RESULTS_FILE} there", EXIT_USAGE)
+            raise UsageError(f"{directory}: no {RESULTS_FILE} there")
         by_id.update({line.id: line for line in read_results(directory / RESULTS_FILE)})
     lines = sorted(by_id.values(), key=lambda line: line.id)
     if out is not None:

@@ -7,11 +7,10 @@ and error messages), so the three commands can never disagree about a flag.
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Any
 
-from deepsearch.commands.common import EXIT_USAGE, fail
+from deepsearch.errors import UsageError
 
 # Extra arguments reach config/doctor unparsed, then go through research's parser.
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
@@ -34,8 +33,7 @@ def overrides_of(params: dict[str, Any]) -> dict[str, Any]:
     """The configuration overrides of parsed research parameters."""
     from deepsearch.commands import research_cmd
 
-    names = inspect.signature(research_cmd.overrides).parameters
-    return research_cmd.overrides(**{k: params[k] for k in names})
+    return research_cmd.overrides(params)
 
 
 def research_flags(args: list[str], command: str) -> tuple[dict[str, Any], Path | None]:
@@ -43,5 +41,5 @@ def research_flags(args: list[str], command: str) -> tuple[dict[str, Any], Path 
     params = parse_research_args(args, command)
     if params.get("question"):
         words = " ".join(params["question"])
-        raise fail(f"deepsearch {command} takes no question (got {words!r})", EXIT_USAGE)
+        raise UsageError(f"deepsearch {command} takes no question (got {words!r})")
     return overrides_of(params), params.get("config")

@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 import typer
 
-from deepsearch.commands.common import EXIT_RUNTIME, fail
+from deepsearch.errors import CommandFailed
 
 if TYPE_CHECKING:
     from deepsearch.agent.result import ResearchResult
@@ -104,4 +104,4 @@ def guarded_stdout() -> Iterator[None]:
         if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
             raise typer.Exit(EXIT_BROKEN_PIPE) from None
         reason = exc.strerror or type(exc).__name__
-        raise fail(f"cannot write the output to stdout: {reason}", EXIT_RUNTIME) from None
+        raise CommandFailed(f"cannot write the output to stdout: {reason}") from None

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sys
 
-from deepsearch.commands.common import EXIT_USAGE, SUBCOMMANDS, fail
+from deepsearch.commands.common import SUBCOMMANDS
+from deepsearch.errors import UsageError
 
 COMMAND_WORDS = (*sorted(SUBCOMMANDS), "help", "version")
 MAX_STDIN_CHARS = 100_000
@@ -18,22 +19,20 @@ def question_text(words: list[str] | None) -> str:
     if words in ([], ["-"]):
         return _read_stdin()
     if "-" in words:
-        raise fail("'-' (read the question from stdin) must be the only word", EXIT_USAGE)
+        raise UsageError("'-' (read the question from stdin) must be the only word")
     return " ".join(w.strip() for w in words if w.strip())
 
 
 def _read_stdin() -> str:
     stream = sys.stdin
     if stream is None or _is_tty(stream):
-        raise fail('no question: deepsearch "your question" (or pipe it on stdin)', EXIT_USAGE)
+        raise UsageError('no question: deepsearch "your question" (or pipe it on stdin)')
     try:
         text = stream.read(MAX_STDIN_CHARS + 1)
     except (OSError, UnicodeDecodeError) as exc:
-        raise fail(
-            f"cannot read the question from stdin ({type(exc).__name__})", EXIT_USAGE
-        ) from None
+        raise UsageError(f"cannot read the question from stdin ({type(exc).__name__})") from None
     if len(text) > MAX_STDIN_CHARS:
-        raise fail(f"the question on stdin is longer than {MAX_STDIN_CHARS} characters", EXIT_USAGE)
+        raise UsageError(f"the question on stdin is longer than {MAX_STDIN_CHARS} characters")
     return " ".join(text.split())
 
 

@@ -8,30 +8,13 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deepsearch.commands.common import (
-    EXIT_FORCED,
-    EXIT_INTERRUPTED,
-    EXIT_NOT_FOUND,
-    EXIT_OK,
-    EXIT_RUNTIME,
-    EXIT_USAGE,
-    fail,
-)
-
 if TYPE_CHECKING:
+    from deepsearch.agent.loop import ResearchRun
     from deepsearch.agent.result import ResearchResult, Status
     from deepsearch.cassettes import CassetteSpec
     from deepsearch.commands.live import LiveView
     from deepsearch.config import Settings
     from deepsearch.runtime import CassetteSession
-
-STATUS_EXIT = {
-    "answered": EXIT_OK,
-    "forced": EXIT_FORCED,
-    "not_found": EXIT_NOT_FOUND,
-    "failed": EXIT_RUNTIME,
-    "interrupted": EXIT_INTERRUPTED,
-}
 
 
 def run_research(
@@ -43,65 +26,83 @@ def run_research(
     trace_path: Path | None,
     cassette: CassetteSpec | None = None,
 ) -> int:
-    from deepsearch.agent.loop import ResearchRun
+    """Run, report, and the exit code: the result's, or the signal's when interrupted.
+    A configuration that cannot work (no provider) is a ConfigError for the CLI."""
     from deepsearch.commands.live import LiveView
     from deepsearch.commands.signals import signals_interrupt
-    from deepsearch.errors import ConfigError, DeepsearchError
-    from deepsearch.runtime import (
-        build_deps,
-        build_trace,
-        finish_cassette,
-        open_cassette,
-        run_options,
-    )
+    from deepsearch.runtime import finish_cassette
 
     view = LiveView(quiet=quiet)
-    holder: dict[str, ResearchRun] = {}
-    sessions: dict[str, CassetteSession] = {}  # --record / --replay, once opened
-
-    async def go() -> ResearchResult:
-        trace = build_trace(trace_path, settings, question)
-        async with AsyncExitStack() as stack:
-            if trace is not None:
-                stack.callback(trace.close)
-            session = open_cassette(cassette, settings)
-            if session is not None:
-                sessions["cassette"] = session
-            deps = await build_deps(
-                settings, stack=stack, emit=view, trace=trace, cassette=session, question=question
-            )
-            run = holder["run"] = ResearchRun(question, deps, run_options(settings))
-            return await run.run()
-
-    def cut_short(status: Status, error: str | None) -> ResearchResult:
-        """What was found so far; an empty result if the run had not started."""
-        run = holder.get("run")
-        if run is not None:
-            return run.snapshot(status, error=error)
-        return _empty_result(question, settings, status, error)
-
+    attempt = _Attempt(question, settings, view, trace_path, cassette)
     view.start("starting")
     with signals_interrupt() as caught:
         try:
-            result = asyncio.run(go())
-        except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
-            result = cut_short("interrupted", None)
-        except ConfigError as exc:
-            view.stop()
-            raise fail(str(exc), EXIT_USAGE) from None
-        except OSError as exc:  # e.g. the trace file cannot be created
-            where = exc.filename or (f"--trace {trace_path}" if trace_path else "a file")
-            result = cut_short("failed", f"{where}: {exc.strerror or exc}")
-        except DeepsearchError as exc:
-            result = cut_short("failed", str(exc))
-        except Exception as exc:  # a bug must still print what was found, not a traceback
-            result = cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
+            result = attempt.result()
+        finally:
+            view.stop()  # before any line on stderr, the error's included
         # Cut-short runs too: an interrupted recording still has its result.json.
-        result = finish_cassette(sessions.get("cassette"), result)
+        result = finish_cassette(attempt.session, result)
         _report(result, view, as_json=as_json, quiet=quiet)
-    if result.status == "interrupted":
-        return caught.exit_code()
-    return exit_code(result)
+    return caught.exit_code() if result.status == "interrupted" else result.exit_code
+
+
+class _Attempt:
+    """One research attempt and what it got to: the run (once built) for a snapshot of
+    what was found when it is cut short, the cassette session (once opened)."""
+
+    def __init__(
+        self,
+        question: str,
+        settings: Settings,
+        view: LiveView,
+        trace_path: Path | None,
+        cassette: CassetteSpec | None,
+    ) -> None:
+        self.question, self.settings, self.view = question, settings, view
+        self.trace_path, self.cassette = trace_path, cassette
+        self.run: ResearchRun | None = None
+        self.session: CassetteSession | None = None
+
+    def result(self) -> ResearchResult:
+        """The run's result; a run error or an interruption becomes a cut-short one."""
+        from deepsearch.errors import ConfigError, RunError
+
+        try:
+            return asyncio.run(self._go())
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
+            return self._cut_short("interrupted", None)
+        except OSError as exc:  # e.g. the trace file cannot be created
+            where = exc.filename or (f"--trace {self.trace_path}" if self.trace_path else "a file")
+            return self._cut_short("failed", f"{where}: {exc.strerror or exc}")
+        except RunError as exc:
+            return self._cut_short("failed", str(exc))
+        except ConfigError:
+            raise  # not the run's (no provider, say): the CLI prints it, exit 2
+        except Exception as exc:  # a bug must still print what was found, not a traceback
+            return self._cut_short("failed", f"internal error: {type(exc).__name__}: {exc}")
+
+    async def _go(self) -> ResearchResult:
+        from deepsearch.agent.loop import ResearchRun
+        from deepsearch.runtime import build_deps, build_trace, open_cassette, run_options
+
+        settings, question = self.settings, self.question
+        trace = build_trace(self.trace_path, settings, question)
+        async with AsyncExitStack() as stack:
+            if trace is not None:
+                stack.callback(trace.close)
+            self.session = open_cassette(self.cassette, settings)
+            deps = await build_deps(
+                settings, stack=stack, emit=self.view, trace=trace, cassette=self.session,
+                question=question,
+            )  # fmt: skip
+            self.run = ResearchRun(question, deps, run_options(settings))
+            return await self.run.run()
+
+    def _cut_short(self, status: Status, error: str | None) -> ResearchResult:
+        """What was found so far; an empty result if the run had not started."""
+        if self.run is not None:
+            return self.run.snapshot(status, error=error)
+        return _empty_result(self.question, self.settings, status, error)
 
 
 def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: bool) -> None:
@@ -119,16 +120,6 @@ def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: boo
         view.console.print(f"[dim]{escape(summary_line(result))}[/]")
     if result.error and not as_json:
         view.console.print(f"[bold red]error:[/] {escape(result.error)}")
-
-
-def exit_code(result: ResearchResult) -> int:
-    """From the result's data: a configuration cause (rejected key, unknown model, search
-    that cannot work) is 2 whatever was found; a run that could not go on is 1."""
-    if result.error_kind == "configuration":
-        return EXIT_USAGE
-    if result.error_kind == "fatal":
-        return EXIT_RUNTIME
-    return STATUS_EXIT[result.status]
 
 
 def _empty_result(

@@ -17,10 +17,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from deepsearch.commands.common import EXIT_USAGE, ConfigOption, fail
+from deepsearch.commands.common import ConfigOption
 from deepsearch.config import MIN_BUDGET
+from deepsearch.errors import UsageError
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
     from deepsearch.config import Settings
 
 HELP = (
@@ -33,63 +36,69 @@ KEY_ENV = "DEEPSEARCH_SERVER_KEY"
 OUTPUT_ONLY = ("--json", "--quiet", "-q")
 
 
+# The server's own options (the research flags come through ctx.args).
+HostOption = Annotated[str, typer.Option("--host", metavar="ADDRESS", help="Address to bind.")]
+PortOption = Annotated[
+    int, typer.Option("--port", metavar="PORT", min=0, max=65535, help="Port (0: any free).")
+]
+MaxBudgetOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-budget",
+        metavar="TOKENS",
+        min=MIN_BUDGET,
+        help="Most tokens one request may spend (default: the run budget of the flags).",
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        metavar="KEY",
+        help=f"Require 'Authorization: Bearer KEY' (or set ${KEY_ENV}).",
+        show_default=False,
+    ),
+]
+NoAuthOption = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-no-auth", metavar="", help="Allow a non-loopback address without a key."
+    ),
+]
+ConcurrencyOption = Annotated[
+    int, typer.Option("--max-concurrent", metavar="N", min=1, max=256, help="Researches at once.")
+]
+TraceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--trace",
+        metavar="FILE",
+        help="Append JSON Lines of every LLM and web call here; log each question.",
+    ),
+]
+
+
 def serve(
     ctx: typer.Context,
-    host: Annotated[
-        str, typer.Option("--host", metavar="ADDRESS", help="Address to bind.")
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", metavar="PORT", min=0, max=65535, help="Port (0: any free).")
-    ] = 8000,
-    max_budget: Annotated[
-        int | None,
-        typer.Option(
-            "--max-budget",
-            metavar="TOKENS",
-            min=MIN_BUDGET,
-            help="Most tokens one request may spend (default: the run budget of the flags).",
-        ),
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key",
-            metavar="KEY",
-            help=f"Require 'Authorization: Bearer KEY' (or set ${KEY_ENV}).",
-            show_default=False,
-        ),
-    ] = None,
-    insecure_no_auth: Annotated[
-        bool,
-        typer.Option(
-            "--insecure-no-auth", metavar="", help="Allow a non-loopback address without a key."
-        ),
-    ] = False,
-    max_concurrent: Annotated[
-        int,
-        typer.Option("--max-concurrent", metavar="N", min=1, max=256, help="Researches at once."),
-    ] = 4,
-    trace: Annotated[
-        Path | None,
-        typer.Option(
-            "--trace",
-            metavar="FILE",
-            help="Append JSON Lines of every LLM and web call here; log each question.",
-        ),
-    ] = None,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8000,
+    max_budget: MaxBudgetOption = None,
+    api_key: ApiKeyOption = None,
+    insecure_no_auth: NoAuthOption = False,
+    max_concurrent: ConcurrencyOption = 4,
+    trace: TraceOption = None,
     config: ConfigOption = None,
 ) -> None:
     settings = _settings(ctx.args, config)
     key = api_key or os.environ.get(KEY_ENV) or None
     if not _is_loopback(host) and key is None and not insecure_no_auth:
-        raise fail(
+        raise UsageError(
             f"refusing to serve on {host} without an API key: set --api-key or ${KEY_ENV} "
-            "(or pass --insecure-no-auth)",
-            EXIT_USAGE,
+            "(or pass --insecure-no-auth)"
         )
     if trace is not None and (trace.is_dir() or not trace.parent.is_dir()):
-        raise fail(
-            f"{trace}: cannot write the trace there (not a file in an existing folder)", EXIT_USAGE
+        raise UsageError(
+            f"{trace}: cannot write the trace there (not a file in an existing folder)"
         )
     settings = _preflight(settings)
     sock = _bind(host, port)
@@ -117,25 +126,19 @@ def serve(
 
 def _settings(args: list[str], config: Path | None) -> Settings:
     from deepsearch.commands.flags import research_flags
-    from deepsearch.commands.research_cmd import FLAG_OF
+    from deepsearch.commands.research_options import FLAG_OF
     from deepsearch.config import load_config
-    from deepsearch.errors import ConfigError
 
     for flag in OUTPUT_ONLY:
         if flag in args:
-            raise fail(
-                f"{flag} shapes terminal output; deepsearch serve answers over HTTP", EXIT_USAGE
-            )
+            raise UsageError(f"{flag} shapes terminal output; deepsearch serve answers over HTTP")
     flags, flag_config = research_flags(args, "serve")
-    try:
-        loaded = load_config(
-            config_file=config or flag_config, overrides=flags, override_labels=FLAG_OF
-        )
-    except ConfigError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+    loaded = load_config(
+        config_file=config or flag_config, overrides=flags, override_labels=FLAG_OF
+    )
     corpus = loaded.settings.search.corpus_dir
     if corpus is not None and not Path(corpus).is_dir():
-        raise fail(f"{corpus}: --corpus must be a directory", EXIT_USAGE)
+        raise UsageError(f"{corpus}: --corpus must be a directory")
     return loaded.settings
 
 
@@ -145,7 +148,6 @@ def _preflight(settings: Settings) -> Settings:
     import asyncio
     from contextlib import AsyncExitStack
 
-    from deepsearch.errors import ConfigError
     from deepsearch.llm.factory import resolve_provider
     from deepsearch.runtime import build_deps
 
@@ -153,14 +155,11 @@ def _preflight(settings: Settings) -> Settings:
         async with AsyncExitStack() as stack:
             await build_deps(pinned, stack=stack, emit=lambda _: None, trace=None)
 
-    try:
-        provider = resolve_provider(settings)
-        pinned = settings.model_copy(
-            update={"llm": settings.llm.model_copy(update={"provider": provider})}
-        )
-        asyncio.run(build(pinned))
-    except ConfigError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+    provider = resolve_provider(settings)
+    pinned = settings.model_copy(
+        update={"llm": settings.llm.model_copy(update={"provider": provider})}
+    )
+    asyncio.run(build(pinned))
     return pinned
 
 
@@ -187,16 +186,16 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind(address)
         sock.listen(128)  # before the banner: a client that reads it can connect at once
     except OSError as exc:
-        raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE) from None
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return sock
 
 
-def _run(app: object, sock: socket.socket) -> None:
+def _run(app: Starlette, sock: socket.socket) -> None:
     import uvicorn
 
     server = uvicorn.Server(
         uvicorn.Config(
-            app,  # type: ignore[arg-type]
+            app,
             log_level="warning",
             access_log=False,  # the app logs one line per request itself
             lifespan="off",

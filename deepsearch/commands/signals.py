@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 
-from deepsearch.commands.common import EXIT_INTERRUPTED
+from deepsearch.errors import EXIT_INTERRUPTED
 
 HANDLED = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 

@@ -178,6 +178,7 @@ async def chat_completions(request: Request, state: ServerState) -> Response:
         body429 = shapes.error_body(message, kind="rate_limit_error", code="server_busy")
         return error_response(429, body429, **{"Retry-After": str(RETRY_AFTER_S)})
     state.active += 1  # released by the response when its run is over
+    # Starlette awaits whatever ASGI app an endpoint returns; its types only say Response.
     return ResearchResponse(  # type: ignore[return-value]
         state,
         request_id=request_id,

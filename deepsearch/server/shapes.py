@@ -22,7 +22,7 @@ MODEL_ID = "deepsearch"
 ANSWER_CHUNK_CHARS = 400  # content deltas: whole lines, about this long
 
 
-def annotations(content: str, references: list[Reference]) -> list[dict[str, Any]]:
+def url_annotations(content: str, references: list[Reference]) -> list[dict[str, Any]]:
     """One `url_citation` per reference, spanning its `[^n]` marker in the body (its
     definition line when the body has no marker for it)."""
     out = []
@@ -85,7 +85,7 @@ def completion(
         "role": "assistant",
         "content": content,
         "reasoning_content": reasoning,
-        "annotations": annotations(content, result.references),
+        "annotations": url_annotations(content, result.references),
         "refusal": None,
     }
     return {

@@ -177,7 +177,7 @@ class ResearchResponse:
         final = shapes.chunk(
             self.id,
             self.created,
-            {"annotations": shapes.annotations(result.answer, result.references)},
+            {"annotations": shapes.url_annotations(result.answer, result.references)},
             finish=shapes.finish_reason(result),
             usage=shapes.usage(result),
             **shapes.extras(result, self.chat.max_returned_urls),

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from deepsearch.agent.result import ResearchResult, UsageReport
-from deepsearch.commands.run_research import exit_code
 from tests.cli.test_config_and_doctor import closed_port_url, run_in_process
 from tests.cli.test_end_to_end import SEARCH, SECRET, router
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -36,7 +35,8 @@ def _result(**fields: object) -> ResearchResult:
     ],
 )
 def test_the_exit_code_comes_from_the_result_data(status: str, kind: str | None, code: int) -> None:
-    assert exit_code(_result(status=status, error_kind=kind, error="x" if kind else None)) == code
+    result = _result(status=status, error_kind=kind, error="x" if kind else None)
+    assert result.exit_code == code
 
 
 def test_a_search_url_that_is_no_url_fails_at_load() -> None:

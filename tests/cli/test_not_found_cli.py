@@ -10,7 +10,6 @@ import pytest
 
 from deepsearch.agent.result import ResearchResult, UsageReport
 from deepsearch.commands.render import summary_line
-from deepsearch.commands.run_research import exit_code
 from tests.cli.test_config_and_doctor import run_in_process
 from tests.cli.test_end_to_end import (  # noqa: F401  (fixtures)
     ANSWER_STEP,
@@ -91,6 +90,6 @@ def _result(status: str, confidence: float = 0.0) -> ResearchResult:
 
 
 def test_not_found_maps_to_exit_4_and_reads_as_words() -> None:
-    assert exit_code(_result("not_found")) == 4
+    assert _result("not_found").exit_code == 4
     assert summary_line(_result("not_found")).startswith("not found in 0 steps")
     assert summary_line(_result("answered", 0.73)).endswith("confidence 0.73")

@@ -146,11 +146,12 @@ def test_the_research_answer_meets_a_write_error(
 
     import typer
 
+    from deepsearch.cli import error_boundary
     from deepsearch.commands.run_research import _report
 
     capsys.readouterr()
     monkeypatch.setattr(sys, "stdout", FullDisk(error))
-    with pytest.raises(typer.Exit) as info:
+    with pytest.raises(typer.Exit) as info, error_boundary():  # the CLI's line and code
         _report(_attacked(), LiveView(quiet=True), as_json=True, quiet=True)
     assert info.value.exit_code == code
     err = capsys.readouterr().err

@@ -15,7 +15,7 @@ from deepsearch.server.request import (
     parse_request,
     run_settings,
 )
-from deepsearch.server.shapes import annotations, answer_pieces, finish_reason
+from deepsearch.server.shapes import answer_pieces, finish_reason, url_annotations
 
 BASE = load_config(
     overrides={"agent.budget": 200_000, "agent.bad_hostnames": ["spam.example.com"]},
@@ -100,7 +100,7 @@ def test_annotation_spans_and_answer_pieces() -> None:
     refs = [Reference(url="https://a.example", title="A", quote="a")] * 2
     spans = [
         (n["url_citation"]["start_index"], n["url_citation"]["end_index"])
-        for n in annotations(content, refs)
+        for n in url_annotations(content, refs)
     ]
     assert [content[s:e] for s, e in spans] == ["[^1]", "[^2]"]
     long = "".join(f"line {i} " * 20 + "\n" for i in range(10))

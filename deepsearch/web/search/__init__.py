@@ -119,21 +119,11 @@ def build_search(
     Pass `corpus` to share one `LocalCorpus` with the reader that serves its
     `file://` URLs (otherwise one is made from settings.search.corpus_dir).
     """
-    owned: list[httpx.AsyncClient] = []
-
-    def client() -> httpx.AsyncClient:
-        if http_client is not None:
-            return http_client
-        if not owned:
-            import httpx
-
-            owned.append(httpx.AsyncClient(follow_redirects=True))
-        return owned[0]
-
+    client = _SharedClient(http_client)
     providers: list[SearchProvider] = []
     unconfigured: dict[str, str] = {}
     for name in dict.fromkeys(settings.search.providers):  # order kept, repeats dropped
-        made = _make_provider(name, settings, client, ddgs_factory, corpus)
+        made = _make_provider(name, settings, client.get, ddgs_factory, corpus)
         if isinstance(made, str):
             unconfigured[name] = made
         else:
@@ -141,37 +131,47 @@ def build_search(
     if not providers:
         reasons = "; ".join(f"{n}: {why}" for n, why in unconfigured.items()) or "none listed"
         raise ConfigError(f"no usable search provider ({reasons})")
-
-    async def close_client() -> None:
-        for c in owned:
-            await c.aclose()
-
-    rate = settings.search.rate_limit_per_s
     web = [p for p in providers if p.name != "local"]
     local = [p for p in providers if p.name == "local"]
+
+    def chain(members: list[SearchProvider]) -> SearchChain:
+        """The web providers' chain: the cache, rate limits, the shared client."""
+        rate = settings.search.rate_limit_per_s
+        limits: dict[str, float] = {str(k): v for k, v in settings.search.rate_limits.items()}
+        return SearchChain(
+            members,
+            cache=cache,
+            ttl_s=settings.cache.search_ttl_s,
+            rate_limits={p.name: limits.get(p.name, rate) for p in members if p.name != "local"},
+            max_failures=max_failures,
+            unconfigured=unconfigured,
+            on_close=[client.aclose],
+        )
+
     if web and local:  # the web and the corpus: both searched, results fused
         from deepsearch.web.search.fused import FusedSearch
 
-        web_chain = SearchChain(
-            web,
-            cache=cache,
-            ttl_s=settings.cache.search_ttl_s,
-            rate_limits={p.name: settings.search.rate_limits.get(p.name, rate) for p in web},
-            max_failures=max_failures,
-            unconfigured=unconfigured,
-            on_close=[close_client],
-        )
-        return FusedSearch(web_chain, SearchChain(local, max_failures=max_failures))
-    return SearchChain(
-        providers,
-        cache=cache,
-        ttl_s=settings.cache.search_ttl_s,
-        rate_limits={
-            p.name: settings.search.rate_limits.get(p.name, rate)
-            for p in providers
-            if p.name != "local"
-        },
-        max_failures=max_failures,
-        unconfigured=unconfigured,
-        on_close=[close_client],
-    )
+        return FusedSearch(chain(web), SearchChain(local, max_failures=max_failures))
+    return chain(providers)
+
+
+class _SharedClient:
+    """One HTTP client for every provider that needs one: the caller's, or one made on
+    first need and closed with the chain."""
+
+    def __init__(self, given: httpx.AsyncClient | None) -> None:
+        self._given = given
+        self._owned: httpx.AsyncClient | None = None
+
+    def get(self) -> httpx.AsyncClient:
+        if self._given is not None:
+            return self._given
+        if self._owned is None:
+            import httpx
+
+            self._owned = httpx.AsyncClient(follow_redirects=True)
+        return self._owned
+
+    async def aclose(self) -> None:
+        if self._owned is not None:
+            await self._owned.aclose()

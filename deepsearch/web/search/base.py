@@ -219,7 +219,7 @@ class HttpSearchProvider:
     of a query string.
     """
 
-    name: ClassVar[str]
+    name: str  # set by each subclass; a plain attribute, as SearchProvider declares it
     supports_site_operator = True
     method: ClassVar[str] = "GET"
     rows_path: ClassVar[tuple[str, ...]]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from deepsearch.errors import SearchError
 from deepsearch.web.search.chain import ProbeResult, ProviderStatus, SearchChain
-from deepsearch.web.types import SearchQuery, SearchResult
+from deepsearch.web.types import SearchProvider, SearchQuery, SearchResult
 
 RRF_K = 60
 
@@ -44,7 +44,7 @@ class FusedSearch:
         self.local = local
 
     @property
-    def providers(self) -> list[object]:
+    def providers(self) -> list[SearchProvider]:
         return [*self.web.providers, *self.local.providers]
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:

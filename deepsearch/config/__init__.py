@@ -1,0 +1,77 @@
+"""Layered configuration: CLI flag > environment > user config file > shipped config.json.
+
+`deepsearch config` prints each value's provenance, with secrets masked. The package
+by job (import the names below from `deepsearch.config`; the modules are its parts):
+
+    presets.py    effort levels (budget and behaviour), the smallest budget
+    values.py     field types that validate what users mistype (URLs, host lists)
+    models.py     the settings models (strict pydantic) and the environment variables
+    loading.py    merging the layers with each leaf's source; load_config()
+    redaction.py  masking secrets and URL credentials in any output
+    display.py    the effective values and sources, for `deepsearch config`
+
+It imports only deepsearch.errors and deepsearch.resources from the project.
+"""
+
+from deepsearch.config.display import effective_items, effective_values
+from deepsearch.config.loading import DEFAULT_USER_CONFIG, load_config
+from deepsearch.config.models import (
+    ENV_KEYS,
+    AgentConfig,
+    CacheConfig,
+    EvalConfig,
+    KeysConfig,
+    LLMConfig,
+    LoadedConfig,
+    ModelOverride,
+    ModelSettings,
+    ProviderModels,
+    ProviderName,
+    ReaderConfig,
+    SearchConfig,
+    SearchProviderName,
+    Settings,
+    ToolName,
+)
+from deepsearch.config.presets import (
+    EFFORT_BUDGETS,
+    EFFORT_PRESETS,
+    MIN_BUDGET,
+    Effort,
+    EffortPreset,
+)
+from deepsearch.config.redaction import SECRET_MASK, mask_secret, redact_userinfo
+from deepsearch.config.values import HostList, HttpUrl
+
+__all__ = [
+    "DEFAULT_USER_CONFIG",
+    "EFFORT_BUDGETS",
+    "EFFORT_PRESETS",
+    "ENV_KEYS",
+    "MIN_BUDGET",
+    "SECRET_MASK",
+    "AgentConfig",
+    "CacheConfig",
+    "Effort",
+    "EffortPreset",
+    "EvalConfig",
+    "HostList",
+    "HttpUrl",
+    "KeysConfig",
+    "LLMConfig",
+    "LoadedConfig",
+    "ModelOverride",
+    "ModelSettings",
+    "ProviderModels",
+    "ProviderName",
+    "ReaderConfig",
+    "SearchConfig",
+    "SearchProviderName",
+    "Settings",
+    "ToolName",
+    "effective_items",
+    "effective_values",
+    "load_config",
+    "mask_secret",
+    "redact_userinfo",
+]
