@@ -23,6 +23,8 @@ from deepsearch.errors import (
 from deepsearch.llm.tracker import TokenTracker
 
 # 2: status "not_found" (exit 4), `confidence` and `confidence_basis` (see the README).
+# A new key alone (`team`, `steps[].agent`) keeps the version: consumers ignore unknown
+# keys; a new value of an existing key, a removal or a rename bumps it.
 SCHEMA_VERSION = "2"
 Status = Literal["answered", "forced", "not_found", "interrupted", "failed"]
 # configuration: only the user can fix it (exit 2); fatal: the run could not go on
