@@ -4,7 +4,9 @@ network except loopback (a Python-level guard; the suite must pass offline)."""
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,7 @@ _SCRUBBED_ENV = [
     "DEEPSEARCH_MODEL",
     "DEEPSEARCH_SEARCH_PROVIDER",
     "DEEPSEARCH_CACHE_DIR",
+    "SSL_CERT_DIR",
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "ALL_PROXY",
@@ -45,6 +48,80 @@ def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("DEEPSEARCH_CACHE_DIR", str(home / ".cache" / "deepsearch"))
     monkeypatch.setenv("NO_COLOR", "1")
+    # Every HTTP client (each SDK, reader, search provider) builds an SSL context and
+    # loads the whole CA bundle into it: ~30-100 ms each, hundreds of times a suite
+    # (the largest CPU cost of an eval test). Tests never speak TLS (loopback http
+    # only, see loopback_only): a one-certificate bundle is as good and costs nothing.
+    monkeypatch.setenv("SSL_CERT_FILE", str(_one_cert_bundle(tmp_path_factory)))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A shell without job control starts a background job (`make test &`, a CI step)
+    with SIGINT ignored, and children inherit that: asyncio.run then installs no Ctrl-C
+    handler, the Ctrl-C golden path's child ignores the signal until its stalled reply
+    times out, and uvicorn's re-raised SIGINT does nothing. That was the "flaky under
+    load" signal tests. Tests start from Python's own default, as a terminal gives."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_WATCHED_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_restored() -> Iterator[None]:
+    """A test that leaves a signal handler installed changes how every later test's
+    Ctrl-C unwinds (asyncio.run only installs its own SIGINT handler over the default
+    one): that surfaced as order-dependent flakes. Fail the leaking test, repair."""
+    before = {sig: signal.getsignal(sig) for sig in _WATCHED_SIGNALS}
+    yield
+    leaked = [sig.name for sig, old in before.items() if signal.getsignal(sig) is not old]
+    for sig, old in before.items():
+        signal.signal(sig, old)
+    assert not leaked, f"the test left signal handlers installed: {leaked}"
+
+
+_CERT_BUNDLE: list[Path] = []
+
+
+def _one_cert_bundle(factory: pytest.TempPathFactory) -> Path:
+    """The first certificate of certifi's bundle, in a file of its own (once a session)."""
+    if not _CERT_BUNDLE:
+        import certifi
+
+        pem = Path(certifi.where()).read_text("ascii")
+        end = "-----END CERTIFICATE-----"
+        first = pem[pem.index("-----BEGIN CERTIFICATE-----") : pem.index(end) + len(end)]
+        path = factory.mktemp("ca") / "one-cert.pem"
+        path.write_text(first + "\n", "ascii")
+        _CERT_BUNDLE.append(path)
+    return _CERT_BUNDLE[0]
+
+
+_PROBED: dict[str, object] = {}
+
+
+@pytest.fixture(autouse=True)
+def sandbox_probed_once(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every research run probes sandbox isolation by starting a few child processes
+    (~75 ms); the machine's answer cannot change within a session, so outside
+    tests/sandbox (which tests the probing itself) it is asked once and reused."""
+    if "sandbox" in request.node.path.parts:
+        return
+    from deepsearch.sandbox import runner
+
+    real = runner.probe_isolation
+
+    def probed_once(isolation: runner.Isolation) -> runner.IsolationPlan:
+        if isolation not in _PROBED:
+            _PROBED[isolation] = real(isolation)
+        plan = _PROBED[isolation]
+        assert isinstance(plan, runner.IsolationPlan)
+        return plan.model_copy()
+
+    monkeypatch.setattr(runner, "probe_isolation", probed_once)
 
 
 def _is_loopback(address: object) -> bool:

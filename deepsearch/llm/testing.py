@@ -78,3 +78,62 @@ def scripted_client(
         trace=trace,
     )
     return client, provider
+
+
+QueuedReply = Reply | ReplyFn
+
+
+class UnexpectedCall(AssertionError):
+    """A tool was called with no reply queued for it: the run did something the
+    script did not foresee."""
+
+
+class ToolQueues:
+    """A strict script: one FIFO queue of replies per tool (agent, evaluator, …).
+
+    Use it as the `fn` of `ScriptedProvider`/`scripted_client`. A call to a tool
+    whose queue is empty or missing raises `UnexpectedCall` naming the tool and the
+    request. The error is also remembered, because the agent loop catches broad
+    exceptions to save a partial answer and would otherwise hide it: call
+    `assert_complete()` at the end of a test to fail on any unexpected call and on
+    any reply that was queued but never consumed. A queued reply may be a callable
+    `request -> reply` for replies that echo the request (the finalizer's)."""
+
+    def __init__(self, queues: dict[str, list[QueuedReply]] | None = None) -> None:
+        self._queues: dict[str, list[QueuedReply]] = {
+            tool: list(replies) for tool, replies in (queues or {}).items()
+        }
+        self.unexpected: list[str] = []
+
+    def add(self, tool: str, *replies: QueuedReply) -> ToolQueues:
+        self._queues.setdefault(tool, []).extend(replies)
+        return self
+
+    def __call__(self, request: CompletionRequest) -> Reply:
+        queue = self._queues.get(request.tool)
+        if not queue:
+            problem = _describe_unexpected(request, "missing" if queue is None else "empty")
+            self.unexpected.append(problem)
+            raise UnexpectedCall(problem)
+        reply = queue.pop(0)
+        return reply(request) if callable(reply) else reply
+
+    def leftovers(self) -> dict[str, int]:
+        return {tool: len(queue) for tool, queue in self._queues.items() if queue}
+
+    def assert_complete(self) -> None:
+        problems = list(self.unexpected)
+        problems += [
+            f"{n} queued repl{'y' if n == 1 else 'ies'} for tool {tool!r} never used"
+            for tool, n in self.leftovers().items()
+        ]
+        if problems:
+            raise AssertionError("scripted LLM: " + "; ".join(problems))
+
+
+def _describe_unexpected(request: CompletionRequest, why: str) -> str:
+    last = request.messages[-1].content if request.messages else ""
+    excerpt = last if len(last) <= 160 else last[:157] + "..."
+    return (
+        f"unexpected call to tool {request.tool!r} (its queue is {why}); last message: {excerpt!r}"
+    )

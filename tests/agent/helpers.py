@@ -12,7 +12,12 @@ from deepsearch.agent.judging.evaluator import QuestionEval
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest, Usage
 from deepsearch.llm.client import LLMClient
-from deepsearch.llm.testing import ScriptedProvider, offline_settings, scripted_client
+from deepsearch.llm.testing import (
+    ScriptedProvider,
+    ToolQueues,
+    offline_settings,
+    scripted_client,
+)
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchResult
@@ -38,6 +43,22 @@ def evaluator_reply(request: CompletionRequest, *, strict_pass: bool = True) -> 
     if "minimum_count_required" in props:
         return {"think": "count", "minimum_count_required": 1, "actual_count_provided": 1}
     return PASS
+
+
+STRICT_PASS = {"think": "ok", "pass": True, "improvement_plan": ""}
+
+
+def scripted(
+    agent: list[dict[str, Any]], *, beast: list[dict[str, Any]] | None = None, checks: int = 0
+) -> ToolQueues:
+    """A strict script (no call beyond it, every reply used): the question's
+    classification (a plain fact), the agent's steps, Beast Mode's, and `checks`
+    accepted answers (each one definitive + strict check)."""
+    evaluator: list[Any] = [CLASSIFY_SIMPLE] + [PASS, STRICT_PASS] * checks
+    queues: dict[str, list[Any]] = {"agent": list(agent), "evaluator": evaluator}
+    if beast:
+        queues["agent_beast"] = list(beast)
+    return ToolQueues(queues)
 
 
 def router(

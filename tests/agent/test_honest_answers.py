@@ -17,7 +17,7 @@ from deepsearch.agent.schema import AnswerPayload, step_schema
 from deepsearch.agent.state import AgentState, EvalMetric
 from deepsearch.llm.testing import scripted_client
 from deepsearch.prompts import render
-from tests.agent.helpers import make_deps, options, router
+from tests.agent.helpers import make_deps, options, router, scripted
 
 Q = "When was the Eiffel Tower completed?"
 SEARCH = {"think": "look", "action": "search", "search": {"queries": ["eiffel tower completed"]}}
@@ -41,8 +41,10 @@ def checks_asked(provider: Any) -> int:
 
 
 async def test_a_not_found_answer_at_step_one_is_not_accepted_and_research_goes_on() -> None:
-    deps, provider = make_deps(router([NOT_FOUND, SEARCH, VISIT, ANSWER]))
+    script = scripted([NOT_FOUND, SEARCH, VISIT, ANSWER], checks=1)
+    deps, provider = make_deps(script)
     result = await ResearchRun(Q, deps, options()).run()
+    script.assert_complete()
     assert [s.action for s in result.steps] == ["answer", "search", "visit", "answer"]
     assert "rejected" in result.steps[0].detail
     assert result.status == "answered" and "1889" in result.answer
@@ -51,8 +53,10 @@ async def test_a_not_found_answer_at_step_one_is_not_accepted_and_research_goes_
 
 
 async def test_a_run_that_ends_without_a_supported_answer_is_not_found() -> None:
-    deps, provider = make_deps(router([SEARCH, VISIT, NOT_FOUND]))  # Beast Mode: not found too
+    script = scripted([SEARCH, VISIT, NOT_FOUND], beast=[NOT_FOUND])  # no check is asked
+    deps, provider = make_deps(script)
     result = await ResearchRun(Q, deps, options(max_steps=3)).run()
+    script.assert_complete()
     assert provider.calls_for("agent_beast")
     assert result.status == "not_found"
     assert "looked for the completion date" in result.answer
@@ -173,6 +177,7 @@ def test_distinct_sources_counts_hosts() -> None:
     urls = ["https://www.a.org/x", "https://a.org/y", "https://b.org/", "file:///n/1.md"]
     assert distinct_sources(urls) == 3
     assert distinct_sources(["file:///n/1.md", "file:///n/2.md"]) == 2
+    assert distinct_sources(["https://a.org/x", "https://WWW.A.org./y"]) == 1  # one host spelling
 
 
 @pytest.mark.parametrize("prompt", ["actions/answer", "actions/beast"])

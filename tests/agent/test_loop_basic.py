@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from deepsearch.agent.loop import ResearchRun
-from tests.agent.helpers import make_deps, options, router
+from tests.agent.helpers import make_deps, options, router, scripted
 
 SEARCH = {
     "think": "look it up",
@@ -13,8 +13,10 @@ ANSWER = {"think": "done", "action": "answer", "answer": {"answer": "It was comp
 
 
 async def test_search_visit_answer_is_accepted() -> None:
-    deps, provider = make_deps(router([SEARCH, VISIT, ANSWER]))
+    script = scripted([SEARCH, VISIT, ANSWER], checks=1)
+    deps, provider = make_deps(script)
     result = await ResearchRun("When was the Eiffel Tower completed?", deps, options()).run()
+    script.assert_complete()  # three steps, one answer check, nothing else
     assert result.status == "answered"
     assert "1889" in result.answer
     assert [s.action for s in result.steps] == ["search", "visit", "answer"]
@@ -24,8 +26,10 @@ async def test_search_visit_answer_is_accepted() -> None:
 
 
 async def test_direct_answer_at_step_one_skips_evaluation() -> None:
-    deps, provider = make_deps(router([ANSWER]))
+    script = scripted([ANSWER])  # no answer check queued: one would be an unexpected call
+    deps, provider = make_deps(script)
     result = await ResearchRun("What is 1+1?", deps, options()).run()
+    script.assert_complete()
     assert result.status == "answered"
     assert [s.action for s in result.steps] == ["answer"]
     evaluator_calls = [c for c in provider.calls if c.tool == "evaluator"]

@@ -35,7 +35,7 @@ def test_non_markers_are_left_alone() -> None:
     assert normalize_footnotes(text, 0) == text
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     st.lists(
         st.one_of(

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from deepsearch.agent.citations.quote_text import (
     is_verbatim,
     normalize_ws,
-    numbers_in,
     strip_markers,
 )
 from deepsearch.agent.citations.references import (
@@ -22,6 +21,7 @@ from deepsearch.agent.citations.references import (
 )
 from deepsearch.agent.retrieval.similarity import EmbeddingSimilarity, LexicalSimilarity
 from deepsearch.agent.types import Reference
+from deepsearch.text import numbers_in
 
 LEX = LexicalSimilarity()
 
@@ -165,7 +165,7 @@ noise = st.sampled_from(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.tuples(prose, noise), min_size=1, max_size=4),
     st.lists(

@@ -1,34 +1,27 @@
-"""The CLI as a user runs it: a subprocess of the installed `deepsearch` script."""
+"""The CLI as a user runs it: `deepsearch.cli.run` (what the installed script calls) in
+this process, with stdio captured (tests/cli/inprocess.py); `run_in_process` drives
+the Typer app directly through Typer's CliRunner."""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
 from deepsearch import __version__
 from deepsearch.config import load_config
+from tests.cli.inprocess import Outcome, run_cli_in_process
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-cli-secret-value-0123456789"
-_SCRIPT = Path(sys.executable).parent / "deepsearch"
-COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "deepsearch"]
-
-
-class Outcome(NamedTuple):
-    returncode: int
-    stdout: str
-    stderr: str
 
 
 def run_in_process(*args: str, **env: str) -> Outcome:
@@ -46,12 +39,9 @@ def run_in_process(*args: str, **env: str) -> Outcome:
     return Outcome(result.exit_code, result.stdout, result.stderr)
 
 
-def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    # os.environ is already hermetic (tests/conftest.py): no real keys, HOME in tmp.
-    full_env = {**os.environ, "COLUMNS": "200", **env}
-    return subprocess.run(
-        [*COMMAND, *args], env=full_env, capture_output=True, text=True, timeout=60, cwd=ROOT
-    )
+def run_cli(*args: str, **env: str) -> Outcome:
+    """`deepsearch ARGS` through `cli.run`: routing, the error boundary, exit codes."""
+    return run_cli_in_process(*args, env={"COLUMNS": "200", **env})
 
 
 def closed_port_url() -> str:
@@ -265,7 +255,7 @@ def test_doctor_llm_error_hides_the_url_password(search_fake: FakeSearchServers)
     assert password not in done.stdout + done.stderr and SECRET not in done.stdout
 
 
-@pytest.mark.parametrize("runner", [run_cli, run_in_process], ids=["subprocess", "in-process"])
+@pytest.mark.parametrize("runner", [run_cli, run_in_process], ids=["cli-run", "typer-app"])
 def test_no_provider_lists_every_option(tmp_path: Path, runner: Callable[..., Outcome]) -> None:
     """Nothing configured: still the whole table, the LLM row saying how to get one."""
     path = write_config(tmp_path, {"llm": {"ollama_url": closed_port_url()}})

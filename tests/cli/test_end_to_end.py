@@ -1,10 +1,14 @@
-"""The installed `deepsearch` command, end to end, over loopback only:
+"""The `deepsearch` command, end to end, over loopback only:
 
 - the real `openai` SDK against a fake OpenAI-compatible server (routed by schema),
 - SearXNG-shaped search results pointing at
 - loopback pages built from a few HotpotQA paragraphs (tests/fixtures/hotpot_mini.json),
 
 asserting on the `--json` output, exit codes, citations, the trace and Ctrl-C.
+
+Two golden paths run the installed script in a subprocess: a cited answer with
+`--json` and `--trace`, and Ctrl-C. Everything else runs the same `cli.run` in process
+(tests/cli/inprocess.py), which is what keeps the suite fast.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli.inprocess import Outcome, run_cli_in_process
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
 from tests.fakes.web_server import LoopbackServer, _text
@@ -139,6 +145,14 @@ def run_cli(
     )
 
 
+def run_in_process(
+    llm: FakeOpenAIServer, search: FakeSearchServers | None, *extra: str, tmp: Path
+) -> Outcome:
+    """The same command line as `run_cli`, through `cli.run` in this process."""
+    flags = cli_args(search) if search is not None else []
+    return run_cli_in_process(QUESTION, *flags, *extra, env=cli_env(llm, tmp))
+
+
 def cli_args(search: FakeSearchServers) -> list[str]:
     return [
         "--json",
@@ -215,12 +229,11 @@ def test_answer_with_verified_citations(
     assert SECRET not in done.stdout + done.stderr
 
 
-@pytest.mark.timeout(120)
 def test_step_limit_forces_beast_mode_exit_3(
     web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
-        done = run_cli(llm, search, "--max-steps", "2", "--quiet", tmp=tmp_path)
+        done = run_in_process(llm, search, "--max-steps", "2", "--quiet", tmp=tmp_path)
     assert done.returncode == 3, done.stderr
     out = json.loads(done.stdout)
     assert out["status"] == "forced"
@@ -229,20 +242,12 @@ def test_step_limit_forces_beast_mode_exit_3(
     assert done.stderr == "", "--quiet keeps stderr silent"
 
 
-@pytest.mark.timeout(120)
 def test_plain_output_is_markdown_and_view_goes_to_stderr(
     web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
 ) -> None:
     args = [a for a in cli_args(search) if a != "--json"]
     with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
-        done = subprocess.run(
-            [str(DEEPSEARCH), QUESTION, *args],
-            env=cli_env(llm, tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=90,
-            check=False,
-        )
+        done = run_in_process(llm, None, *args, tmp=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("The film was Maximum Overdrive")
     assert "[^1]:" in done.stdout
@@ -250,15 +255,25 @@ def test_plain_output_is_markdown_and_view_goes_to_stderr(
     assert "Traceback" not in done.stderr
 
 
+def agent_steps_seen(llm: FakeOpenAIServer) -> int:
+    return sum(schema_name(r.body) == "AgentStep" for r in llm.chat_requests)
+
+
+def wait_until(condition: Callable[[], bool], *, alive: Callable[[], bool], what: str) -> None:
+    """Poll a condition the fakes record (no fixed sleep): under load it just takes
+    longer, it never races."""
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert alive(), f"the command ended before {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(
-    ("signum", "code"),
-    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
-    ids=["ctrl-c", "sigterm", "sighup"],
-)
-def test_a_signal_prints_the_partial_result_and_exits_128_plus_n(
-    web: LoopbackServer, search: FakeSearchServers, tmp_path: Path, signum: int, code: int
+def test_ctrl_c_prints_the_partial_result_and_exits_130(
+    web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
 ) -> None:
+    """Golden path 2: a real SIGINT to the installed script, as a terminal sends it."""
     stall = Reply(content=json.dumps(ANSWER_STEP), delay_s=60)
     with FakeOpenAIServer(router([SEARCH, stall])) as llm:
         proc = subprocess.Popen(
@@ -268,28 +283,59 @@ def test_a_signal_prints_the_partial_result_and_exits_128_plus_n(
             stderr=subprocess.PIPE,
             text=True,
         )
-        deadline = time.monotonic() + 60
-        while sum(schema_name(r.body) == "AgentStep" for r in llm.chat_requests) < 2:
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()  # type: ignore[union-attr]
-            time.sleep(0.05)
-        proc.send_signal(signum)
-        stdout, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == code, stderr
+        try:
+            wait_until(
+                lambda: agent_steps_seen(llm) >= 2,
+                alive=lambda: proc.poll() is None,
+                what="the second agent step",
+            )
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, stderr
     out = json.loads(stdout)
     assert out["status"] == "interrupted"
     assert [s["action"] for s in out["steps"]] == ["search"]
     assert "Traceback" not in stderr
 
 
+@pytest.mark.parametrize(
+    ("signum", "code"),
+    [(signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["sigterm", "sighup"],
+)
+def test_a_signal_prints_the_partial_result_and_exits_128_plus_n(
+    web: LoopbackServer, search: FakeSearchServers, tmp_path: Path, signum: int, code: int
+) -> None:
+    """In process: the signal comes from a thread once the second agent step is in
+    flight; the handlers `cli.run` installs turn it into the same unwinding."""
+    stall = Reply(content=json.dumps(ANSWER_STEP), delay_s=60)
+    running = threading.Event()
+
+    def send_signal_when_stalled() -> None:
+        wait_until(lambda: agent_steps_seen(llm) >= 2, alive=running.is_set, what="step 2")
+        os.kill(os.getpid(), signum)
+
+    with FakeOpenAIServer(router([SEARCH, stall])) as llm:
+        sender = threading.Thread(target=send_signal_when_stalled, daemon=True)
+        running.set()
+        sender.start()
+        try:
+            done = run_in_process(llm, search, tmp=tmp_path)
+        finally:
+            running.clear()
+            sender.join(timeout=5)
+    assert done.returncode == code, done.stderr
+    out = json.loads(done.stdout)
+    assert out["status"] == "interrupted"
+    assert [s["action"] for s in out["steps"]] == ["search"]
+    assert "Traceback" not in done.stderr
+
+
 def test_bad_flag_value_is_one_line_exit_2(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [str(DEEPSEARCH), "q?", "--effort", "extreme"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "HOME": str(tmp_path)},
-        timeout=30,
-        check=False,
-    )
+    done = run_cli_in_process("q?", "--effort", "extreme", env={"HOME": str(tmp_path)})
     assert done.returncode == 2
     assert "effort" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -297,18 +343,8 @@ def test_bad_flag_value_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 def test_no_provider_is_a_clear_config_error(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [str(DEEPSEARCH), "q?", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-        env={
-            **os.environ,
-            "HOME": str(tmp_path),
-            "DEEPSEARCH_CONFIG": str(_closed_ollama(tmp_path)),
-        },
-    )
+    env = {"HOME": str(tmp_path), "DEEPSEARCH_CONFIG": str(_closed_ollama(tmp_path))}
+    done = run_cli_in_process("q?", "--json", env=env)
     assert done.returncode == 2, done.stderr
     assert "GEMINI_API_KEY" in done.stderr and "OPENAI_API_KEY" in done.stderr
     assert "Traceback" not in done.stderr
@@ -325,7 +361,6 @@ def _closed_ollama(tmp: Path) -> Path:
     return path
 
 
-@pytest.mark.timeout(120)
 def test_research_over_a_local_corpus_with_no_web(tmp_path: Path) -> None:
     corpus = tmp_path / "notes"
     corpus.mkdir()
@@ -337,23 +372,8 @@ def test_research_over_a_local_corpus_with_no_web(tmp_path: Path) -> None:
         ANSWER_STEP,
     ]
     with FakeOpenAIServer(router(steps)) as llm:
-        done = subprocess.run(
-            [
-                str(DEEPSEARCH),
-                QUESTION,
-                "--json",
-                "--llm-provider",
-                "openai",
-                "--corpus",
-                str(corpus),
-                "--no-cache",
-            ],
-            env=cli_env(llm, tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=90,
-            check=False,
-        )
+        flags = ["--json", "--llm-provider", "openai", "--corpus", str(corpus), "--no-cache"]
+        done = run_in_process(llm, None, *flags, tmp=tmp_path)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["read_urls"] and all(u.startswith("file://") for u in out["read_urls"])
@@ -363,12 +383,11 @@ def test_research_over_a_local_corpus_with_no_web(tmp_path: Path) -> None:
         assert normalized(ref["quote"]) in files[ref["url"]]
 
 
-@pytest.mark.timeout(120)
 def test_rejected_key_is_a_configuration_error_exit_2(
     web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(router([SEARCH]), api_key="the-right-key") as llm:
-        done = run_cli(llm, search, tmp=tmp_path)
+        done = run_in_process(llm, search, tmp=tmp_path)
     assert done.returncode == 2, done.stderr
     out = json.loads(done.stdout)
     assert out["status"] == "failed" and out["answer"] == ""
@@ -376,49 +395,39 @@ def test_rejected_key_is_a_configuration_error_exit_2(
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.timeout(120)
 def test_a_dead_llm_endpoint_fails_fast_without_beast_mode(
-    search: FakeSearchServers, tmp_path: Path
+    search: FakeSearchServers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import socket
+
+    import openai._base_client
+
+    # The SDK still retries every refused connection, with its backoff scaled from
+    # 0.5 s (doubling) to 5 ms: ~3.5 s of sleeping said nothing the retries do not.
+    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.005)
 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {
-        **os.environ,
         "OPENAI_API_KEY": SECRET,
         "HOME": str(tmp_path),
         "NO_COLOR": "1",
         "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
         "DEEPSEARCH_CACHE_DIR": str(tmp_path / "cache"),
     }
-    done = subprocess.run(
-        [str(DEEPSEARCH), QUESTION, *[a for a in cli_args(search) if a != "--json"]],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
+    args = [a for a in cli_args(search) if a != "--json"]
+    done = run_cli_in_process(QUESTION, *args, env=env)
     assert done.returncode == 1, done.stderr
     assert "Beast Mode" not in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == ""  # no answer: nothing on stdout, the reason on stderr
 
 
 def test_short_help_flag_and_root_options_do_not_become_questions(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path)}
-    short = subprocess.run(
-        [str(DEEPSEARCH), "-h"], capture_output=True, text=True, env=env, timeout=30
-    )
+    env = {"HOME": str(tmp_path)}
+    short = run_cli_in_process("-h", env=env)
     assert short.returncode == 0 and "research" in short.stdout
-    odd = subprocess.run(
-        [str(DEEPSEARCH), "--config", str(tmp_path / "x.json"), "config"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=30,
-    )
+    odd = run_cli_in_process("--config", str(tmp_path / "x.json"), "config", env=env)
     assert (
         odd.returncode == 2 and "Traceback" not in odd.stderr
     )  # a usage error, not a research run

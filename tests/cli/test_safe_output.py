@@ -4,9 +4,9 @@ unknown model is a configuration error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,8 @@ from deepsearch.agent.result import ResearchResult, UsageReport
 from deepsearch.agent.types import Reference
 from deepsearch.commands.live import LiveView
 from deepsearch.commands.output import clean_block, clean_line, safe_result
-from tests.cli.test_config_and_doctor import COMMAND, run_in_process
+from tests.cli.inprocess import run_cli_in_process
+from tests.cli.test_config_and_doctor import run_in_process
 from tests.cli.test_end_to_end import SECRET
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 
@@ -64,18 +65,11 @@ def test_the_live_view_strips_escapes() -> None:
     assert "\x1b" not in buffer.getvalue() and "\x07" not in buffer.getvalue()
 
 
-def _writes_to(target: str, *args: str) -> subprocess.CompletedProcess[str]:
-    with open(target, "w") as sink:  # noqa: PTH123 - a device, not a path to build
-        return subprocess.run(
-            [*COMMAND, *args], stdout=sink, stderr=subprocess.PIPE, text=True, timeout=60,
-            env={**os.environ, "COLUMNS": "100"}, check=False,
-        )  # fmt: skip
-
-
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 @pytest.mark.parametrize("args", [["config", "--json"], ["config"], ["--help"]])
 def test_a_full_disk_is_one_line_not_a_traceback(args: list[str]) -> None:
-    done = _writes_to("/dev/full", *args)
+    with open("/dev/full", "w") as sink:  # noqa: PTH123 - a device, not a path to build
+        done = run_cli_in_process(*args, stdout=sink)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         "error: cannot write the output to stdout: No space left on device"
@@ -83,20 +77,14 @@ def test_a_full_disk_is_one_line_not_a_traceback(args: list[str]) -> None:
 
 
 def test_a_closed_pipe_ends_quietly() -> None:
-    proc = subprocess.Popen(
-        [*COMMAND, "config"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, "COLUMNS": "100"},
-    )  # fmt: skip
-    assert proc.stdout is not None and proc.stderr is not None
-    # Closed before the process can start writing (start-up takes far longer than
-    # this): its output never fits in a pipe buffer that nobody reads, so the write
-    # fails deterministically (reading a line first raced: a short output fits the
-    # buffer and the process exits 0 before the close).
-    proc.stdout.close()  # `| head -0`
-    stderr = proc.stderr.read().decode()
-    proc.wait(timeout=30)
-    assert stderr == ""
-    assert proc.returncode == 141  # 128 + SIGPIPE, as a shell reports a closed pipe
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `| head -0`: nobody will ever read, every write fails
+    with os.fdopen(write_end, "w") as sink:
+        done = run_cli_in_process("config", stdout=sink)
+        with contextlib.suppress(OSError):  # already pointed at /dev/null, or broken
+            sink.close()
+    assert done.stderr == ""
+    assert done.returncode == 141  # 128 + SIGPIPE, as a shell reports a closed pipe
 
 
 def test_an_unknown_model_is_a_configuration_error_exit_2(tmp_path: Path) -> None:

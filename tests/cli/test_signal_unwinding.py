@@ -16,20 +16,25 @@ from deepsearch.commands.signals import signals_interrupt
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_in_a_background_task_cancels_the_main_task(signum: int) -> None:
     seen: list[str] = []
+    # asyncio.run installs its Ctrl-C handler only over the default one: a handler left
+    # by an earlier test would change what this test sees (tests/conftest.py checks).
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
-    async def background() -> None:
-        await asyncio.sleep(0.01)
+    async def background(main_waiting: asyncio.Event) -> None:
+        await main_waiting.wait()  # no sleep: ordered by events, whatever the load
         try:
             signal.raise_signal(signum)  # delivered while this task is the one running
         except BaseException as exc:  # what a library's task group would wrap and print
             seen.append(f"background got {type(exc).__name__}")
             raise
-        await asyncio.sleep(5)
+        await asyncio.Event().wait()  # until cancelled
 
     async def main() -> None:
-        task = asyncio.create_task(background())
+        main_waiting = asyncio.Event()
+        task = asyncio.create_task(background(main_waiting))
         try:
-            await asyncio.sleep(5)
+            main_waiting.set()
+            await asyncio.Event().wait()  # only the signal's cancellation ends this
         except asyncio.CancelledError:
             seen.append("main cancelled")
             task.cancel()

@@ -4,8 +4,6 @@ unquoted or on stdin (issue 10, item 2)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ import pytest
 from deepsearch import __version__
 from deepsearch.cli import route
 from deepsearch.commands.question import edit_distance, near_command
-from tests.cli.test_config_and_doctor import COMMAND, Outcome
+from tests.cli.inprocess import Outcome, run_cli_in_process
 from tests.cli.test_end_to_end import ANSWER_STEP, SECRET, router
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -117,34 +115,19 @@ def test_dash_among_other_words_is_a_usage_error() -> None:
     assert done.returncode == 2 and "only word" in done.stderr
 
 
-@pytest.mark.timeout(60)
 def test_a_piped_question_and_unquoted_words_reach_the_run(tmp_path: Path) -> None:
-    """The installed script with a real pipe: no argument, the question on stdin."""
+    """Through `cli.run` as the console script calls it: no argument and the question
+    piped on stdin, then the question as unquoted words with stdin closed."""
     with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         env = {
-            **os.environ,
             "OPENAI_API_KEY": SECRET,
             "OPENAI_BASE_URL": llm.base_url,
             "DEEPSEARCH_CACHE_DIR": str(tmp_path / "cache"),
         }
         flags = ["--json", "--llm-provider", "openai", "--no-cache", "--quiet"]
-        piped = subprocess.run(
-            [*COMMAND, *flags],
-            input="Which film was shot\nin Leland?\n",
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=50,
-            check=False,
-        )
-        words = subprocess.run(
-            [*COMMAND, "Which", "film", "was", "shot", "in", "Leland?", *flags],
-            stdin=subprocess.DEVNULL,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=50,
-            check=False,
+        piped = run_cli_in_process(*flags, stdin="Which film was shot\nin Leland?\n", env=env)
+        words = run_cli_in_process(
+            "Which", "film", "was", "shot", "in", "Leland?", *flags, stdin="", env=env
         )
     for done in (piped, words):
         assert done.returncode == 0, done.stderr

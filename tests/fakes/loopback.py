@@ -68,6 +68,9 @@ class LoopbackJSONServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes: with Nagle on, the body waits for
+            # the client's delayed ACK (~40 ms a reply on loopback; no real server waits).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 return None

@@ -167,6 +167,9 @@ class _State:
 
 class _Handler(BaseHTTPRequestHandler):
     state: _State
+    # Headers and body are two writes: with Nagle on, the body can wait for the
+    # client's delayed ACK (~40 ms on loopback), which no real search API adds.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return

@@ -90,6 +90,9 @@ def tiny_pdf(text: str = "Hello from a tiny PDF document") -> bytes:
 class _Handler(BaseHTTPRequestHandler):
     server: LoopbackServer  # type: ignore[assignment]
     protocol_version = "HTTP/1.1"
+    # Headers and body go out as two writes: with Nagle on, the body waits for
+    # the client's delayed ACK (~40 ms a reply on loopback; no real server waits).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: object) -> None:  # keep test output clean
         pass

@@ -51,10 +51,15 @@ def violations(schema: Any) -> list[str]:
 
 
 def _check(node: Any, path: str, defs: dict[str, Any], problems: list[str]) -> None:
-    bad = problems.append
     if not isinstance(node, dict):
-        bad(f"{path}: a schema must be an object")
+        problems.append(f"{path}: a schema must be an object")
         return
+    _check_keywords(node, path, defs, problems.append)
+    _check_children(node, path, defs, problems)
+
+
+def _check_keywords(node: dict[str, Any], path: str, defs: dict[str, Any], bad: Any) -> None:
+    """Types, keywords, $ref, enum values and formats of one node."""
     kind = node.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if isinstance(kind, str) else []
     for k in kinds:
@@ -73,6 +78,11 @@ def _check(node: Any, path: str, defs: dict[str, Any], problems: list[str]) -> N
             bad(f"{path}: enum value {value!r} is neither a string nor a number")
     if node.get("format") is not None and node["format"] not in FORMATS:
         bad(f"{path}: format {node['format']!r} is not supported")
+
+
+def _check_children(
+    node: dict[str, Any], path: str, defs: dict[str, Any], problems: list[str]
+) -> None:
     for union in ("anyOf", "oneOf"):
         for i, branch in enumerate(node.get(union, []) or []):
             _check(branch, f"{path}.{union}[{i}]", defs, problems)
@@ -86,7 +96,7 @@ def _check(node: Any, path: str, defs: dict[str, Any], problems: list[str]) -> N
             _check(sub, f"{path}.{name}", defs, problems)
         missing = set(node.get("required", [])) - set(props)
         if missing:
-            bad(f"{path}: required names {sorted(missing)} are not properties")
+            problems.append(f"{path}: required names {sorted(missing)} are not properties")
     extra = node.get("additionalProperties")
     if isinstance(extra, dict):
         _check(extra, f"{path}.additionalProperties", defs, problems)

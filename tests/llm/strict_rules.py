@@ -96,6 +96,16 @@ def _check(node: Any, path: str, depth: int, defs: dict[str, Any], tally: _Tally
     if "$defs" in node:
         bad(f"{path}: $defs is only allowed at the root")
     kinds = _types(node)
+    _check_keywords(node, path, kinds, bad)
+    _check_ref(node, path, defs, bad)
+    _check_enum(node, path, tally)
+    if node.get("format") is not None and node["format"] not in FORMATS:
+        bad(f"{path}: format {node['format']!r} is not supported")
+    _check_children(node, path, kinds, depth, defs, tally)
+
+
+def _check_keywords(node: dict[str, Any], path: str, kinds: list[str], bad: Any) -> None:
+    """Types and keywords of one node, against the strict subset."""
     for kind in kinds:
         if kind not in TYPES:
             bad(f"{path}: unsupported type {kind!r}")
@@ -104,15 +114,21 @@ def _check(node: Any, path: str, depth: int, defs: dict[str, Any], tally: _Tally
     allowed = COMMON.union(*(BY_TYPE.get(k, set()) for k in kinds))
     for key in sorted(set(node) - allowed - {"$defs"}):
         bad(f"{path}: keyword {key!r} is not supported in strict mode")
-    _check_ref(node, path, defs, bad)
-    _check_enum(node, path, tally)
-    if node.get("format") is not None and node["format"] not in FORMATS:
-        bad(f"{path}: format {node['format']!r} is not supported")
+
+
+def _check_children(
+    node: dict[str, Any],
+    path: str,
+    kinds: list[str],
+    depth: int,
+    defs: dict[str, Any],
+    tally: _Tally,
+) -> None:
     for i, branch in enumerate(node.get("anyOf", []) or []):
         _check(branch, f"{path}.anyOf[{i}]", depth + 1, defs, tally)
     if "array" in kinds:
         if "items" not in node:
-            bad(f"{path}: an array needs items")
+            tally.problems.append(f"{path}: an array needs items")
         else:
             _check(node["items"], f"{path}.items", depth + 1, defs, tally)
     if "object" in kinds:

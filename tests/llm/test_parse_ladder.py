@@ -32,7 +32,7 @@ prose = st.text(
 think = st.text(max_size=60).filter(lambda t: "</think" not in t.lower())
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     obj=json_objects,
     before=prose,

@@ -4,11 +4,14 @@ the server stack loads unless the server runs."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,8 @@ import pytest
 
 from deepsearch.cli import run
 from deepsearch.server import app as server_app
-from tests.cli.test_end_to_end import ANSWER_STEP, DEEPSEARCH, QUESTION, SECRET, router
+from tests.cli.inprocess import run_cli_in_process
+from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, SECRET, router
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
 
@@ -142,36 +146,43 @@ def test_the_research_flags_are_the_defaults_of_every_run(
     assert config.max_concurrent == 2 and config.settings.llm.provider == "openai"
 
 
-@pytest.mark.timeout(60)
-def test_the_installed_command_serves_the_sdk(search: FakeSearchServers, tmp_path: Path) -> None:
-    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
-        env = {
-            **os.environ,
-            "OPENAI_API_KEY": SECRET,
-            "OPENAI_BASE_URL": llm.base_url,
-            "DEEPSEARCH_SERVER_KEY": "srv-key",
-        }
-        proc = subprocess.Popen(
-            [str(DEEPSEARCH), "serve", "--port", "0", "--budget", "20000", *flags(search)],
-            env=env,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+def test_the_command_serves_the_sdk(search: FakeSearchServers, tmp_path: Path) -> None:
+    """`deepsearch serve` through `cli.run`; a client thread waits for the banner (no
+    fixed sleep), asks one question with the real SDK, then sends Ctrl-C."""
+    err = io.StringIO()
+    answers: list[Any] = []
+
+    def client_then_ctrl_c() -> None:
         try:
-            assert proc.stderr is not None
-            banner = proc.stderr.readline()
-            assert "listening on http://127.0.0.1:" in banner, banner
-            base_url = banner.split("listening on ")[1].split()[0]
+            deadline = time.monotonic() + 30
+            while "listening on" not in err.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            base_url = err.getvalue().split("listening on ")[1].split()[0]
             client = openai.OpenAI(base_url=base_url, api_key="srv-key", max_retries=0)
-            done = client.chat.completions.create(
-                model="deepsearch", messages=[{"role": "user", "content": QUESTION}]
+            answers.append(
+                client.chat.completions.create(
+                    model="deepsearch", messages=[{"role": "user", "content": QUESTION}]
+                )
             )
+        except Exception as exc:  # shown by the assertion below, after the server stops
+            answers.append(exc)
         finally:
-            proc.send_signal(signal.SIGINT)
-            _, rest = proc.communicate(timeout=20)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+        env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url,
+               "DEEPSEARCH_SERVER_KEY": "srv-key"}  # fmt: skip
+        client = threading.Thread(target=client_then_ctrl_c, daemon=True)
+        client.start()
+        args = ["serve", "--port", "0", "--budget", "20000", *flags(search)]
+        outcome = run_cli_in_process(*args, env=env, stderr=err)
+        client.join(timeout=10)
+    [done] = answers
+    assert not isinstance(done, Exception), repr(done)
     assert "Stephen King" in (done.choices[0].message.content or "")
     assert (done.model_extra or {})["budget"] == 20_000
-    assert proc.returncode == 130, rest  # Ctrl-C, as for a research run
+    assert outcome.returncode == 130, outcome.stderr  # Ctrl-C, as for a research run
+    banner, _, rest = outcome.stderr.partition("\n")
     assert "Traceback" not in rest
     [line] = [line for line in rest.splitlines() if line.strip()]
     assert "status=200" in line and SECRET not in rest and "srv-key" not in banner + rest
