@@ -46,6 +46,9 @@ def run_options(settings: Settings) -> RunOptions:
         language=agent.language,
         results_per_query=settings.search.results_per_query,
         min_confidence=agent.min_confidence,
+        team_size=agent.team_size,
+        reflect=agent.reflect,
+        recheck=agent.recheck,
     )
 
 
