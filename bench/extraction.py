@@ -84,7 +84,7 @@ class BenchPage(NamedTuple):
 
 def load_pages() -> list[BenchPage]:
     """Every AEB page with its expected article text."""
-    from deepsearch.web.extract import decode_body
+    from deepsearch.web.charset import decode_body
 
     truth = json.loads((DATA / "ground-truth.json").read_text(encoding="utf-8"))
     pages = []

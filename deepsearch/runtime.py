@@ -46,6 +46,9 @@ def run_options(settings: Settings) -> RunOptions:
         language=agent.language,
         results_per_query=settings.search.results_per_query,
         min_confidence=agent.min_confidence,
+        team_size=agent.team_size,
+        reflect=agent.reflect,
+        recheck=agent.recheck,
     )
 
 
@@ -172,6 +175,7 @@ async def _live_deps(
     trace: TraceWriter | None,
 ) -> AgentDeps:
     from deepsearch.agent.retrieval.rewrite import make_query_rewriter
+    from deepsearch.clock import SystemClock
     from deepsearch.llm.factory import build_llm_client
     from deepsearch.sandbox.runner import Sandbox, SandboxLimits
     from deepsearch.web.cache import WebCache
@@ -182,14 +186,15 @@ async def _live_deps(
     llm = build_llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
     stack.push_async_callback(llm.aclose)
 
-    cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled)
+    clock = SystemClock()  # one clock for the run's parts (deepsearch.clock)
+    cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled, clock=clock)
     stack.callback(cache.close)
     corpus = local_corpus(settings)
     if corpus is not None:  # indexed now, with progress: an empty folder is exit 2 at once
         corpus.on_progress = corpus_progress(emit)
         await asyncio.to_thread(corpus.require_documents)
     search: SearchProvider = build_search(settings, cache=cache, corpus=corpus)
-    web_reader = build_reader(settings, cache=cache)
+    web_reader = build_reader(settings, cache=cache, clock=clock)
     _push_close(stack, search)
     _push_close(stack, web_reader)
     reader: Reader = RoutingReader(web_reader, corpus)
@@ -208,8 +213,10 @@ async def _live_deps(
                 cpu_s=settings.agent.sandbox_cpu_s,
                 wall_s=settings.agent.sandbox_wall_s,
                 memory_mb=settings.agent.sandbox_memory_mb,
-            )
+            ),
+            clock=clock,
         ),
+        clock=clock,
         emit=emit,
         similarity=similarity,
         rewrite_queries=make_query_rewriter(llm, similarity),

@@ -42,6 +42,13 @@ class RunOptions(BaseModel):
     results_per_query: int = Field(10, ge=1)
     # A forced answer whose confidence is below this is reported as not_found.
     min_confidence: float | None = Field(None, ge=0.0, le=1.0)
+    # Team mode and effort presets (deepsearch/agent/team/): concurrent sub-researches,
+    # whether reflect is offered, a second independent search before accepting.
+    team_size: int = Field(1, ge=1, le=8)
+    reflect: bool = True
+    recheck: bool = False
+    # A team child's answer goes into its parent's knowledge; the parent finalizes once.
+    finalize: bool = True
 
 
 def _ignore(_: AgentEvent) -> None:

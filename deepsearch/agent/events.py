@@ -6,9 +6,13 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+# Which research emitted an event: "main", or a team child's id ("1", "2", ...).
+MAIN_AGENT = "main"
+
 
 class StepStarted(BaseModel):
     kind: Literal["step_started"] = "step_started"
+    agent: str = MAIN_AGENT
     step: int
     question: str
     allowed: list[str]
@@ -16,6 +20,7 @@ class StepStarted(BaseModel):
 
 class StepFinished(BaseModel):
     kind: Literal["step_finished"] = "step_finished"
+    agent: str = MAIN_AGENT
     step: int
     action: str
     think: str
@@ -27,6 +32,7 @@ class StepFinished(BaseModel):
 
 class Notice(BaseModel):
     kind: Literal["notice"] = "notice"
+    agent: str = MAIN_AGENT
     text: str
     once: str = ""  # a key: the view shows a notice with the same key only once per run
 
@@ -45,6 +51,7 @@ class Activity(BaseModel):
     index builds. The live view's spinner names what is in flight."""
 
     kind: Literal["activity"] = "activity"
+    agent: str = MAIN_AGENT
     what: Literal["search", "read", "llm", "index"]
     delta: Literal[1, -1]
     tool: str = ""  # for "llm": which tool calls (agent, evaluator, ...)
@@ -54,6 +61,7 @@ class Activity(BaseModel):
 
 class PhaseChanged(BaseModel):
     kind: Literal["phase"] = "phase"
+    agent: str = MAIN_AGENT
     phase: Literal["research", "beast", "finalizing", "done"]
     reason: str = ""
 

@@ -16,6 +16,8 @@ from collections import Counter
 
 from pydantic import BaseModel
 
+from deepsearch.text import HAN, HANGUL, KANA
+
 NAMES = {
     "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
     "pt": "Portuguese", "nl": "Dutch", "sv": "Swedish", "da": "Danish", "no": "Norwegian",
@@ -27,10 +29,13 @@ NAMES = {
     "ja": "Japanese", "ko": "Korean", "zh": "Chinese",
 }  # fmt: skip
 
-# (first, last) code point -> language; checked by share of letters.
+# (first, last) code point -> language; checked by share of letters. Kana, Hangul and
+# Han are the ranges `deepsearch.text` defines.
 _SCRIPTS: list[tuple[int, int, str]] = [
-    (0x3040, 0x30FF, "ja"), (0xAC00, 0xD7AF, "ko"), (0x1100, 0x11FF, "ko"),
-    (0x4E00, 0x9FFF, "zh"), (0x3400, 0x4DBF, "zh"), (0x0400, 0x04FF, "ru"),
+    *((first, last, "ja") for first, last in KANA),
+    *((first, last, "ko") for first, last in HANGUL),
+    *((first, last, "zh") for first, last in HAN),
+    (0x0400, 0x04FF, "ru"),
     (0x0600, 0x06FF, "ar"), (0x0590, 0x05FF, "he"), (0x0370, 0x03FF, "el"),
     (0x0900, 0x097F, "hi"), (0x0980, 0x09FF, "bn"), (0x0B80, 0x0BFF, "ta"),
     (0x0C00, 0x0C7F, "te"), (0x0E00, 0x0E7F, "th"), (0x10A0, 0x10FF, "ka"),
@@ -125,16 +130,16 @@ def _latin_language(text: str) -> tuple[str, float] | None:
     tokens = _WORD.findall(lower)
     if not tokens:
         return None
-    scores: Counter[str] = Counter()
+    scores = dict.fromkeys(_STOP, 0.0)
     for lang, stop in _STOP.items():
         # One-letter words ("a", "o", "e", "y") are shared by many languages: half weight.
         scores[lang] += sum(1.0 if len(t) > 1 else 0.5 for t in tokens if t in stop)
     for lang, letters in _LETTERS.items():
         scores[lang] += 1.5 * sum(lower.count(ch) for ch in letters)
-    if not scores or scores.most_common(1)[0][1] < 1.0:
-        return None
-    ranked = scores.most_common()
+    ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable, like most_common
     best, top = ranked[0]
+    if top < 1.0:
+        return None
     # Ties resolve in favour of the profile order above (en first).
     best = min((lang for lang, s in ranked if s == top), key=list(_STOP).index)
     second = next((s for lang, s in ranked if lang != best), 0.0)

@@ -49,6 +49,7 @@ from deepsearch.agent.retrieval.evidence import refresh_state
 from deepsearch.agent.retrieval.ranking import refresh_url_list
 from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, step_schema
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.team.mode import TeamMode
 from deepsearch.agent.types import Reference
 from deepsearch.config import ToolName
 from deepsearch.errors import (
@@ -93,6 +94,7 @@ class ResearchRun:
         # Background reads of the top unread URLs while the model decides.
         self.prefetch = Prefetcher(deps.reader)
         self.progress = ProgressWatch()
+        self.team = TeamMode.for_run(self)  # sub-researches, effort behaviour (agent/team/)
 
     # ------------------------------------------------------------- driving
 
@@ -136,7 +138,9 @@ class ResearchRun:
 
     async def _finalize(self, answer: str) -> tuple[str, list[Reference]]:
         """Citations and references; finalizing polishes, so failing it keeps the answer."""
-        if self.state.trivial:  # a direct answer has no sources: no markers, no unseen links
+        # A direct answer has no sources (no markers, no unseen links); a team child's
+        # answer goes to its parent, which finalizes once.
+        if self.state.trivial or not self.options.finalize:
             return clean_unanchored(answer, seen_urls(self.state)), []
         self._emit(PhaseChanged(phase="finalizing"))
         try:
@@ -166,7 +170,8 @@ class ResearchRun:
             # links to unseen pages may leave with it (run() replaces it when finalized).
             answer=clean_unanchored(raw, seen_urls(self.state)) if raw else "",
             status=status,
-            steps=list(self.state.steps),
+            steps=self.team.all_steps(self.state.steps),
+            team=self.team.report(),
             visited_urls=list(self.state.visited),
             read_urls=list(self.state.read_urls),
             usage=UsageReport.from_tracker(self.deps.llm.tracker),
@@ -184,6 +189,7 @@ class ResearchRun:
                     self._check_limits()
                     if await self._step():
                         return True
+                    await self.team.after_step(self)
         except (LoopStopped, BudgetStop) as stop:
             self.stop_reason = str(stop)
         except TimeoutError:
@@ -270,7 +276,7 @@ class ResearchRun:
         """Run the chosen action, and let its outcome decide what happens next:
         True when the run's answer was accepted."""
         payload = decision.payload()
-        outcome = await perform(self, payload)
+        outcome = await self.team.recheck(self, await perform(self, payload))
         self.gate.after(payload.action, outcome)  # what the next step may do
         self._finish_step(payload.action, decision.think, outcome.detail)
         match outcome:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from deepsearch.agent.judging.confidence import ConfidenceBasis
 from deepsearch.agent.state import StepRecord
+from deepsearch.agent.team.report import TeamMember
 from deepsearch.agent.types import Reference
 from deepsearch.errors import (
     EXIT_FORCED,
@@ -22,6 +23,8 @@ from deepsearch.errors import (
 from deepsearch.llm.tracker import TokenTracker
 
 # 2: status "not_found" (exit 4), `confidence` and `confidence_basis` (see the README).
+# A new key alone (`team`, `steps[].agent`) keeps the version: consumers ignore unknown
+# keys; a new value of an existing key, a removal or a rename bumps it.
 SCHEMA_VERSION = "2"
 Status = Literal["answered", "forced", "not_found", "interrupted", "failed"]
 # configuration: only the user can fix it (exit 2); fatal: the run could not go on
@@ -91,6 +94,7 @@ class ResearchResult(BaseModel):
     confidence: float = Field(0.0, ge=0.0, le=1.0)
     confidence_basis: ConfidenceBasis | None = None
     steps: list[StepRecord] = Field(default_factory=list)
+    team: list[TeamMember] = Field(default_factory=list)  # --team-size: the sub-researches
     visited_urls: list[str] = Field(default_factory=list)
     read_urls: list[str] = Field(default_factory=list)
     usage: UsageReport

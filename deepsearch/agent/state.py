@@ -30,6 +30,7 @@ class StepRecord(BaseModel):
     action: str
     think: str = ""
     detail: str = ""
+    agent: str = "main"  # or the team child's id ("1", "2", ...) that took the step
 
 
 @dataclass
@@ -81,6 +82,7 @@ class AgentState:
     not_found_note: str | None = None
     trivial: bool = False
     consecutive_failures: int = 0
+    rechecks: int = 0  # second searches an accepted answer was held against (high effort)
     today: str | None = None  # ISO date of the run: the default `updated` of knowledge
 
     @classmethod
@@ -208,6 +210,11 @@ class AgentState:
         self.trivial = self.trivial or trivial
         if uncertain is not None:
             self.answer_uncertain = uncertain
+
+    def retract_answer(self) -> None:
+        """An accepted answer a later check overturned (high effort's re-check):
+        research goes on, the candidate stays for a run cut short."""
+        self.final_answer, self.trivial = None, False
 
     def report_not_found(self, note: str, *, drop_candidate: bool = False) -> None:
         """The model's own "not found" report, kept apart from any real answer (Beast

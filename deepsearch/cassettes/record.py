@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,6 +11,7 @@ from pydantic import BaseModel
 
 from deepsearch.cassettes import calls
 from deepsearch.cassettes.store import RESULT_FILE, RUN_FILE, CassetteWriter, Redactor
+from deepsearch.clock import SystemClock
 from deepsearch.llm.base import Completion, CompletionRequest, LLMProvider
 from deepsearch.llm.provider_common import Embeddings
 from deepsearch.web.types import (
@@ -31,19 +31,16 @@ if TYPE_CHECKING:
 FORMAT = 1  # the cassette layout version, in run.json
 
 
-class FrozenClock:
-    """Wall time fixed at the run's start, real monotonic time. The agent prompt's
-    date/time line then reads the same when recorded and when replayed; timeouts
-    and elapsed times stay real."""
+class FrozenClock(SystemClock):
+    """Wall time fixed at the run's start, real monotonic time and sleeps. The agent
+    prompt's date/time line then reads the same when recorded and when replayed;
+    timeouts and elapsed times stay real."""
 
     def __init__(self, start: datetime) -> None:
         self.start = start
 
     def now(self) -> datetime:
         return self.start
-
-    def monotonic(self) -> float:
-        return time.monotonic()
 
 
 class RecordingProvider:

@@ -18,6 +18,7 @@ from rich.status import Status
 from rich.text import Text
 
 from deepsearch.agent.events import (
+    MAIN_AGENT,
     Activity,
     AgentEvent,
     Notice,
@@ -53,6 +54,11 @@ TOOL_WORDS = {
 def short(text: str, limit: int) -> str:
     text = " ".join(clean_line(paths_in_text(text)).split())
     return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"
+
+
+def _mark(agent: str) -> str:
+    """A team child's steps, notices and spinner label lead with its id: `[2] `."""
+    return "" if agent == MAIN_AGENT else f"[{clean_line(agent)}] "
 
 
 def _plural(n: int, word: str) -> str:
@@ -107,11 +113,12 @@ class LiveView:
         if isinstance(event, Activity):
             self._activity(event)
         elif isinstance(event, StepStarted):
-            self._label = f"step {event.step}"
+            self._label = f"{_mark(event.agent)}step {event.step}"
             self._forget_llm_calls()
         elif isinstance(event, StepFinished):
             self._forget_llm_calls()
-            self._tokens, self._budget = event.tokens_used, event.budget
+            if event.agent == MAIN_AGENT:  # a team child's figures are its share's
+                self._tokens, self._budget = event.tokens_used, event.budget
             self._print_step(event)
         elif isinstance(event, Notice):
             self._notice(event)
@@ -145,9 +152,16 @@ class LiveView:
             if event.once in self._shown_once:
                 return
             self._shown_once.add(event.once)
-        self.console.print(Text(f"  · {clean_line(event.text)}", style="dim"))
+        self.console.print(Text(f"  · {_mark(event.agent)}{clean_line(event.text)}", style="dim"))
 
     def _phase(self, event: PhaseChanged) -> None:
+        if event.agent != MAIN_AGENT:  # a team child ending is not the run ending
+            if event.phase == "beast":
+                reason = clean_line(event.reason)
+                self.console.print(
+                    Text(f"  ⚡ [{event.agent}] Beast Mode: {reason}", style="yellow")
+                )
+            return
         if event.phase == "beast":
             reason = clean_line(event.reason)
             self.console.print(Text(f"  ⚡ Beast Mode: {reason}", style="bold yellow"))
@@ -188,7 +202,7 @@ class LiveView:
         """Line 1: step, action, what it did; line 2 (dim): the think. Cut to `width`."""
         style = ACTION_STYLE.get(event.action, "white")
         cost = f"  {tokens(event.tokens_used)} tok {event.elapsed_s:.0f}s"
-        head = f"{event.step:>3} {event.action:<7} "
+        head = f"{_mark(event.agent)}{event.step:>3} {event.action:<7} "
         room = None if width is None else max(8, width - len(head) - len(cost))
         detail = short(event.detail, room if room is not None else 400)
         first = Text(head, style=f"bold {style}")

@@ -3,7 +3,7 @@
 `deepsearch config` prints each value's provenance, with secrets masked. The package
 by job (import the names below from `deepsearch.config`; the modules are its parts):
 
-    presets.py    effort levels and their budgets, the smallest budget
+    presets.py    effort levels (budget and behaviour), the smallest budget
     values.py     field types that validate what users mistype (URLs, host lists)
     models.py     the settings models (strict pydantic) and the environment variables
     loading.py    merging the layers with each leaf's source; load_config()
@@ -33,19 +33,27 @@ from deepsearch.config.models import (
     Settings,
     ToolName,
 )
-from deepsearch.config.presets import EFFORT_BUDGETS, MIN_BUDGET, Effort
+from deepsearch.config.presets import (
+    EFFORT_BUDGETS,
+    EFFORT_PRESETS,
+    MIN_BUDGET,
+    Effort,
+    EffortPreset,
+)
 from deepsearch.config.redaction import SECRET_MASK, mask_secret, redact_userinfo
 from deepsearch.config.values import HostList, HttpUrl
 
 __all__ = [
     "DEFAULT_USER_CONFIG",
     "EFFORT_BUDGETS",
+    "EFFORT_PRESETS",
     "ENV_KEYS",
     "MIN_BUDGET",
     "SECRET_MASK",
     "AgentConfig",
     "CacheConfig",
     "Effort",
+    "EffortPreset",
     "EvalConfig",
     "HostList",
     "HttpUrl",

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from deepsearch.config.models import ENV_KEYS, LoadedConfig, Settings
+from deepsearch.config.presets import EFFORT_PRESETS, PRESET_KEYS
 from deepsearch.errors import ConfigError
 from deepsearch.resources import default_config_path
 
@@ -130,6 +131,25 @@ def _describe_validation_error(exc: ValidationError, sources: dict[str, str]) ->
     return f"{source or 'config'}: {dotted}: {message}"
 
 
+def apply_effort_preset(merged: dict[str, Any], sources: dict[str, str]) -> None:
+    """Fill the preset of the effective effort into every PRESET_KEYS key that only the
+    shipped defaults set (flags, environment and user file win); its source becomes
+    `effort <level>` where the value changes."""
+    agent = merged.get("agent")
+    effort = agent.get("effort", "medium") if isinstance(agent, dict) else "medium"
+    preset = EFFORT_PRESETS.get(effort) if isinstance(effort, str) else None
+    if preset is None:  # validation names the bad value
+        return
+    for key in PRESET_KEYS:
+        dotted = f"agent.{key}"
+        if sources.get(dotted, "default") != "default":
+            continue
+        value = getattr(preset, key)
+        if not isinstance(agent, dict) or agent.get(key) != value:
+            _set_dotted(merged, dotted, value)
+            sources[dotted] = f"effort {effort}"
+
+
 def load_config(
     *,
     config_file: str | os.PathLike[str] | None = None,
@@ -160,6 +180,7 @@ def load_config(
             continue
         _set_dotted(merged, dotted, value)
         sources[dotted] = (override_labels or {}).get(dotted, "flag")
+    apply_effort_preset(merged, sources)
 
     try:
         settings = Settings.model_validate(merged)

@@ -125,6 +125,10 @@ class AgentConfig(_Strict):
     timeout_s: float | None = Field(None, gt=0)
     max_bad_attempts: int = Field(2, ge=1, le=10)
     direct_answer: bool = True
+    # Team mode: up to this many concurrent sub-researches (deepsearch/agent/team/).
+    team_size: int = Field(1, ge=1, le=8)
+    reflect: bool = True  # offer the reflect action (effort low turns it off)
+    recheck: bool = False  # hold an accepted answer against a second search (effort high)
     max_references: int = Field(10, ge=0, le=50)
     language: str | None = None
     boost_hostnames: HostList = Field(default_factory=list)

@@ -1,10 +1,10 @@
 """Gemini provider on `google-genai` (async), with a native JSON response schema.
 
 Structured output sends `response_mime_type="application/json"` plus
-`response_json_schema`, rewritten into Gemini's documented subset (`schema_dialects`); if the API rejects the schema, the call is repeated with
-JSON mode and the schema in the system instruction, and that choice is remembered
-per model on the provider instance, which is built once per run (so: for the rest of
-the run). Retries on 408/429/5xx are the SDK's own (`HttpRetryOptions`, exponential
+`response_json_schema`, rewritten into Gemini's documented subset (`schema_dialects`);
+if the API rejects the schema, the shared ladder (`output_modes`) repeats the call
+with JSON mode and the schema in the system instruction, and remembers that per model
+for the rest of the run. Retries on 408/429/5xx are the SDK's own (`HttpRetryOptions`, exponential
 backoff with jitter; it ignores any Retry-After header, see `client`). The SDK is
 imported lazily, and the client is kept alive on the instance: a garbage-collected
 genai client closes its HTTP connection pool under a pending request.
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
+from deepsearch.llm.output_modes import ModeRejected, OutputModeLadder, system_for
 from deepsearch.llm.provider_common import (
     Embeddings,
     ErrorWording,
@@ -24,7 +25,6 @@ from deepsearch.llm.provider_common import (
     make_usage,
     no_embedding_model,
     one_line,
-    schema_instruction,
     url_password,
 )
 from deepsearch.llm.schema_dialects import GEMINI, UnsupportedSchema, to_dialect
@@ -38,6 +38,7 @@ RETRY_STATUS_CODES = (408, 429, 500, 502, 503, 504)
 _FINISH_MAP = {"MAX_TOKENS": "length", "STOP": "stop", "SAFETY": "content_filter"}
 _CONTEXT_HINTS = ("exceeds the maximum number of tokens", "input token count", "context length")
 _SCHEMA_HINTS = ("response_json_schema", "response_schema", "responsejsonschema", "schema")
+_LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object")
 
 
 class GeminiProvider:
@@ -61,8 +62,7 @@ class GeminiProvider:
         self._max_retries = max_retries
         self._retry_initial_delay_s = retry_initial_delay_s
         self._client: genai.Client | None = None
-        # model -> the structured-output mode the API accepted for it.
-        self._modes: dict[str, OutputMode] = {}
+        self.output_modes = OutputModeLadder(_LADDER)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GeminiProvider:
@@ -108,29 +108,12 @@ class GeminiProvider:
     # ------------------------------------------------------------ protocol
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        if request.json_schema is None:
-            return await self._send(request, "text")
-        model = request.settings.model
-        if gemini_schema(request.json_schema) is None:
-            # Nothing Gemini's subset can express: this schema goes in the prompt,
-            # without marking the model as one that rejects schemas.
-            return await self._send(request, "json_object")
-        known = self._modes.get(model)
-        if known is None or known == "json_schema":
-            try:
-                completion = await self._send(request, "json_schema")
-            except _SchemaRejected:
-                if known is not None:
-                    raise ProviderError(
-                        "gemini rejected a response schema it accepted before",
-                        provider=self.name,
-                        model=model,
-                    ) from None
-            else:
-                self._modes[model] = "json_schema"
-                return completion
-        self._modes[model] = "json_object"
-        return await self._send(request, "json_object")
+        # A schema Gemini's subset cannot express goes in the prompt, without marking
+        # the model as one that rejects schemas.
+        native = request.json_schema is None or gemini_schema(request.json_schema) is not None
+        return await self.output_modes.complete(
+            request, lambda mode: self._send(request, mode), native=native
+        )
 
     async def ping(self) -> None:
         """List one page of models: proves the endpoint answers and accepts the key."""
@@ -165,15 +148,13 @@ class GeminiProvider:
     def _config(self, request: CompletionRequest, mode: OutputMode) -> Any:
         from google.genai import types
 
-        system = request.system
+        system = system_for(request, mode)
         extra: dict[str, Any] = {}
         if request.json_schema is not None:
             extra["response_mime_type"] = "application/json"
             native = gemini_schema(request.json_schema) if mode == "json_schema" else None
             if native is not None:
                 extra["response_json_schema"] = native
-            else:
-                system += schema_instruction(request.json_schema)
         return types.GenerateContentConfig(
             system_instruction=system or None,
             temperature=request.settings.temperature,
@@ -198,9 +179,10 @@ class GeminiProvider:
                 config=self._config(request, mode),
             )
         except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
+            error = self._map_error(exc, request.settings.model)
             if mode == "json_schema" and _is_schema_rejection(exc):
-                raise _SchemaRejected from None
-            raise self._map_error(exc, request.settings.model) from None
+                raise ModeRejected(error) from None
+            raise error from None
         return _to_completion(resp, mode)
 
     def _map_error(self, exc: Exception, model: str) -> ProviderError:
@@ -227,10 +209,6 @@ def gemini_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
         return to_dialect(schema, GEMINI)
     except UnsupportedSchema:
         return None
-
-
-class _SchemaRejected(Exception):
-    pass
 
 
 def _error_text(exc: Exception) -> str:

@@ -1,12 +1,11 @@
 """OpenAI-compatible provider on the official `openai` SDK (async).
 
 One class serves OpenAI, Ollama (`<ollama_url>/v1`), vLLM, LM Studio, OpenRouter and
-DeepSeek: only the base URL and key differ. Structured output tries, in order,
-`response_format` json_schema (strict: the schema is rewritten into the strict
-subset, see `schema_dialects`), JSON mode with the
-schema in the system prompt, then plain prompted JSON; the first mode a model accepts
-is remembered on the provider instance, which is built once per run (so: for the rest
-of the run). Retries (429/5xx/timeouts, with Retry-After and jittered backoff) are the
+DeepSeek: only the base URL and key differ. Structured output climbs the shared
+ladder (`output_modes`): `response_format` json_schema (strict: the schema is
+rewritten into the strict subset, see `schema_dialects`), JSON mode with the schema
+in the system prompt, then plain prompted JSON; this module only says how each mode
+goes on the wire and which errors reject a mode. Retries (429/5xx/timeouts, with Retry-After and jittered backoff) are the
 SDK's own; this module only maps errors.
 A keyless server (vLLM, LM Studio) needs only OPENAI_BASE_URL: a placeholder key is
 sent, since the SDK insists on one. The SDK is imported inside functions so the CLI
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
+from deepsearch.llm.output_modes import ModeRejected, OutputModeLadder, system_for
 from deepsearch.llm.provider_common import (
     Embeddings,
     ErrorWording,
@@ -34,7 +34,6 @@ from deepsearch.llm.provider_common import (
     make_usage,
     no_embedding_model,
     one_line,
-    schema_instruction,
     url_password,
 )
 from deepsearch.llm.schema_dialects import OPENAI_STRICT, UnsupportedSchema, to_dialect
@@ -86,9 +85,7 @@ class OpenAIProvider:
         self._timeout_s = timeout_s
         self._max_retries = max_retries
         self._client = client
-        # model -> the structured-output mode this endpoint accepted: one rejection
-        # per model per run, not one per call.
-        self._modes: dict[str, OutputMode] = {}
+        self.output_modes = OutputModeLadder(_LADDER)
 
     @classmethod
     def from_settings(cls, settings: Settings, name: ProviderName) -> OpenAIProvider:
@@ -137,22 +134,7 @@ class OpenAIProvider:
         return self._client
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        if request.json_schema is None:
-            return await self._send(request, "text")
-        model = request.settings.model
-        known = self._modes.get(model)
-        modes = (known,) if known else _LADDER
-        last_error: ProviderError | None = None
-        for mode in modes:
-            try:
-                completion = await self._send(request, mode)
-            except _ModeRejected as exc:
-                last_error = exc.error
-                continue
-            self._modes[model] = mode
-            return completion
-        assert last_error is not None  # the prompted mode never raises _ModeRejected
-        raise last_error
+        return await self.output_modes.complete(request, lambda mode: self._send(request, mode))
 
     async def ping(self) -> None:
         """List the models: proves the endpoint answers and accepts the key."""
@@ -187,7 +169,7 @@ class OpenAIProvider:
     # ------------------------------------------------------------ internals
 
     def _build_kwargs(self, request: CompletionRequest, mode: OutputMode) -> dict[str, Any]:
-        system = request.system
+        system = system_for(request, mode)
         kwargs: dict[str, Any] = {}
         schema = request.json_schema
         if mode == "json_schema" and schema is not None:
@@ -200,10 +182,8 @@ class OpenAIProvider:
                     "strict": strict is not None,
                 },
             }
-        elif mode in ("json_object", "prompted") and schema is not None:
-            system = system + schema_instruction(schema)
-            if mode == "json_object":
-                kwargs["response_format"] = {"type": "json_object"}
+        elif mode == "json_object" and schema is not None:
+            kwargs["response_format"] = {"type": "json_object"}
         messages: list[dict[str, str]] = []
         if system:
             messages.append({"role": "system", "content": system})
@@ -231,7 +211,7 @@ class OpenAIProvider:
         except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
             error = self._map_error(exc, request.settings.model)
             if mode in ("json_schema", "json_object") and _is_mode_rejection(exc):
-                raise _ModeRejected(error) from None
+                raise ModeRejected(error) from None
             raise error from None
         completion = _to_completion(resp, mode)
         response_format = kwargs.get("response_format") or {}
@@ -266,12 +246,6 @@ class OpenAIProvider:
         # garble server messages such as "try `ollama pull ...`".
         placeholder = self.name == "ollama" or self._api_key == KEYLESS_PLACEHOLDER
         return [url_password(self.base_url)] + ([] if placeholder else [self._api_key])
-
-
-class _ModeRejected(Exception):
-    def __init__(self, error: ProviderError) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 def _schema_name(name: str) -> str:

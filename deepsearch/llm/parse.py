@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 _REASONING_TAGS = ("think", "thinking", "reasoning", "reflection", "analysis")
@@ -243,6 +244,28 @@ def _has_empty_string(value: Any) -> bool:
     return value == ""
 
 
+def _strict(text: str, acceptable: Callable[[Any], bool]) -> Any:
+    """`text` read as strict JSON when that gives an acceptable value, else _NOTHING."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return _NOTHING
+    return value if acceptable(value) else _NOTHING
+
+
+def _hjson(candidate: str, acceptable: Callable[[Any], bool]) -> tuple[Any, Any]:
+    """(trusted value, suspicious fallback) of the Hjson rung; _NOTHING for none."""
+    import hjson  # only malformed replies get here: kept off start-up
+
+    try:
+        value = hjson.loads(candidate)
+    except Exception:  # hjson raises assorted types on bad input; next rung instead
+        return _NOTHING, _NOTHING
+    if not acceptable(value):
+        return _NOTHING, _NOTHING
+    return (_NOTHING, value) if _suspicious_hjson(value) else (value, _NOTHING)
+
+
 def parse_json_lenient(text: str, *, require_object: bool = True) -> Any:
     """Run the ladder. With `require_object`, only a JSON object counts as success."""
     if text is None or not text.strip():
@@ -254,22 +277,15 @@ def parse_json_lenient(text: str, *, require_object: bool = True) -> Any:
     cleaned = strip_reasoning(text)
     if not cleaned:
         raise ParseFailure("the reply held only a reasoning block")
-    try:  # the whole reply is JSON (also keeps '"{...}"' a string)
-        value = json.loads(cleaned)
-        if acceptable(value):
-            return value
-    except ValueError:
-        pass
+    # The whole reply is JSON (also keeps '"{...}"' a string).
+    if (value := _strict(cleaned, acceptable)) is not _NOTHING:
+        return value
     prefix, candidate, suffix = _locate(cleaned)
     problem = _ambiguity(prefix, candidate, suffix)
     if problem is not None:
         raise ParseFailure(f"no trustworthy JSON in the reply: {problem}")
-    try:
-        value = json.loads(candidate)
-        if acceptable(value):
-            return value
-    except ValueError:
-        pass
+    if (value := _strict(candidate, acceptable)) is not _NOTHING:
+        return value
     key = unfinished_key(candidate)
     if key is not None:
         raise ParseFailure(
@@ -280,19 +296,10 @@ def parse_json_lenient(text: str, *, require_object: bool = True) -> Any:
     # that would turn prose like "Note: none found" into data.
     fallback: Any = _NOTHING
     if not require_object or candidate.lstrip().startswith("{"):
-        import hjson  # only malformed replies get here: kept off start-up
-
-        try:
-            value = hjson.loads(candidate)
-        except Exception:  # hjson raises assorted types on bad input; next rung instead
-            value = _NOTHING
+        value, fallback = _hjson(candidate, acceptable)
+        if value is not _NOTHING:
+            return value
+    for value in (_repair(candidate), fallback):
         if acceptable(value):
-            if not _suspicious_hjson(value):
-                return value
-            fallback = value
-    value = _repair(candidate)
-    if acceptable(value):
-        return value
-    if acceptable(fallback):
-        return fallback
+            return value
     raise ParseFailure(f"no JSON object found in the reply ({len(text)} chars)")

@@ -171,7 +171,8 @@ def _nullable(converted: dict[str, Any], original: dict[str, Any]) -> dict[str, 
     return _describe(out, [note])
 
 
-def _convert(node: Any, dialect: Dialect, depth: int = 0) -> dict[str, Any]:
+def _desugar(node: Any) -> dict[str, Any]:
+    """A copy of `node` with the keywords both subsets lack spelled as ones they have."""
     if not isinstance(node, dict):
         raise UnsupportedSchema(f"a schema must be an object, not {type(node).__name__}")
     node = dict(node)
@@ -184,6 +185,11 @@ def _convert(node: Any, dialect: Dialect, depth: int = 0) -> dict[str, Any]:
     blocked = _COMPOSITION.intersection(node) - {"anyOf"}
     if blocked:
         raise UnsupportedSchema(f"unsupported keyword(s): {', '.join(sorted(blocked))}")
+    return node
+
+
+def _convert(node: Any, dialect: Dialect, depth: int = 0) -> dict[str, Any]:
+    node = _desugar(node)
     out: dict[str, Any] = {k: node[k] for k in _ANNOTATIONS if k in node}
     if "anyOf" in node:
         out["anyOf"] = [_convert(b, dialect, depth + 1) for b in node["anyOf"]]
@@ -195,9 +201,17 @@ def _convert(node: Any, dialect: Dialect, depth: int = 0) -> dict[str, Any]:
         raise UnsupportedSchema(f"unsupported or missing type {kind!r}")
     if kind == "object":
         out.update(_convert_object(node, dialect, depth))
-        return _describe(out, _stripped(node, frozenset(out) | {"type"}))
-    out["type"] = kind
-    allowed = dialect.keywords[kind]
+    else:
+        out["type"] = kind
+        out.update(_convert_keywords(node, dialect.keywords[kind], dialect, depth))
+    return _describe(out, _stripped(node, frozenset(out) | {"type"}))
+
+
+def _convert_keywords(
+    node: dict[str, Any], allowed: frozenset[str], dialect: Dialect, depth: int
+) -> dict[str, Any]:
+    """The keywords of a non-object node that `dialect` keeps for its type."""
+    out: dict[str, Any] = {}
     for key in allowed & set(node):
         if key == "items":
             out["items"] = _convert(node["items"], dialect, depth + 1)
@@ -207,8 +221,7 @@ def _convert(node: Any, dialect: Dialect, depth: int = 0) -> dict[str, Any]:
             continue
         else:
             out[key] = node[key]
-    kept = frozenset(out) | frozenset({"type"})
-    return _describe(out, _stripped(node, kept))
+    return out
 
 
 def _enum_type(values: list[Any]) -> str | None:

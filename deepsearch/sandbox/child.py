@@ -21,6 +21,10 @@ import json
 import os
 import sys
 
+TYPE_CHECKING = False  # typing is not imported at run time: the child starts lean
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # Imports that open a door the hook cannot watch (native code, processes, sockets,
 # signals, the garbage collector's view of every object, raw memory).
 _DENIED_MODULES = frozenset(
@@ -159,14 +163,16 @@ _SETATTR_DENIED = frozenset({"__code__", "__globals__", "__closure__", "__builti
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
-def _path_checker():
-    """``check(event, path, roots)``: raise unless the path lies under one of ``roots``."""
-    join, startswith, split = str.join, str.startswith, str.split
-    decode, getcwd, isinstance_, type_ = bytes.decode, os.getcwd, isinstance, type
+def _normalizer():
+    """``normalize(path)``: absolute, lexically normalized path (None for a descriptor)."""
+    # Typed loosely on purpose: an alias does not narrow like ``isinstance`` itself.
+    join: Callable[..., str] = str.join
+    split: Callable[..., list[str]] = str.split
+    decode: Callable[..., str] = bytes.decode
+    startswith, getcwd, isinstance_, type_ = str.startswith, os.getcwd, isinstance, type
     str_, bytes_, int_, perm_error = str, bytes, int, PermissionError
 
     def normalize(path: object) -> str | None:
-        """Absolute, lexically normalized path (None for a file descriptor)."""
         if isinstance_(path, int_):
             return None
         if isinstance_(path, bytes_):
@@ -186,6 +192,13 @@ def _path_checker():
                 parts.append(part)
         return "/" + join("/", parts)
 
+    return normalize
+
+
+def _path_checker():
+    """``check(event, path, roots)``: raise unless the path lies under one of ``roots``."""
+    startswith, normalize, perm_error = str.startswith, _normalizer(), PermissionError
+
     def check(event: str, path: object, roots: tuple[str, ...]) -> None:
         norm = normalize(path)
         if norm is None:
@@ -198,21 +211,29 @@ def _path_checker():
     return check
 
 
-def make_hook(workdir: str, read_roots: tuple[str, ...]):
-    """Build the audit hook; every helper it uses is bound here, never looked up later."""
-    startswith, split, find = str.startswith, str.split, str.find
-    isinstance_, str_, int_, tuple_, len_ = isinstance, str, int, tuple, len
-    denied_events, denied_prefixes = _DENIED_EVENTS, _DENIED_PREFIXES
-    denied_modules, two_path, setattr_denied = _DENIED_MODULES, _TWO_PATH_EVENTS, _SETATTR_DENIED
-    write_roots, all_read_roots = (workdir,), (workdir, *read_roots)
-    perm_error, check, write_flags = PermissionError, _path_checker(), _WRITE_FLAGS
+def _write_test():
+    """``is_write(mode, flags)``: whether an ``open`` event may write."""
+    find: Callable[..., int] = str.find
+    and_: Callable[..., int] = int.__and__
+    isinstance_, str_, int_, write_flags = isinstance, str, int, _WRITE_FLAGS
 
     def is_write(mode: object, flags: object) -> bool:
         if isinstance_(mode, str_):
             for char in "wax+":
                 if find(mode, char) >= 0:  # unbound: a str subclass cannot lie
                     return True
-        return isinstance_(flags, int_) and (flags & write_flags) != 0
+        return isinstance_(flags, int_) and and_(flags, write_flags) != 0
+
+    return is_write
+
+
+def _file_handlers(workdir: str, read_roots: tuple[str, ...]):
+    """Event -> handler for the events that name files (opens, imports, writes, reads)."""
+    split: Callable[..., list[str]] = str.split
+    isinstance_, str_, len_, perm_error = isinstance, str, len, PermissionError
+    denied_modules, two_path = _DENIED_MODULES, _TWO_PATH_EVENTS
+    write_roots, all_read_roots = (workdir,), (workdir, *read_roots)
+    check, is_write = _path_checker(), _write_test()
 
     def on_open(event: str, args: tuple[object, ...]) -> None:
         path, mode, flags = args
@@ -235,13 +256,24 @@ def make_hook(workdir: str, read_roots: tuple[str, ...]):
         if args and args[0] is not None:
             check(event, args[0], all_read_roots)
 
+    handlers = {"open": on_open, "import": on_import}
+    handlers |= dict.fromkeys(_WRITE_PATH_EVENTS, on_write)
+    handlers |= dict.fromkeys(_READ_PATH_EVENTS, on_read)
+    return handlers
+
+
+def make_hook(workdir: str, read_roots: tuple[str, ...]):
+    """Build the audit hook; every helper it uses is bound here, never looked up later."""
+    startswith, isinstance_, tuple_, len_ = str.startswith, isinstance, tuple, len
+    denied_events, denied_prefixes = _DENIED_EVENTS, _DENIED_PREFIXES
+    setattr_denied, perm_error = _SETATTR_DENIED, PermissionError
+
     def on_setattr(event: str, args: tuple[object, ...]) -> None:
         if isinstance_(args, tuple_) and len_(args) > 1 and args[1] in setattr_denied:
             raise perm_error(f"blocked: set {args[1]}")
 
-    handlers = {"open": on_open, "import": on_import, "object.__setattr__": on_setattr}
-    handlers |= dict.fromkeys(_WRITE_PATH_EVENTS, on_write)
-    handlers |= dict.fromkeys(_READ_PATH_EVENTS, on_read)
+    handlers = _file_handlers(workdir, read_roots)
+    handlers["object.__setattr__"] = on_setattr
     handler_for = handlers.get  # bound now: the dict itself is reachable from nowhere else
 
     def hook(event: str, args: tuple[object, ...]) -> None:

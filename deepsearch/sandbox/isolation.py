@@ -107,11 +107,11 @@ def check_plan(plan: IsolationPlan) -> str | None:
     """None when the plan starts an interpreter, else why not."""
     import subprocess  # synchronous: the probe runs once per Sandbox
 
-    with _Dirs() as dirs:
+    with SandboxDirs() as dirs:
         argv = dirs.command(plan, 1) + ["-I", "-S", "-B", "-c", "pass"]
         try:
             done = subprocess.run(
-                argv, capture_output=True, timeout=_PROBE_TIMEOUT_S, env=_child_env(dirs.work)
+                argv, capture_output=True, timeout=_PROBE_TIMEOUT_S, env=child_env(dirs.work)
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return str(exc)
@@ -121,10 +121,10 @@ def check_plan(plan: IsolationPlan) -> str | None:
     return f"exit {done.returncode}: {lines[-1] if lines else 'no output'}"
 
 
-class _Dirs:
+class SandboxDirs:
     """``base/`` (0755, so a dropped uid can traverse it) holding ``work/`` and ``python/``."""
 
-    def __enter__(self) -> _Dirs:
+    def __enter__(self) -> SandboxDirs:
         self.base = tempfile.mkdtemp(prefix="deepsearch-sandbox-")
         os.chmod(self.base, 0o755)
         self.work = os.path.join(self.base, "work")
@@ -148,7 +148,7 @@ class _Dirs:
         return [fill(arg) for arg in plan.prefix] + [fill(plan.python or _python())]
 
 
-def _child_env(workdir: str) -> dict[str, str]:
+def child_env(workdir: str) -> dict[str, str]:
     # Nothing from the parent: API keys and proxies live in the environment.
     return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TMPDIR": workdir, "HOME": workdir}
 

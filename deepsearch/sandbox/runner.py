@@ -19,7 +19,7 @@ Layers, outermost first (``../shared/reference/dependencies.md`` §8):
 Where no namespace can be created :meth:`Sandbox.run` raises ``SandboxUnavailable``: the
 audit hook alone is not a boundary (PEP 578), so code never runs with only that.
 The wrappers of layers 1-2, their directories and the rlimits of layer 4 are built in
-``sandbox_isolation``; this module picks one and runs the child.
+``isolation``; this module picks one and runs the child.
 
 Usage::
 
@@ -35,37 +35,23 @@ import json
 import os
 import signal
 import sys
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
+from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import SandboxUnavailable
 from deepsearch.sandbox.isolation import (
     Isolation,
     IsolationPlan,
-    _child_env,
-    _Dirs,
+    SandboxDirs,
     check_plan,
+    child_env,
     limit_setter,
     unshare_candidates,
 )
-
-# Names that live in sandbox_isolation, importable from here as before.
-__all__ = [
-    "Isolation",
-    "IsolationPlan",
-    "Sandbox",
-    "SandboxLimits",
-    "SandboxResult",
-    "check_plan",
-    "limit_setter",
-    "probe_isolation",
-    "solve_with_code",
-    "unshare_candidates",
-]
 
 _CHILD_SOURCE = Path(__file__).with_name("child.py")
 _DRAIN_AFTER_KILL_S = 2.0
@@ -164,7 +150,8 @@ class Sandbox:
     ``isolation``: "auto"/"unshare" use namespaces via ``unshare`` (refusing to run where
     they cannot be created); "none-unsafe" runs with rlimits and the audit hook only and
     exists for tests of those layers — it is never a default and no setting selects it.
-    ``probe`` replaces the availability probe (tests inject an unavailable result).
+    ``probe`` replaces the availability probe (tests inject an unavailable result);
+    ``clock`` times each run (``duration_s``).
     """
 
     def __init__(
@@ -173,8 +160,10 @@ class Sandbox:
         *,
         isolation: Isolation = "auto",
         probe: Callable[[], IsolationPlan] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.limits = limits or SandboxLimits()
+        self._clock = clock or SystemClock()
         self.isolation = isolation
         self._probe = probe or (lambda: probe_isolation(isolation))
         self._plan: IsolationPlan | None = None
@@ -196,45 +185,55 @@ class Sandbox:
         Raises:
             SandboxUnavailable: no real isolation on this machine (with the reason).
         """
-        plan = self._plan or await asyncio.to_thread(self._get_plan)
+        # The probe blocks (it starts an interpreter): off the event loop, once.
+        plan = self._plan if self._plan is not None else await asyncio.to_thread(self._get_plan)
         if not plan.usable:
             raise SandboxUnavailable(f"coding action refused: {plan.reason}")
-        started = time.monotonic()
-        with _Dirs() as dirs:
-            return await self._run_in(plan, dirs, code, data, started)
+        with SandboxDirs() as dirs:
+            return await self._run_in(plan, dirs, code, data)
 
     async def _run_in(
-        self, plan: IsolationPlan, dirs: _Dirs, code: str, data: dict[str, Any], started: float
+        self, plan: IsolationPlan, dirs: SandboxDirs, code: str, data: dict[str, Any]
     ) -> SandboxResult:
         limits = self.limits
+        started = self._clock.monotonic()
         read_end, write_end = os.pipe()
-        request = json.dumps(
-            {
-                "code": code,
-                "data": data,
-                "workdir": dirs.work,
-                "envelope_fd": write_end,
-                "max_chars": limits.max_output_chars,
-            },
-            default=str,
-        ).encode("utf-8")
-        argv = dirs.command(plan, 2 * limits.file_size_mb) + [
-            "-I",
-            "-S",
-            "-B",
-            "-c",
-            self._bootstrap,
-        ]
+        request = {
+            "code": code,
+            "data": data,
+            "workdir": dirs.work,
+            "envelope_fd": write_end,
+            "max_chars": limits.max_output_chars,
+        }
+        proc = await self._spawn(plan, dirs, read_end, write_end)
+        ended = await _supervise(proc, read_end, json.dumps(request, default=str).encode(), limits)
+        error, result = _verdict(proc.returncode, ended.timed_out, ended.envelope, limits)
+        return SandboxResult(
+            ok=error is None,
+            stdout=_text(ended.out, ended.out_total, limits.max_output_chars),
+            stderr=_text(ended.err, ended.err_total, limits.max_output_chars),
+            result=result,
+            error=error,
+            duration_s=round(self._clock.monotonic() - started, 3),
+        )
+
+    async def _spawn(
+        self, plan: IsolationPlan, dirs: SandboxDirs, read_end: int, write_end: int
+    ) -> asyncio.subprocess.Process:
+        """The wrapped interpreter, started in its own session; the parent's copy of
+        the envelope pipe's write end is closed whatever happens."""
+        argv = dirs.command(plan, 2 * self.limits.file_size_mb)
+        argv += ["-I", "-S", "-B", "-c", self._bootstrap]
         try:
-            proc = await asyncio.create_subprocess_exec(
+            return await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=dirs.work,
-                env=_child_env(dirs.work),
+                env=child_env(dirs.work),
                 start_new_session=True,
-                preexec_fn=limit_setter(limits, plan),  # rlimits only
+                preexec_fn=limit_setter(self.limits, plan),  # rlimits only
                 pass_fds=(write_end,),
             )
         except OSError as exc:
@@ -242,38 +241,45 @@ class Sandbox:
             raise SandboxUnavailable(f"could not start the sandbox: {exc}") from exc
         finally:
             os.close(write_end)
-        cap = limits.max_output_chars * 4 + 4
-        envelope_task = asyncio.ensure_future(_read_pipe(read_end, 1 << 22))
-        readers = [
-            asyncio.ensure_future(_drain(proc.stdout, cap)),
-            asyncio.ensure_future(_drain(proc.stderr, cap)),
-        ]
-        feeder = asyncio.ensure_future(_feed(proc, request))
-        try:
-            timed_out = not await _wait(proc, limits.wall_s)
-        finally:
-            # Always, and also when the caller cancels us: nothing of the run outlives it.
-            # The pid namespace's init dies with the group, taking any escaped session along.
-            _kill_group(proc.pid)
-            await asyncio.shield(proc.wait())
-        done, pending = await asyncio.wait(
-            [*readers, envelope_task, feeder], timeout=_DRAIN_AFTER_KILL_S
-        )
-        for task in pending:
-            task.cancel()
-        (out, out_total), (err, err_total) = (
-            r.result() if r in done else (b"", 0) for r in readers
-        )
-        envelope = envelope_task.result() if envelope_task in done else b""
-        error, result = _verdict(proc.returncode, timed_out, envelope, limits)
-        return SandboxResult(
-            ok=error is None,
-            stdout=_text(out, out_total, limits.max_output_chars),
-            stderr=_text(err, err_total, limits.max_output_chars),
-            result=result,
-            error=error,
-            duration_s=round(time.monotonic() - started, 3),
-        )
+
+
+class _Ended(NamedTuple):
+    """What a finished (or killed) child left: its capped output and its envelope."""
+
+    out: bytes
+    out_total: int
+    err: bytes
+    err_total: int
+    envelope: bytes
+    timed_out: bool
+
+
+async def _supervise(
+    proc: asyncio.subprocess.Process, read_end: int, request: bytes, limits: SandboxLimits
+) -> _Ended:
+    """Feed the request, wait up to the wall-clock limit, kill the group, collect."""
+    cap = limits.max_output_chars * 4 + 4
+    envelope_task = asyncio.ensure_future(_read_pipe(read_end, 1 << 22))
+    readers = [
+        asyncio.ensure_future(_drain(proc.stdout, cap)),
+        asyncio.ensure_future(_drain(proc.stderr, cap)),
+    ]
+    feeder = asyncio.ensure_future(_feed(proc, request))
+    try:
+        timed_out = not await _wait(proc, limits.wall_s)
+    finally:
+        # Always, and also when the caller cancels us: nothing of the run outlives it.
+        # The pid namespace's init dies with the group, taking any escaped session along.
+        _kill_group(proc.pid)
+        await asyncio.shield(proc.wait())
+    done, pending = await asyncio.wait(
+        [*readers, envelope_task, feeder], timeout=_DRAIN_AFTER_KILL_S
+    )
+    for task in pending:
+        task.cancel()
+    (out, out_total), (err, err_total) = (r.result() if r in done else (b"", 0) for r in readers)
+    envelope = envelope_task.result() if envelope_task in done else b""
+    return _Ended(out, out_total, err, err_total, envelope, timed_out)
 
 
 async def _feed(proc: asyncio.subprocess.Process, request: bytes) -> None:
@@ -320,30 +326,3 @@ def _verdict(
             name = f"signal {signum}"
         return f"crashed: killed by {name}", None
     return f"crashed: exited with status {code} without reporting", None
-
-
-async def solve_with_code(
-    problem: str,
-    data: dict[str, Any],
-    generate_code: Callable[[str, list[tuple[str, str]]], Awaitable[str]],
-    sandbox: Sandbox,
-    max_attempts: int = 3,
-) -> tuple[SandboxResult, str]:
-    """Ask for code, run it, and feed the error back, at most ``max_attempts`` times.
-
-    ``generate_code(problem, previous_attempts)`` gets every earlier ``(code, error)`` pair.
-    Returns the last result and the code that produced it.
-
-    Raises:
-        SandboxUnavailable: before any code is requested, when nothing could run it.
-    """
-    usable, reason = await asyncio.to_thread(sandbox.availability)
-    if not usable:  # refuse before paying for code that could not run
-        raise SandboxUnavailable(f"coding action refused: {reason}")
-    attempts: list[tuple[str, str]] = []
-    while True:
-        code = await generate_code(problem, list(attempts))
-        outcome = await sandbox.run(code, data)
-        if outcome.ok or len(attempts) + 1 >= max(1, max_attempts):
-            return outcome, code
-        attempts.append((code, outcome.error or "failed"))

@@ -1,7 +1,8 @@
 """Persistent cache for search results and pages (diskcache: SQLite, safe across processes).
 
-Values are stored in an envelope `{"v": value, "exp": deadline}` and the deadline is
-checked against an injectable `time_fn`, so expiry is testable without sleeping;
+Values are stored in an envelope `{"v": value, "exp": deadline}` and the deadline (a
+wall-clock timestamp: rows outlive the process) is checked against the injected
+`Clock`, so expiry is testable without sleeping;
 diskcache's own `expire` is set too, so expired rows are also culled on disk.
 
 A cache must never be the reason a run fails: a locked, corrupt or unwritable cache
@@ -13,10 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from deepsearch.clock import Clock, SystemClock
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +41,12 @@ class WebCache:
         directory: Path | str | None = None,
         *,
         enabled: bool = True,
-        time_fn: Callable[[], float] = time.time,
+        clock: Clock | None = None,
         lock_timeout_s: float = 10.0,
     ) -> None:
         self.enabled = enabled
         self.directory: Path | None = None
-        self._time = time_fn
+        self._clock = clock or SystemClock()
         self._cache: Any = None
         self._warned = False
         self.hits = 0
@@ -64,6 +65,9 @@ class WebCache:
                 self._warn("open", exc)
                 self._cache = None
 
+    def _now(self) -> float:
+        return self._clock.now().timestamp()
+
     def _warn(self, action: str, exc: Exception) -> None:
         if not self._warned:
             log.warning("cache %s failed (%s); continuing without it", action, type(exc).__name__)
@@ -80,7 +84,7 @@ class WebCache:
         if not isinstance(envelope, dict) or "exp" not in envelope:
             self.misses += 1
             return None
-        if envelope["exp"] <= self._time():
+        if envelope["exp"] <= self._now():
             self.misses += 1
             return None
         self.hits += 1
@@ -89,7 +93,7 @@ class WebCache:
     def set(self, key: str, value: Any, *, ttl_s: float) -> None:
         if self._cache is None or ttl_s <= 0:
             return
-        envelope = {"v": value, "exp": self._time() + ttl_s}
+        envelope = {"v": value, "exp": self._now() + ttl_s}
         try:
             self._cache.set(key, envelope, expire=ttl_s)
         except Exception as exc:

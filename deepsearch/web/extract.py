@@ -12,21 +12,20 @@ from __future__ import annotations
 import copy
 import io
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
 from deepsearch.web.charset import decode_body
 from deepsearch.web.markdown_plain import (
-    markdown_to_plain,
     markdown_to_plain_with_links,
     table_row,
 )
 
-__all__ = ["decode_body", "markdown_to_plain"]  # re-exported: callers import them from here
-
 Kind = Literal["html", "pdf", "text", "json"]
+# An lxml element: lxml ships no type stubs (none are installed), so it is Any here.
+Element = Any
 
 # trafilatura takes ~0.8 s per MB; article content sits well inside the first MBs.
 MAX_HTML_CHARS = 3_000_000
@@ -125,37 +124,37 @@ def absolute_links(pairs: list[tuple[str, str]], base: str, own_url: str) -> lis
     return links
 
 
-def extract_links(tree: object, base_url: str) -> list[tuple[str, str]]:
+def extract_links(tree: Element, base_url: str) -> list[tuple[str, str]]:
     """(anchor, absolute http(s) URL) pairs in page order, deduplicated by URL."""
-    bases = tree.xpath("//base/@href")  # type: ignore[attr-defined]
+    bases = tree.xpath("//base/@href")
     base = urljoin(base_url, bases[0].strip()) if bases else base_url
     pairs = [
         (" ".join(anchor.text_content().split()), anchor.get("href", ""))
-        for anchor in tree.xpath("//a[@href]")  # type: ignore[attr-defined]
+        for anchor in tree.xpath("//a[@href]")
     ]
     return absolute_links(pairs, base, base_url)
 
 
-def _fallback_text(tree: object) -> str:
+def _fallback_text(tree: Element) -> str:
     """Visible text when trafilatura finds no main content (e.g. link hubs, tiny pages),
     one block a paragraph; within the page's <article> (else <main>) when it has one."""
-    for bad in tree.xpath("//script|//style|//noscript|//template|//head"):  # type: ignore[attr-defined]
+    for bad in tree.xpath("//script|//style|//noscript|//template|//head"):
         bad.drop_tree()
     scope = next(
-        (found[0] for xp in ("//article", "//main") if (found := tree.xpath(xp))),  # type: ignore[attr-defined]
+        (found[0] for xp in ("//article", "//main") if (found := tree.xpath(xp))),
         tree,
     )
     blocks: list[str] = []
     for node in scope.xpath(
         ".//*[self::p or self::h1 or self::h2 or self::h3 or self::h4 or self::li or self::td or self::pre or self::blockquote]"
-    ):  # type: ignore[attr-defined]
+    ):
         text = " ".join(node.text_content().split())
         if text and (not blocks or blocks[-1] != text):
             blocks.append(text)
     if not blocks:
-        body = tree.xpath("//body")  # type: ignore[attr-defined]
+        body = tree.xpath("//body")
         root = body[0] if body else tree
-        blocks = [" ".join(root.text_content().split())]  # type: ignore[attr-defined]
+        blocks = [" ".join(root.text_content().split())]
     return "\n\n".join(b for b in blocks if b)
 
 
@@ -175,8 +174,8 @@ def _same_text_in_blocks(single: str, blocks_text: str) -> str | None:
     return blocks_text if inside >= 0.8 * sum(len(b) for b in blocks) else None
 
 
-def _html_title(tree: object) -> str:
-    titles = tree.xpath("//title/text()")  # type: ignore[attr-defined]
+def _html_title(tree: Element) -> str:
+    titles = tree.xpath("//title/text()")
     return " ".join(titles[0].split()) if titles else ""
 
 
@@ -197,13 +196,13 @@ def _compact_tables(text: str) -> str:
     return "\n".join(lines)
 
 
-def _render_blocks(body: object) -> str:
+def _render_blocks(body: Element) -> str:
     """Each top-level block rendered on its own, blocks separated by a blank line."""
     from lxml import etree
     from trafilatura.xml import xmltotxt
 
-    blocks = [(body.text or "").strip()]  # type: ignore[attr-defined]
-    for child in list(body):  # type: ignore[call-overload]
+    blocks = [(body.text or "").strip()]
+    for child in list(body):
         wrapper = etree.Element("body")
         wrapper.append(child)  # moved out of the (copied) tree, with its tail
         blocks.append(_compact_tables(xmltotxt(wrapper, False)).strip())
@@ -250,10 +249,10 @@ def _main_content(html: str, url: str | None) -> tuple[object | None, str]:
 _WHITESPACE = re.compile(r"\s+")
 
 
-def _collapse_source_whitespace(tree: object) -> None:
+def _collapse_source_whitespace(tree: Element) -> None:
     """Line breaks of the HTML source are spaces (a <br> stays a line break; code stays)."""
-    code = {node for block in tree.iter("code") for node in block.iter()}  # type: ignore[attr-defined]
-    for element in tree.iter():  # type: ignore[attr-defined]
+    code = {node for block in tree.iter("code") for node in block.iter()}
+    for element in tree.iter():
         if element.text and element not in code:
             element.text = _WHITESPACE.sub(" ", element.text)
         # a tail belongs to the parent: inside a code block unless this is the block itself

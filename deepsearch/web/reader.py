@@ -21,7 +21,7 @@ from deepsearch.clock import Clock, SystemClock
 from deepsearch.web.cache import WebCache, cache_key
 from deepsearch.web.host_limits import HostLimiter, retry_after_s
 from deepsearch.web.ssrf import BlockedURL, HostResolutionError, Resolver, SSRFGuard
-from deepsearch.web.types import Page, ReadFailure
+from deepsearch.web.types import Page, ReadFailure, ReadFailureKind
 
 if TYPE_CHECKING:
     import httpx
@@ -182,7 +182,8 @@ class LocalReader:
         try:
             host, _ = self._guard.check_scheme(url)
         except BlockedURL as exc:
-            kind = "blocked" if urlsplit(url).scheme and "scheme" in str(exc) else "invalid_url"
+            blocked = bool(urlsplit(url).scheme) and "scheme" in str(exc)
+            kind: ReadFailureKind = "blocked" if blocked else "invalid_url"
             return ReadFailure(url=url, kind=kind, detail=str(exc))
         key = page_cache_key(url)
         if self._cache is not None:
@@ -233,18 +234,25 @@ class LocalReader:
     async def _fetch_polite(self, host: str, url: str) -> _Fetched | ReadFailure:
         """Fetch under the host's and the global limit; one retry after a 429/503."""
         limiter = self._host_slot(host)
-        for attempt in (1, 2):
-            async with limiter, self._global_slot():
-                generation = limiter.generation
-                fetched = await self._fetch_mapped(url)
-            if not isinstance(fetched, _Throttled):
-                return fetched
+        first = await self._fetch_limited(limiter, url)
+        if not isinstance(first, _Throttled):
+            return first
+        wait = self.default_retry_wait_s if first.retry_after_s is None else first.retry_after_s
+        await self._clock.sleep(min(wait, self.max_retry_wait_s))
+        second = await self._fetch_limited(limiter, url)
+        return second.failure if isinstance(second, _Throttled) else second  # no third try
+
+    async def _fetch_limited(
+        self, limiter: HostLimiter, url: str
+    ) -> _Fetched | _Throttled | ReadFailure:
+        """One fetch inside the host's and the global slot; a throttled answer lowers
+        the host's limit (once per generation of concurrent reads)."""
+        async with limiter, self._global_slot():
+            generation = limiter.generation
+            fetched = await self._fetch_mapped(url)
+        if isinstance(fetched, _Throttled):
             limiter.throttled(since=generation)
-            if attempt == 1:
-                wait = fetched.retry_after_s
-                wait = self.default_retry_wait_s if wait is None else wait
-                await asyncio.sleep(min(wait, self.max_retry_wait_s))
-        return fetched.failure
+        return fetched
 
     async def _fetch_mapped(self, url: str) -> _Fetched | _Throttled | ReadFailure:
         """_fetch with the total timeout, every error mapped to a ReadFailure."""

@@ -1,7 +1,8 @@
-"""URL tools: one canonical spelling per page, hostname helpers, URLs found in free text.
+"""URL tools: one canonical spelling per page, a page's identity, hostname helpers.
 
-`normalize_url` is the identity the agent uses to deduplicate, rank and remember
-URLs. Its rules follow the reference (lowercase host, strip `www.`, drop default
+`normalize_url` is the canonical form the agent uses to deduplicate, rank and remember
+URLs; `url_key` is the same identity without the scheme, for matching a URL written
+in an answer against the pages the run saw. Its rules follow the reference (lowercase host, strip `www.`, drop default
 ports, trailing slash, fragment, tracking and session parameters, sort the query,
 refuse non-http(s) and search-engine result pages) with these deliberate changes:
 
@@ -184,6 +185,22 @@ def _normalize_file_url(parts: SplitResult) -> str | None:
     return "file://" + _normalize_path(parts.path)
 
 
+def _canonical(parts: SplitResult) -> tuple[str, str, str, str] | None:
+    """(host, netloc, path, query) of an http(s) URL in canonical spelling; None
+    without a usable host."""
+    host = _normalize_host(parts.hostname or "")
+    if host is None:
+        return None
+    netloc = f"[{host}]" if ":" in host else host
+    port = parts.port
+    if port is not None and port != _DEFAULT_PORTS[parts.scheme.lower()]:
+        netloc = f"{netloc}:{port}"
+    path = _normalize_path(parts.path)
+    if host in ("x.com", "twitter.com") and path.endswith("/analytics") and "/status/" in path:
+        path = path[: -len("/analytics")]
+    return host, netloc, path, _normalize_query(parts.query)
+
+
 def normalize_url(url: str, *, allow_file: bool = False) -> str | None:
     """The canonical form of `url`, or None when it is unusable for research.
 
@@ -200,20 +217,31 @@ def normalize_url(url: str, *, allow_file: bool = False) -> str | None:
         return _normalize_file_url(parts)
     if scheme not in _DEFAULT_PORTS:
         return None
-    host = _normalize_host(parts.hostname or "")
-    if host is None or _is_reserved_example(host):
+    canonical = _canonical(parts)
+    if canonical is None:
         return None
-    netloc = f"[{host}]" if ":" in host else host
-    port = parts.port
-    if port is not None and port != _DEFAULT_PORTS[scheme]:
-        netloc = f"{netloc}:{port}"
-    path = _normalize_path(parts.path)
-    if host in ("x.com", "twitter.com") and path.endswith("/analytics") and "/status/" in path:
-        path = path[: -len("/analytics")]
-    query = _normalize_query(parts.query)
-    if _is_search_results_page(host, path, query):
+    host, netloc, path, query = canonical
+    if _is_reserved_example(host) or _is_search_results_page(host, path, query):
         return None
     return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+
+
+def url_key(url: str) -> str:
+    """A page's identity for "is this a page the run saw?": the canonical spelling of
+    `normalize_url` without its scheme (http and https serve one page) and without a
+    trailing slash.
+
+    Unlike `normalize_url` it refuses nothing: a search page or a reserved example
+    host still has an identity; a URL without a usable http(s) host is its own key.
+    """
+    parts = _split(url)
+    if parts is None or parts.scheme.lower() not in _DEFAULT_PORTS:
+        return url.strip()
+    canonical = _canonical(parts)
+    if canonical is None:
+        return url.strip()
+    _, netloc, path, query = canonical
+    return f"{netloc}{path.rstrip('/')}" + (f"?{query}" if query else "")
 
 
 def normalize_hostname(host_or_url: str) -> str | None:
@@ -237,40 +265,7 @@ def hostname_of(url: str) -> str | None:
     return _normalize_host(parts.hostname)
 
 
-def same_host(a: str, b: str) -> bool:
-    """True when two URLs (or hostnames) name the same host, ignoring case and `www.`."""
-    ha, hb = normalize_hostname(a), normalize_hostname(b)
-    return ha is not None and ha == hb
-
-
 def host_matches(host: str, site: str) -> bool:
     """True when `host` is `site` or one of its subdomains (for `site:` filtering)."""
     h, s = normalize_hostname(host), normalize_hostname(site)
     return h is not None and s is not None and (h == s or h.endswith("." + s))
-
-
-_URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'`{}|\\^]+", re.IGNORECASE)
-_CLOSERS = {")": "(", "]": "[", "}": "{"}
-
-
-def _trim_url_tail(candidate: str) -> str:
-    """Drop trailing punctuation that belongs to the sentence, not the URL."""
-    while candidate:
-        last = candidate[-1]
-        if last in ".,;:!?*_~":
-            candidate = candidate[:-1]
-        elif last in _CLOSERS and candidate.count(last) > candidate.count(_CLOSERS[last]):
-            candidate = candidate[:-1]
-        else:
-            break
-    return candidate
-
-
-def extract_urls(text: str) -> list[str]:
-    """Normalized http(s) URLs mentioned in free text (markdown links too), first-seen order."""
-    seen: dict[str, None] = {}
-    for match in _URL_IN_TEXT.finditer(text or ""):
-        normalized = normalize_url(_trim_url_tail(match.group(0)))
-        if normalized is not None:
-            seen.setdefault(normalized, None)
-    return list(seen)

@@ -194,7 +194,7 @@ async def test_coding_runs_in_the_sandbox_with_the_error_fed_back() -> None:
 
 
 async def test_coding_is_refused_without_isolation() -> None:
-    from deepsearch.sandbox.runner import IsolationPlan
+    from deepsearch.sandbox.isolation import IsolationPlan
 
     sandbox = Sandbox(probe=lambda: IsolationPlan(usable=False, reason="no namespaces here"))
     deps, provider = make_deps(

@@ -7,7 +7,6 @@ import re
 
 from deepsearch.agent.citations.finalize import clean_unanchored, finalize_answer, unlink_unseen
 from deepsearch.agent.deps import RunOptions
-from deepsearch.agent.retrieval.passages import WINDOW_CHARS, window_plan
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.llm.base import CompletionRequest
 from tests.agent.helpers import make_deps
@@ -75,20 +74,23 @@ def test_unlink_unseen_forms_and_code() -> None:
     assert "https://code.example/keep" in out  # code is left alone
 
 
+def test_unlink_unseen_matches_pages_by_identity() -> None:
+    seen = ["https://a.org/e?id=1&lang=en"]
+    text = (
+        "[A](http://www.a.org/e/?lang=en&id=1&utm_source=x) [B](https://a.org/e.) "
+        "https://a.org/e?id=1&lang=en! [C](https://a.org/e?id=2)"
+    )
+    out = unlink_unseen(text, seen)
+    assert out.startswith("[A](http://www.a.org/e/?lang=en&id=1&utm_source=x) B ")
+    assert "https://a.org/e?id=1&lang=en!" in out  # the "!" ends the sentence, not the URL
+    assert out.endswith(" C")
+
+
 def test_clean_unanchored_for_direct_answers() -> None:
     raw = "```markdown\nParis is the capital.[^1][2] Also [^ 3].\n\n[^1]: fake\n[2]: https://x\n```"
     assert clean_unanchored(raw) == "Paris is the capital. Also.\n"
     assert clean_unanchored("See [docs](https://x.org/d).", seen=()) == "See docs.\n"
     assert clean_unanchored("See [docs](https://x.org/d).") == "See [docs](https://x.org/d).\n"
-
-
-def test_passage_windows_fit_the_page_budget() -> None:
-    window, count = window_plan(12_000)
-    assert count == 2 and window <= WINDOW_CHARS and window >= 5_900
-    assert window_plan(100_000) == (WINDOW_CHARS, 5)
-    for budget in (3_000, 8_000, 30_000):
-        window, count = window_plan(budget)
-        assert window * count < budget
 
 
 async def test_the_editor_runs_for_long_answers_and_not_for_a_short_one() -> None:

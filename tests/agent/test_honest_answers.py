@@ -177,6 +177,7 @@ def test_distinct_sources_counts_hosts() -> None:
     urls = ["https://www.a.org/x", "https://a.org/y", "https://b.org/", "file:///n/1.md"]
     assert distinct_sources(urls) == 3
     assert distinct_sources(["file:///n/1.md", "file:///n/2.md"]) == 2
+    assert distinct_sources(["https://a.org/x", "https://WWW.A.org./y"]) == 1  # one host spelling
 
 
 @pytest.mark.parametrize("prompt", ["actions/answer", "actions/beast"])

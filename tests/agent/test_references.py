@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from deepsearch.agent.citations.quote_text import (
     is_verbatim,
     normalize_ws,
-    numbers_in,
     strip_markers,
 )
 from deepsearch.agent.citations.references import (
@@ -22,6 +21,7 @@ from deepsearch.agent.citations.references import (
 )
 from deepsearch.agent.retrieval.similarity import EmbeddingSimilarity, LexicalSimilarity
 from deepsearch.agent.types import Reference
+from deepsearch.text import numbers_in
 
 LEX = LexicalSimilarity()
 

@@ -9,17 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deepsearch.agent.retrieval.lexical import same_content_words, word_jaccard
 from deepsearch.agent.retrieval.similarity import (
     EMBEDDING_DEDUP_THRESHOLD,
     EmbeddingSimilarity,
     LexicalSimilarity,
     Similarity,
-    _numbers,
     dedup,
-    same_content_words,
-    word_jaccard,
 )
 from deepsearch.errors import ProviderError
+from deepsearch.text import numbers_in
 
 # Reworded duplicates: the same search request.
 DUP_PAIRS = [
@@ -133,7 +132,7 @@ def test_dedup_threshold_separates_documented_pairs() -> None:
     """The numbers in the module docstring: cosine alone for what the word rule misses."""
     for a, b in DISTINCT_PAIRS:
         # Pairs differing only in a number are kept apart by the numbers veto instead.
-        if _numbers(a) == _numbers(b):
+        if numbers_in(a) == numbers_in(b):
             assert LEX.score_sync(a, [b])[0] < LEX.dedup_threshold, (a, b)
         assert not same_content_words(a, b), (a, b)
         assert word_jaccard(a, b) < 0.8, (a, b)
@@ -253,3 +252,16 @@ async def test_dedup_is_also_a_method_of_both_backends() -> None:
     ]
     sim = EmbeddingSimilarity(_no_embeddings)
     assert await sim.dedup(["France capital"], ["capital of France"]) == []
+
+
+async def test_the_numbers_veto_reads_numbers_as_deepsearch_text_defines_them() -> None:
+    # One number however it is written: these are duplicates (the veto once read
+    # "1,000" as 1 and 000, and "covid19" as a different number from "covid 19").
+    assert (
+        await dedup(["GDP of France in 1000 billion"], ["GDP of France in 1,000 billion"], LEX)
+        == []
+    )
+    assert await dedup(["covid 19 cases in Germany"], ["covid19 cases in Germany"], LEX) == []
+    # Different numbers stay two requests, decimals included.
+    kept = await dedup(["Python 3.12 release date"], ["Python 3.11 release date"], LEX)
+    assert kept == ["Python 3.12 release date"]

@@ -75,22 +75,20 @@ def _parse(signature_of: Any, args: list[str]) -> dict[str, Any]:
 
 
 def test_one_new_row_is_a_parsed_flag_and_a_configuration_override() -> None:
-    """What the TEAM helper's `--team-size` needs: a row, nothing else."""
-    row = ResearchOption(
-        "team_size", ("--team-size",), int, "Researchers at once.", "Limits", "N",
-        config_key="agent.team_size", low=1,
-    )  # fmt: skip
-    params = _parse(signature((*OPTIONS, row)), ["q?", "--team-size", "3"])
+    """What the TEAM helper's `--team-size` needed: a row, nothing else (now the real one)."""
+    row = next(option for option in OPTIONS if option.name == "team_size")
+    assert isinstance(row, ResearchOption)
+    params = _parse(signature(OPTIONS), ["q?", "--team-size", "3"])
     assert params["team_size"] == 3
     assert config_values(params, (row,)) == {"agent.team_size": 3}
     with pytest.raises(Exception, match="greater than or equal to 1"):  # the parser checks it
-        _parse(signature((*OPTIONS, row)), ["q?", "--team-size", "0"])
+        _parse(signature(OPTIONS), ["q?", "--team-size", "0"])
 
 
 def test_every_flag_becomes_its_configuration_key(tmp_path: Path) -> None:
     params = parse_research_args(
         ["--budget", "20000", "--effort", "low", "--max-steps", "7", "--timeout", "30",
-         "--max-bad-attempts", "3", "--no-direct-answer", "--boost-hostnames", "a.org, b.org,",
+         "--max-bad-attempts", "3", "--team-size", "2", "--no-direct-answer", "--boost-hostnames", "a.org, b.org,",
          "--bad-hostnames", "c.org", "--only-hostnames", "d.org", "--max-references", "4",
          "--min-confidence", "0.5", "--language", "de", "--search-provider", "jina",
          "--llm-provider", "openai", "--model", "m1", "--corpus", str(tmp_path),
@@ -103,6 +101,7 @@ def test_every_flag_becomes_its_configuration_key(tmp_path: Path) -> None:
         "agent.max_steps": 7,
         "agent.timeout_s": 30.0,
         "agent.max_bad_attempts": 3,
+        "agent.team_size": 2,
         "agent.direct_answer": False,
         "agent.boost_hostnames": ["a.org", "b.org"],
         "agent.bad_hostnames": ["c.org"],
@@ -132,6 +131,7 @@ def test_a_bad_value_names_the_flag_but_a_switch_keeps_the_source_flag() -> None
         "agent.max_steps": "--max-steps",
         "agent.timeout_s": "--timeout",
         "agent.max_bad_attempts": "--max-bad-attempts",
+        "agent.team_size": "--team-size",
         "agent.boost_hostnames": "--boost-hostnames",
         "agent.bad_hostnames": "--bad-hostnames",
         "agent.only_hostnames": "--only-hostnames",

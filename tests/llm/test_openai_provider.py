@@ -174,7 +174,7 @@ async def test_json_schema_rejected_falls_back_and_remembers(
     assert kinds == ["json_schema", "json_object"]
     # JSON mode carries the schema in the system prompt
     assert '"confidence"' in openai_server.chat_requests[1].body["messages"][0]["content"]
-    assert provider._modes == {"gpt-4o-mini": "json_object"}
+    assert provider.output_modes.remembered == {"gpt-4o-mini": "json_object"}
 
     await client.generate_object("agent", Answer, "s", ASK)
     kinds = [r.body["response_format"]["type"] for r in openai_server.chat_requests]
@@ -193,7 +193,7 @@ async def test_both_json_modes_rejected_uses_prompted_json(
     assert len(bodies) == 4
     assert "response_format" not in bodies[2] and "response_format" not in bodies[3]
     assert "JSON schema" in bodies[3]["messages"][0]["content"]
-    assert provider._modes == {"gpt-4o-mini": "prompted"}
+    assert provider.output_modes.remembered == {"gpt-4o-mini": "prompted"}
 
 
 async def test_401_names_the_env_var_and_hides_the_key(openai_server: FakeOpenAIServer) -> None:

@@ -95,7 +95,7 @@ async def test_openai_mode_memory_is_per_instance(openai_server: FakeOpenAIServe
 
     # A new provider (a new run) starts the ladder again, against the same server.
     second, provider = openai_client(openai_server.base_url)
-    assert provider._modes == {}
+    assert provider.output_modes.remembered == {}
     await second.generate_object("agent", Answer, "s", ASK)
     kinds = [r.body["response_format"]["type"] for r in openai_server.chat_requests]
     assert kinds == ["json_schema", "json_object", "json_schema", "json_object"]
@@ -106,10 +106,10 @@ async def test_gemini_mode_memory_is_per_instance(gemini_server: FakeGeminiServe
     gemini_server.enqueue(*[json.dumps(GOOD)] * 3)
     first, provider = gemini_client(gemini_server.url)
     await first.generate_object("agent", Answer, "s", ASK)
-    assert provider._modes == {"gemini-2.5-flash": "json_object"}
+    assert provider.output_modes.remembered == {"gemini-2.5-flash": "json_object"}
 
     second, fresh = gemini_client(gemini_server.url)
-    assert fresh._modes == {}
+    assert fresh.output_modes.remembered == {}
     await second.generate_object("agent", Answer, "s", ASK)
     configs = [r.body["generationConfig"] for r in gemini_server.generate_requests]
     assert ["responseJsonSchema" in c for c in configs] == [True, False, True, False]

@@ -302,4 +302,7 @@ async def test_gemini_sends_an_inexpressible_schema_in_the_prompt_without_markin
     await client.generate_object("agent", Answer, "s", ASK)
     configs = [r.body["generationConfig"] for r in gemini_server.generate_requests]
     assert ["responseJsonSchema" in c for c in configs] == [False, True]
+    system = gemini_server.generate_requests[0].body["systemInstruction"]["parts"][0]["text"]
+    assert "JSON schema" in system and '"children"' in system  # the schema went in the prompt
+    assert provider.output_modes.remembered == {"gemini-2.5-flash": "json_schema"}
     await provider.aclose()

@@ -21,18 +21,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deepsearch.clock import FakeClock
 from deepsearch.errors import SandboxUnavailable
 from deepsearch.sandbox.child import make_hook
-from deepsearch.sandbox.runner import (
+from deepsearch.sandbox.isolation import (
     IsolationPlan,
+    SandboxDirs,
+    limit_setter,
+    unshare_candidates,
+)
+from deepsearch.sandbox.runner import (
     Sandbox,
     SandboxLimits,
     SandboxResult,
-    _Dirs,
-    limit_setter,
     probe_isolation,
-    solve_with_code,
-    unshare_candidates,
 )
 
 LIMITS = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=2_000)
@@ -49,6 +51,14 @@ def sandbox() -> Sandbox:
 
 def run(box: Sandbox, code: str, data: dict[str, object] | None = None) -> SandboxResult:
     return asyncio.run(box.run(code, data or {}))
+
+
+def test_the_run_is_timed_by_the_injected_clock(sandbox: Sandbox) -> None:
+    clock = FakeClock(tick=0.25)  # every read moves 0.25 s: start, then end
+    plan = probe_isolation(sandbox.isolation)
+    box = Sandbox(LIMITS, probe=lambda: plan, clock=clock)
+    result = run(box, "result = 1")
+    assert result.ok and result.duration_s == 0.25
 
 
 class LoopbackServer:
@@ -293,7 +303,7 @@ def test_audit_hook_alone_blocks_the_network(server: LoopbackServer) -> None:
 
 def raw_python(plan: IsolationPlan, code: str) -> subprocess.CompletedProcess[str]:
     """The interpreter under a wrapper and rlimits but with no audit hook: those layers alone."""
-    with _Dirs() as dirs:
+    with SandboxDirs() as dirs:
         argv = dirs.command(plan, 1) + ["-I", "-S", "-B", "-c", code]
         return subprocess.run(
             argv,
@@ -468,13 +478,13 @@ def test_cancelled_run_leaves_nothing_behind(
     sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     created: list[str] = []
-    real_enter = _Dirs.__enter__
+    real_enter = SandboxDirs.__enter__
 
-    def recording_enter(self: _Dirs) -> _Dirs:
+    def recording_enter(self: SandboxDirs) -> SandboxDirs:
         created.append(real_enter(self).work)
         return self
 
-    monkeypatch.setattr(_Dirs, "__enter__", recording_enter)
+    monkeypatch.setattr(SandboxDirs, "__enter__", recording_enter)
 
     async def cancel_midway() -> None:
         task = asyncio.ensure_future(sandbox.run("import time\ntime.sleep(60)", {}))
@@ -523,19 +533,6 @@ def test_unavailable_isolation_refuses_to_run() -> None:
         run(box, "result = 1")
 
 
-def test_solve_with_code_refuses_before_asking_for_code() -> None:
-    box = Sandbox(LIMITS, probe=lambda: IsolationPlan(usable=False, reason="no namespaces"))
-    asked: list[str] = []
-
-    async def generate(problem: str, previous: list[tuple[str, str]]) -> str:
-        asked.append(problem)
-        return "result = 1"
-
-    with pytest.raises(SandboxUnavailable, match="no namespaces"):
-        asyncio.run(solve_with_code("p", {}, generate, box))
-    assert asked == []
-
-
 def test_probe_runs_once_and_bwrap_is_refused() -> None:
     calls: list[int] = []
 
@@ -549,37 +546,6 @@ def test_probe_runs_once_and_bwrap_is_refused() -> None:
     assert calls == [1]
     assert Sandbox().isolation == "auto"  # never the unprotected mode by default
     assert not probe_isolation("bwrap").usable
-
-
-# --- retries ----------------------------------------------------------------------------
-
-
-def test_solve_with_code_feeds_the_error_back(sandbox: Sandbox) -> None:
-    seen: list[list[tuple[str, str]]] = []
-    scripts = ["result = data['n'] / 0", "result = undefined_name", "result = data['n'] * 2"]
-
-    async def generate(problem: str, previous: list[tuple[str, str]]) -> str:
-        assert problem == "double n"
-        seen.append(previous)
-        return scripts[len(seen) - 1]
-
-    out, code = asyncio.run(solve_with_code("double n", {"n": 21}, generate, sandbox))
-    assert out.ok and out.result == "42" and code == scripts[2]
-    assert seen[0] == []
-    assert seen[1] == [(scripts[0], "ZeroDivisionError: division by zero (line 1)")]
-    assert seen[2][1] == (scripts[1], "NameError: name 'undefined_name' is not defined (line 1)")
-
-
-def test_solve_with_code_stops_after_max_attempts(sandbox: Sandbox) -> None:
-    calls = 0
-
-    async def generate(problem: str, previous: list[tuple[str, str]]) -> str:
-        nonlocal calls
-        calls += 1
-        return "raise ValueError('still wrong')"
-
-    out, _ = asyncio.run(solve_with_code("p", {}, generate, sandbox, max_attempts=2))
-    assert calls == 2 and not out.ok and out.error == "ValueError: still wrong (line 1)"
 
 
 # --- the hook's path rule, checked in-process against posixpath ---------------------------

@@ -5,27 +5,20 @@ import sys
 import textwrap
 from pathlib import Path
 
+from deepsearch.clock import FakeClock
 from deepsearch.web.cache import WebCache, cache_key
 
 
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_hit_miss_and_expiry(tmp_path: Path) -> None:
-    clock = FakeTime()
-    cache = WebCache(tmp_path, time_fn=clock)
+    clock = FakeClock()
+    cache = WebCache(tmp_path, clock=clock)
     key = cache_key("search", "brave", {"q": "x"})
     assert cache.get(key) is None  # miss
     cache.set(key, [{"title": "t"}], ttl_s=60)
     assert cache.get(key) == [{"title": "t"}]  # hit
-    clock.now += 59
+    clock.advance(59)
     assert cache.get(key) == [{"title": "t"}]
-    clock.now += 2
+    clock.advance(2)
     assert cache.get(key) is None  # expired
     assert (cache.hits, cache.misses) == (2, 2)
     cache.close()

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from deepsearch.web.extract import Extracted, extract_body, markdown_to_plain
-from deepsearch.web.markdown_plain import markdown_to_plain_with_links
+from deepsearch.web.extract import Extracted, extract_body
+from deepsearch.web.markdown_plain import markdown_to_plain, markdown_to_plain_with_links
 from tests.fakes.web_server import tiny_pdf
 
 URL = "https://wiki.example.org/wiki/Rail_transport"

@@ -221,8 +221,8 @@ async def test_bad_urls(reader: LocalReader, url: str, kind: str) -> None:
 async def test_page_cache_hit_expiry_and_no_failure_caching(
     site: LoopbackServer, tmp_path: object
 ) -> None:
-    now = [1000.0]
-    cache = WebCache(str(tmp_path), time_fn=lambda: now[0])
+    clock = FakeClock()
+    cache = WebCache(str(tmp_path), clock=clock)
     r = LocalReader(ReaderConfig(allow_private_urls=True), cache=cache, page_ttl_s=60)
     try:
         first = page(await r.read(site.url("/notes.md")))
@@ -230,7 +230,7 @@ async def test_page_cache_hit_expiry_and_no_failure_caching(
         second = page(await r.read(site.url("/notes.md")))
         assert len(site.requests) == before  # served from the cache
         assert second == first
-        now[0] += 61  # past the page TTL: fetched again
+        clock.advance(61)  # past the page TTL: fetched again
         page(await r.read(site.url("/notes.md")))
         assert len(site.requests) == before + 1
         failure(await r.read(site.url("/missing")))

@@ -9,16 +9,16 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from deepsearch.web.charset import decode_body
 from deepsearch.web.extract import (
     Extracted,
     Unsupported,
-    decode_body,
     extract_body,
     extract_links,
     html_to_text,
-    markdown_to_plain,
     split_content_type,
 )
+from deepsearch.web.markdown_plain import markdown_to_plain
 
 CONTENT_TYPES = st.sampled_from(
     [

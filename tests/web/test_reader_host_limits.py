@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -25,9 +24,9 @@ def host() -> Iterator[tuple[LoopbackServer, CountingHost]]:
         yield server, counter
 
 
-def reader(**overrides: object) -> LocalReader:
+def reader(clock: FakeClock | None = None, **overrides: object) -> LocalReader:
     config = ReaderConfig(allow_private_urls=True, **overrides)  # type: ignore[arg-type]
-    return LocalReader(config, clock=FakeClock())
+    return LocalReader(config, clock=clock or FakeClock())
 
 
 async def read_all(r: LocalReader, server: LoopbackServer, n: int) -> list[Page | ReadFailure]:
@@ -88,23 +87,24 @@ async def test_a_second_refusal_is_a_failure_not_a_loop() -> None:
 
 async def test_retry_after_is_honoured_up_to_the_cap() -> None:
     counter = CountingHost(capacity=0, retry_after="3600")
+    clock = FakeClock()
     with LoopbackServer(routes={"/page": counter.route}) as server:
-        r = reader()
+        r = reader(clock)
         r.max_retry_wait_s = 0.3
-        started = time.perf_counter()
         await read_all(r, server, 1)
-        elapsed = time.perf_counter() - started
-    assert 0.3 <= elapsed < 1.5  # waited the cap, not an hour
+    assert clock.sleeps == [0.3]  # waited the cap, not an hour
+    assert counter.refused == 2  # and then retried once
 
 
 async def test_without_retry_after_the_default_wait_applies() -> None:
     counter = CountingHost(capacity=0, retry_after=None)
+    clock = FakeClock()
     with LoopbackServer(routes={"/page": counter.route}) as server:
-        r = reader()
+        r = reader(clock)
         r.default_retry_wait_s = 0.3
-        started = time.perf_counter()
         await read_all(r, server, 1)
-    assert time.perf_counter() - started >= 0.3
+    assert clock.sleeps == [0.3]
+    assert counter.refused == 2
 
 
 def test_retry_after_forms() -> None:

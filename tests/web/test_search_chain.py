@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from deepsearch.clock import FakeClock
 from deepsearch.errors import ConfigError, SearchError
 from deepsearch.llm.testing import offline_settings
 from deepsearch.web.cache import WebCache
@@ -142,44 +143,27 @@ async def test_site_filter_leaving_nothing_fails_over() -> None:
 # ------------------------------------------------------------------ rate limits
 
 
-class ManualTime:
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(round(seconds, 6))
-        self.now += seconds
-
-
 async def test_per_provider_min_interval() -> None:
-    t = ManualTime()
+    t = FakeClock()
     a = Scripted("a", ["https://a.org/1"])
-    chain = SearchChain(
-        [a], rate_limits={"a": 2.0}, monotonic=t.monotonic, sleep=t.sleep, cache=None
-    )
+    chain = SearchChain([a], rate_limits={"a": 2.0}, clock=t, cache=None)
     for _ in range(3):
         await chain.search(Q)
-    assert t.slept == [0.5, 0.5]  # the first call is free; then one every 0.5 s
-    t.now += 10  # a long pause earns no burst beyond one call
+    assert t.sleeps == [0.5, 0.5]  # the first call is free; then one every 0.5 s
+    t.advance(10)  # a long pause earns no burst beyond one call
     await chain.search(Q)
     await chain.search(Q)
-    assert t.slept == [0.5, 0.5, 0.5]
+    assert t.sleeps == [0.5, 0.5, 0.5]
 
 
 async def test_limits_are_per_provider() -> None:
-    t = ManualTime()
+    t = FakeClock()
     a = Scripted("a", err("a"))
     b = Scripted("b", ["https://b.org/1"])
-    chain = SearchChain(
-        [a, b], rate_limits={"a": 1.0}, monotonic=t.monotonic, sleep=t.sleep, max_failures=99
-    )
+    chain = SearchChain([a, b], rate_limits={"a": 1.0}, clock=t, max_failures=99)
     await chain.search(Q)
     await chain.search(Q)
-    assert t.slept == [1.0]  # only a is limited; b (no limit) never waits
+    assert t.sleeps == [1.0]  # only a is limited; b (no limit) never waits
 
 
 def test_limiter_interval() -> None:
@@ -189,23 +173,15 @@ def test_limiter_interval() -> None:
 # ------------------------------------------------------------------ cache
 
 
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def cache_and_time(tmp_path: Path) -> Iterator[tuple[WebCache, FakeTime]]:
-    clock = FakeTime()
-    cache = WebCache(tmp_path / "cache", time_fn=clock)
+def cache_and_time(tmp_path: Path) -> Iterator[tuple[WebCache, FakeClock]]:
+    clock = FakeClock()
+    cache = WebCache(tmp_path / "cache", clock=clock)
     yield cache, clock
     cache.close()
 
 
-async def test_cache_hit_miss_and_expiry(cache_and_time: tuple[WebCache, FakeTime]) -> None:
+async def test_cache_hit_miss_and_expiry(cache_and_time: tuple[WebCache, FakeClock]) -> None:
     cache, clock = cache_and_time
     a = Scripted("a", ["https://a.org/1"])
     chain = SearchChain([a], cache=cache, ttl_s=3600)
@@ -214,13 +190,13 @@ async def test_cache_hit_miss_and_expiry(cache_and_time: tuple[WebCache, FakeTim
     assert first == second and len(a.queries) == 1
     await chain.search(Q.model_copy(update={"time_filter": "d"}))  # other parameters: miss
     assert len(a.queries) == 2
-    clock.now += 3601  # expired
+    clock.advance(3601)  # expired
     await chain.search(Q)
     assert len(a.queries) == 3
     assert chain.status()[0].cache_hits == 1
 
 
-async def test_cache_survives_a_new_chain(cache_and_time: tuple[WebCache, FakeTime]) -> None:
+async def test_cache_survives_a_new_chain(cache_and_time: tuple[WebCache, FakeClock]) -> None:
     cache, _ = cache_and_time
     await SearchChain([Scripted("a", ["https://a.org/1"])], cache=cache).search(Q)
     again = Scripted("a", err("a"))
@@ -228,7 +204,7 @@ async def test_cache_survives_a_new_chain(cache_and_time: tuple[WebCache, FakeTi
     assert [r.url for r in results] == ["https://a.org/1"] and again.queries == []
 
 
-async def test_cache_is_keyed_by_provider(cache_and_time: tuple[WebCache, FakeTime]) -> None:
+async def test_cache_is_keyed_by_provider(cache_and_time: tuple[WebCache, FakeClock]) -> None:
     cache, _ = cache_and_time
     await SearchChain([Scripted("a", ["https://a.org/1"])], cache=cache).search(Q)
     b = Scripted("b", ["https://b.org/1"])
@@ -393,7 +369,7 @@ def test_per_provider_rate_limits_come_from_config() -> None:
 
 
 async def test_cache_is_keyed_by_instance_and_never_used_for_the_local_corpus(
-    cache_and_time: tuple[WebCache, FakeTime],
+    cache_and_time: tuple[WebCache, FakeClock],
 ) -> None:
     cache, _ = cache_and_time
     one = Scripted("searxng", ["https://a.org/1"])

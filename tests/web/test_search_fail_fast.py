@@ -9,6 +9,7 @@ import socket
 import httpx
 import pytest
 
+from deepsearch.clock import FakeClock
 from deepsearch.web.search.base import SearchProviderError
 from deepsearch.web.search.chain import AllProvidersFailed, SearchChain, SearchUnavailable
 from deepsearch.web.search.searxng import SearxngSearch
@@ -19,17 +20,13 @@ Q = SearchQuery(q="what is bm25")
 
 
 async def test_an_all_failure_is_retried_once_then_the_search_is_unavailable() -> None:
-    pauses: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        pauses.append(seconds)
-
+    clock = FakeClock()
     a, b = Scripted("a", err("a", "network")), Scripted("b", err("b", "timeout"))
-    chain = SearchChain([a, b], sleep=sleep, retry_pause_s=0.5)
+    chain = SearchChain([a, b], clock=clock, retry_pause_s=0.5)
     with pytest.raises(SearchUnavailable) as info:
         await chain.search(Q)
     assert len(a.queries) == len(b.queries) == 2
-    assert pauses == [0.5]
+    assert clock.sleeps == [0.5]
     assert [f.name for f in info.value.failures] == ["a", "b"]
     assert info.value.fatal and not info.value.configuration
     assert "a: network (boom)" in str(info.value) and "b: timeout (boom)" in str(info.value)

@@ -7,17 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from deepsearch.clock import FakeClock
 from deepsearch.errors import ConfigError
 from deepsearch.llm.testing import offline_settings
 from deepsearch.web.search import build_search, local_corpus
-from deepsearch.web.search.local import (
-    LocalCorpus,
-    LocalCorpusReader,
-    LocalSearch,
-    best_snippet,
-    read_local,
-    split_passages,
-)
+from deepsearch.web.search.local import LocalCorpus, LocalSearch, read_local
+from deepsearch.web.search.local_files import best_snippet, split_passages
 from deepsearch.web.types import Page, ReadFailure, SearchQuery
 
 
@@ -144,15 +139,15 @@ async def test_deleting_a_file_rebuilds(corpus_dir: Path, index_root: Path) -> N
 
 
 async def test_documents_read_back_through_their_urls(corpus_dir: Path, index_root: Path) -> None:
-    corpus = LocalCorpus(corpus_dir, index_root=index_root)
-    reader = LocalCorpusReader(corpus)
+    corpus = LocalCorpus(corpus_dir, index_root=index_root, clock=FakeClock())
     results = await LocalSearch(corpus).search(SearchQuery(q="magma pressure"))
-    page = await reader.read(results[0].url)
+    page = await read_local(results[0].url, corpus)
     assert isinstance(page, Page)
     assert "magma pressure rises" in page.text
     assert "menu" not in page.text  # boilerplate removed by extraction
     assert page.title == "Volcanoes & magma"
     assert page.content_type == "text/html"
+    assert page.fetched_at == "2026-01-01T00:00:00+00:00"  # the injected clock's time
     pdf = await read_local((corpus_dir / "photosynthesis.pdf").as_uri(), corpus)
     assert isinstance(pdf, Page) and "carbon dioxide" in pdf.text
     assert pdf.content_type == "application/pdf"

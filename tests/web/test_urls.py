@@ -5,12 +5,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deepsearch.web.urls import (
-    extract_urls,
     host_matches,
     hostname_of,
     normalize_hostname,
     normalize_url,
-    same_host,
+    url_key,
 )
 
 
@@ -137,28 +136,9 @@ def test_hostname_helpers() -> None:
     assert normalize_hostname("https://www.python.org/x") == "python.org"
     assert normalize_hostname("python.org:8080") == "python.org"
     assert normalize_hostname("") is None
-    assert same_host("https://www.a.org/x", "http://A.org/y")
-    assert same_host("a.org", "https://www.a.org/")
-    assert not same_host("a.org", "b.org")
-    assert not same_host("", "")
     assert host_matches("docs.python.org", "python.org")
     assert host_matches("python.org", "www.python.org")
     assert not host_matches("notpython.org", "python.org")
-
-
-def test_extract_urls_from_text() -> None:
-    text = (
-        "See [the docs](https://www.a.org/x_(y)) and https://b.org/p. "
-        "Also (https://c.net/q?a=1&utm_source=z), <https://d.io/>, and https://b.org/p again; "
-        "not ftp://e.org or https://www.google.com/search?q=1."
-    )
-    assert extract_urls(text) == [
-        "https://a.org/x_(y)",
-        "https://b.org/p",
-        "https://c.net/q?a=1",
-        "https://d.io/",
-    ]
-    assert extract_urls("") == []
 
 
 # ------------------------------------------------------------ properties
@@ -202,4 +182,48 @@ def test_normalize_never_raises_and_is_idempotent_on_any_text(text: str) -> None
         assert once.isascii()
     normalize_hostname(text)
     hostname_of(text)
-    extract_urls(text)
+
+
+# ------------------------------------------------------------ page identity
+# `url_key` replaced a second identity in the finalizer (host without `www.` + raw
+# path without trailing slash + raw query): it kept tracking parameters, query order,
+# percent-encoding variants and default ports apart, and dropped non-default ports.
+
+
+@settings(max_examples=250, deadline=None)
+@given(_urls())
+def test_url_key_agrees_with_the_canonical_form(url: str) -> None:
+    canonical = normalize_url(url)
+    if canonical is not None:
+        assert url_key(url) == url_key(canonical)
+        where, sep, query = canonical.split("://", 1)[1].partition("?")
+        assert url_key(canonical) == where.rstrip("/") + sep + query  # scheme, "/" gone
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _host,
+    st.sampled_from(["", "/", "/a/b", "/a/b/", "/A%7eB"]),
+    st.sampled_from(["", "?x=1", "?b=2&a=1"]),
+)
+def test_url_key_ignores_what_does_not_change_the_page(host: str, path: str, query: str) -> None:
+    base = f"https://{host}{path}{query}"
+    key = url_key(base)
+    extra = "&" if query else "?"
+    for variant in (
+        base.replace("https://", "http://", 1),
+        base.replace("https://", "https://www.", 1),
+        base + "#section",
+        base + f"{extra}utm_source=news",
+        f"https://{host}:443{path}{query}",
+    ):
+        assert url_key(variant) == key, variant
+
+
+def test_url_key_keeps_different_pages_apart_and_refuses_nothing() -> None:
+    assert url_key("https://a.org/p?b=2&a=1") == url_key("http://www.a.org/p/?a=1&b=2")
+    assert url_key("http://127.0.0.1:8080/x") != url_key("http://127.0.0.1:9090/x")
+    assert url_key("https://a.org/p?id=1") != url_key("https://a.org/p?id=2")
+    assert url_key("https://example.com/x") == "example.com/x"  # refused for research only
+    assert url_key("https://www.google.com/search?q=1") == "google.com/search?q=1"
+    assert url_key(" not a url ") == "not a url"

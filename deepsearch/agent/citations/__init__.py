@@ -2,5 +2,6 @@
 text (`references`, `quote_text`), the finalizing pass over the answer (`finalize`)
 and markdown repair (`markdown`).
 
-May import `agent.retrieval` (similarity), `agent.state` and plain types; never the loop.
+May import `agent.retrieval` (similarity), `agent.state`, `deepsearch.text`,
+`deepsearch.web.urls` (page identity) and plain types; never the loop.
 """

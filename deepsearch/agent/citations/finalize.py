@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Collection
-from urllib.parse import urlsplit
 
 from deepsearch.agent.citations.markdown import length_guard, outside_code, repair_markdown
 from deepsearch.agent.citations.quote_text import strip_markers
@@ -23,6 +22,7 @@ from deepsearch.agent.types import Reference
 from deepsearch.errors import BudgetExceeded, ProviderError
 from deepsearch.llm.base import Message
 from deepsearch.prompts import render
+from deepsearch.web.urls import url_key
 
 # The editor may polish but not cut: below this share of the original, it stands.
 MIN_EDIT_RATIO = 0.85
@@ -36,14 +36,6 @@ _AUTOLINK = re.compile(r"<(?P<url>https?://[^>\s]+)>")
 _BARE_URL = re.compile(r"(?<![\w(<\[/=\"'])(?P<url>https?://[^\s<>()\[\]\"']+)")
 
 
-def _url_key(url: str) -> str:
-    """Scheme-, www-, fragment- and trailing-slash-insensitive form for "seen" checks."""
-    parts = urlsplit(url.strip().rstrip(".,;:!?"))
-    host = (parts.hostname or "").removeprefix("www.")
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{host}{parts.path.rstrip('/')}{query}"
-
-
 def _plain_url(url: str) -> str:
     """A URL as text no markdown renderer links: no scheme, no "www."."""
     return re.sub(r"^https?://(www\.)?", "", url)
@@ -51,11 +43,13 @@ def _plain_url(url: str) -> str:
 
 def unlink_unseen(text: str, seen_urls: Collection[str]) -> str:
     """Links and bare URLs to pages the run never saw become plain text: the
-    anchor text of a link stays, a bare URL loses its scheme (so it is not linked)."""
-    seen = {_url_key(u) for u in seen_urls}
+    anchor text of a link stays, a bare URL loses its scheme (so it is not linked).
+    "Saw" is page identity (`web.urls.url_key`); a bare URL's trailing sentence
+    punctuation is no part of it."""
+    seen = {url_key(u) for u in seen_urls}
 
     def link(match: re.Match[str]) -> str:
-        if _url_key(match.group("url")) in seen:
+        if url_key(match.group("url")) in seen:
             return match.group(0)
         return match.group("text") or _plain_url(match.group("url"))
 
@@ -63,12 +57,12 @@ def unlink_unseen(text: str, seen_urls: Collection[str]) -> str:
         url = match.group("url")
         trail = len(url) - len(url.rstrip(".,;:!?"))
         url, tail = url[: len(url) - trail], url[len(url) - trail :]
-        return match.group(0) if _url_key(url) in seen else _plain_url(url) + tail
+        return match.group(0) if url_key(url) in seen else _plain_url(url) + tail
 
     def fix(part: str) -> str:
         part = _MD_LINK.sub(link, part)
         part = _AUTOLINK.sub(
-            lambda m: bare(m) if _url_key(m.group("url")) not in seen else m.group(0), part
+            lambda m: bare(m) if url_key(m.group("url")) not in seen else m.group(0), part
         )
         # Bare URLs outside markdown links (those were handled just above).
         pieces, last = [], 0

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-from deepsearch.agent.retrieval.lexical import same_word
-from deepsearch.agent.retrieval.similarity import content_words
+from deepsearch.agent.retrieval.lexical import content_words, same_word
+from deepsearch.text import numbers_in
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _DEFINITION = re.compile(r"^\s*\[\^?\s*\d{1,3}\s*\^?\]:")
@@ -38,8 +38,6 @@ _RUN = re.compile(
     rf"(?:[ \t]*(?:{_CARET_GROUP}|{_PLAIN_GROUP}))*)(?P<next>[(:\[]?)"
 )
 _HAS_CARET = re.compile(r"\^")
-# Number tokens: "13,527" and "13527" are one number; "3.5" keeps its decimals.
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def normalize_ws(text: str) -> str:
@@ -52,20 +50,8 @@ def is_verbatim(quote: str, source: str) -> bool:
     return bool(q) and q in normalize_ws(source)
 
 
-def numbers_in(text: str) -> set[str]:
-    """Number tokens with thousands separators removed ("13,527" == "13527")."""
-    out = set()
-    for token in _NUMBER.findall(text):
-        if "," in token and "." not in token and all(len(g) == 3 for g in token.split(",")[1:]):
-            token = token.replace(",", "")
-        elif "," in token and "." in token:
-            token = token.replace(",", "")  # "1,083.5"
-        out.add(token)
-    return out
-
-
 def numbers_supported(sentence: str, quote: str) -> bool:
-    """Every number the sentence states also stands in the quote."""
+    """Every number the sentence states also stands in the quote (`deepsearch.text`)."""
     return numbers_in(sentence) <= numbers_in(quote)
 
 

@@ -41,9 +41,11 @@ from deepsearch.agent.citations.quote_text import (
     strip_markers,
     word_coverage,
 )
+from deepsearch.agent.retrieval.lexical import content_words
 from deepsearch.agent.retrieval.ranking import host_matches, hostname
-from deepsearch.agent.retrieval.similarity import Similarity, content_words
+from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import Reference
+from deepsearch.text import cjk_count, sentence_breaks
 
 MIN_QUOTE = 60
 MAX_QUOTE = 300
@@ -51,9 +53,6 @@ MIN_SENTENCE = 20
 CANDIDATES_PER_SENTENCE = 20
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# After . ! ? a blank is needed ("3.5" is no sentence end); CJK stops end one anyway.
-_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _SOURCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z]|citation needed|note \d+)\]", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+|#+\s+|>\s*)")
 
@@ -100,7 +99,7 @@ def answer_sentences(answer: str) -> list[Sentence]:
         bullet = _BULLET.match(body)
         begin = bullet.end() if bullet else 0
         cursor = begin
-        parts = [m.start() for m in _SENT_SPLIT.finditer(body, begin)] + [len(body)]
+        parts = [cut for cut, _ in sentence_breaks(body, begin)] + [len(body)]
         for cut in parts:
             text = body[cursor:cut].strip()
             if text_weight(text) >= MIN_SENTENCE:
@@ -178,7 +177,7 @@ def _logical_lines(text: str) -> list[str]:
 def _segment_quotes(line: str, min_chars: int, max_chars: int) -> list[str]:
     # Groups are slices of the line, never re-joined strings: they stay verbatim.
     quotes = []
-    ends = [m.start() for m in _SENT_SPLIT.finditer(line)] + [len(line)]
+    ends = [cut for cut, _ in sentence_breaks(line)] + [len(line)]
     start = 0
     for end in ends:
         group = line[start:end].strip()
@@ -225,7 +224,7 @@ def _index_terms(text: str) -> set[str]:
 
 def text_weight(text: str) -> int:
     """Length with CJK characters counted twice (one carries about a word's worth)."""
-    return len(text) + len(_CJK.findall(text))
+    return len(text) + cjk_count(text)
 
 
 def _prefilter(sentences: list[Sentence], quotes: list[_Quote], per: int) -> list[int]:
@@ -266,6 +265,23 @@ def _insert_markers(answer: str, positions: list[tuple[int, int]]) -> str:
     return out
 
 
+def _one_to_one(pairs: list[tuple[float, int, int]], limit: int) -> list[tuple[int, int]]:
+    """Best-scoring (sentence, quote) pairs first, each sentence and each quote at most
+    once, at most `limit`; returned in the answer's order."""
+    used_s: set[int] = set()
+    used_q: set[int] = set()
+    chosen: list[tuple[int, int]] = []
+    for _, si, qi in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+        if len(chosen) >= limit:
+            break
+        if si in used_s or qi in used_q:
+            continue
+        used_s.add(si)
+        used_q.add(qi)
+        chosen.append((si, qi))
+    return sorted(chosen)
+
+
 async def build_references(
     answer: str,
     sources: Sequence[SourceText],
@@ -301,22 +317,9 @@ async def build_references(
             or word_coverage(sentences[si].text, quotes[pool[pj]].text) >= MIN_WORD_COVERAGE
         )
     ]
-    pairs.sort(key=lambda p: (-p[0], p[1], p[2]))
-    used_s: set[int] = set()
-    used_q: set[int] = set()
-    chosen: list[tuple[int, int]] = []
-    for _, si, qi in pairs:
-        if len(chosen) >= max_refs:
-            break
-        if si in used_s or qi in used_q:
-            continue
-        used_s.add(si)
-        used_q.add(qi)
-        chosen.append((si, qi))
-    chosen.sort()  # order of appearance in the answer
     refs: list[Reference] = []
     positions: list[tuple[int, int]] = []
-    for si, qi in chosen:
+    for si, qi in _one_to_one(pairs, max_refs):
         quote, source = quotes[qi], sources[quotes[qi].source]
         if not is_verbatim(quote.text, source.text):  # belt and braces: never invent
             continue

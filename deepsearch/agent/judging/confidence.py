@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
+from deepsearch.web.urls import hostname_of
+
 Checks = Literal["passed", "direct", "none"]
 CHECK_WEIGHT: dict[Checks, float] = {"passed": 1.0, "direct": 0.5, "none": 0.0}
 BASE, CHECKS_SHARE, SOURCES_SHARE = 0.15, 0.45, 0.40
@@ -39,11 +41,12 @@ class ConfidenceBasis(BaseModel):
 
 
 def distinct_sources(urls: Iterable[str]) -> int:
-    """Distinct hosts (``www.`` ignored); a local file counts as its own source."""
+    """Distinct hosts (`web.urls.hostname_of`: ``www.`` and case ignored); a local
+    file counts as its own source."""
     keys = set()
     for url in urls:
         parts = urlsplit(url)
-        host = (parts.hostname or "").removeprefix("www.")
+        host = hostname_of(url)
         keys.add(host if host else f"{parts.scheme}:{parts.path}")
     return len(keys)
 

@@ -24,9 +24,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from deepsearch.agent.retrieval.lexical import content_words
 from deepsearch.agent.retrieval.passages import SEPARATOR, chunk_spans
-from deepsearch.agent.retrieval.similarity import Similarity, content_words
+from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import KnowledgeItem
+from deepsearch.text import ends_sentence, numbers_in
 
 if TYPE_CHECKING:  # the state holds the evidence; only the type is needed here
     from deepsearch.agent.state import AgentState
@@ -53,7 +55,6 @@ LEAD_MIN_CHARS = 80
 _BLOCK = re.compile(r"\n\s*\n")
 _NON_WORD = re.compile(r"[^\w]+")
 _ITEM_SPLIT = re.compile(r"\s*(?:\n|·|•|\||\u2022|\s[-–—]\s)\s*")
-_SENTENCE_END = re.compile(r"[.!?。！？:;]$")
 
 
 @dataclass
@@ -100,8 +101,8 @@ def _short_items(chunk: str) -> bool:
         1
         for i in items
         if len(i.split()) <= SHORT_ITEM_WORDS
-        and not _SENTENCE_END.search(i)
-        and not any(ch.isdigit() for ch in i)
+        and not (ends_sentence(i) or i.endswith((":", ";")))
+        and not numbers_in(i)
     )
     return short / len(items) >= SHORT_ITEM_SHARE
 

@@ -3,7 +3,7 @@
 Folding, tokenization (Han and kana one character per word), sublinear TF blocks
 (word 1-2-grams, character n-grams), per-call IDF, sparse dot products, and the
 "same content words" / word-set Jaccard rules. Split out of `similarity.py` to keep
-both modules short; `deepsearch.agent.retrieval.similarity` re-exports the public names.
+both modules short; `similarity` builds its backends on the public names here.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
+from deepsearch.text import CJK_RANGES, is_cjk
+
 _WORD = re.compile(r"\w+", re.UNICODE)
-# Han and kana: written without spaces between words (Hangul uses spaces).
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK_SPLIT = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
-)
+# Han and kana (`deepsearch.text`): written without spaces, one character per word.
+_CJK = re.compile(f"[{CJK_RANGES}]")
+_CJK_SPLIT = re.compile(f"[{CJK_RANGES}]|[^{CJK_RANGES}]+")
 
 
 # --------------------------------------------------------------------- features
@@ -48,10 +48,6 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def is_cjk(token: str) -> bool:
-    return len(token) == 1 and bool(_CJK.match(token))
-
-
 @lru_cache(maxsize=65536)
 def _char_grams(tok: str) -> tuple[str, ...]:
     padded = f" {tok} "
@@ -59,7 +55,7 @@ def _char_grams(tok: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=8192)
-def _features(text: str) -> tuple[dict[str, float], dict[str, float]]:
+def tf_features(text: str) -> tuple[dict[str, float], dict[str, float]]:
     """(word block, char block) of sublinear term frequencies; cached because the
     same snippets are re-scored on every step.
 
@@ -90,7 +86,7 @@ def _features(text: str) -> tuple[dict[str, float], dict[str, float]]:
     )
 
 
-def _idf(blocks: Sequence[dict[str, float]]) -> dict[str, float]:
+def idf_weights(blocks: Sequence[dict[str, float]]) -> dict[str, float]:
     df: Counter[str] = Counter()
     for block in blocks:
         df.update(block.keys())
@@ -98,22 +94,22 @@ def _idf(blocks: Sequence[dict[str, float]]) -> dict[str, float]:
     return {term: math.log((1 + n) / (1 + count)) + 1.0 for term, count in df.items()}
 
 
-def _weighted(block: dict[str, float], idf: dict[str, float]) -> dict[str, float]:
+def unit_weighted(block: dict[str, float], idf: dict[str, float]) -> dict[str, float]:
     vec = {term: tf * idf[term] for term, tf in block.items()}
     norm = math.sqrt(sum(v * v for v in vec.values()))
     return {term: v / norm for term, v in vec.items()} if norm else {}
 
 
-def _dot(a: dict[str, float], b: dict[str, float]) -> float:
+def sparse_dot(a: dict[str, float], b: dict[str, float]) -> float:
     if len(a) > len(b):
         a, b = b, a
     return sum(v * b.get(term, 0.0) for term, v in a.items())
 
 
-_PURE_PYTHON_PAIRS = 400
+PURE_PYTHON_PAIRS = 400
 
 
-def _block_products(left: list[dict[str, float]], right: list[dict[str, float]]):  # noqa: ANN202
+def block_products(left: list[dict[str, float]], right: list[dict[str, float]]):  # noqa: ANN202
     """Dot products of unit vectors as a numpy array (len(left) x len(right)).
 
     Only features present on the left can contribute, so the dense matrices have
@@ -205,7 +201,3 @@ def word_jaccard(a: str, b: str) -> float:
     if not left and not right:
         return 1.0
     return len(left & right) / len(left | right)
-
-
-def _numbers(text: str) -> frozenset[str]:
-    return frozenset(w for w in words(text) if any(ch.isdigit() for ch in w))

@@ -43,7 +43,7 @@ Backends and thresholds
 ``word_jaccard`` is the cheap near-duplicate check (dependencies.md §7 measured
 word-set Jaccard as the best duplicate/same-topic separator); ``dedup`` applies it
 before the backend. The tokenizer, feature blocks and word rules live in
-``similarity_lexical``; their public names are re-exported here.
+``lexical``, which owns them.
 """
 
 from __future__ import annotations
@@ -53,42 +53,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from deepsearch.agent.retrieval.lexical import (
-    _PURE_PYTHON_PAIRS,
-    _block_products,
-    _dot,
-    _features,
-    _idf,
-    _numbers,
-    _weighted,
-    content_words,
-    fold,
-    is_cjk,
+    PURE_PYTHON_PAIRS,
+    block_products,
+    idf_weights,
     same_content_words,
+    sparse_dot,
+    tf_features,
+    unit_weighted,
     word_jaccard,
     words,
 )
 from deepsearch.errors import DeepsearchError
-
-# Public names that live in similarity_lexical, importable from here as before.
-__all__ = [
-    "EMBEDDING_CITE_THRESHOLD",
-    "EMBEDDING_DEDUP_THRESHOLD",
-    "JACCARD_DUP_THRESHOLD",
-    "LEXICAL_CITE_THRESHOLD",
-    "LEXICAL_DEDUP_THRESHOLD",
-    "EmbedFn",
-    "EmbeddingSimilarity",
-    "LexicalSimilarity",
-    "Similarity",
-    "content_words",
-    "dedup",
-    "fold",
-    "is_cjk",
-    "make_similarity",
-    "same_content_words",
-    "word_jaccard",
-    "words",
-]
+from deepsearch.text import numbers_in
 
 EmbedFn = Callable[[list[str]], Awaitable[list[list[float]] | None]]
 
@@ -101,11 +77,18 @@ JACCARD_DUP_THRESHOLD = 0.8
 
 @runtime_checkable
 class Similarity(Protocol):
-    """Scores in [0, 1] (higher = more similar) plus the thresholds to read them by."""
+    """Scores in [0, 1] (higher = more similar) plus the thresholds to read them by.
 
-    name: str
-    dedup_threshold: float
-    cite_threshold: float
+    Read-only members: a backend may switch them (the embedding one falls back)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dedup_threshold(self) -> float: ...
+
+    @property
+    def cite_threshold(self) -> float: ...
 
     async def scores(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
@@ -154,14 +137,16 @@ class LexicalSimilarity(_DedupMethod):
         self.word_weight = word_weight
 
     def _vectors(self, texts: Sequence[str]) -> list[tuple[dict[str, float], dict[str, float]]]:
-        feats = [_features(t) for t in texts]
-        word_idf = _idf([f[0] for f in feats])
-        char_idf = _idf([f[1] for f in feats])
-        return [(_weighted(w, word_idf), _weighted(c, char_idf)) for w, c in feats]
+        feats = [tf_features(t) for t in texts]
+        word_idf = idf_weights([f[0] for f in feats])
+        char_idf = idf_weights([f[1] for f in feats])
+        return [(unit_weighted(w, word_idf), unit_weighted(c, char_idf)) for w, c in feats]
 
     def _cos(self, x: tuple[dict, dict], y: tuple[dict, dict]) -> float:
         # Blocks are unit vectors, so the mix is a convex combination of two cosines.
-        score = self.word_weight * _dot(x[0], y[0]) + (1 - self.word_weight) * _dot(x[1], y[1])
+        score = self.word_weight * sparse_dot(x[0], y[0]) + (1 - self.word_weight) * sparse_dot(
+            x[1], y[1]
+        )
         return min(1.0, max(0.0, score))
 
     def score_sync(self, query: str, texts: Sequence[str]) -> list[float]:
@@ -169,9 +154,9 @@ class LexicalSimilarity(_DedupMethod):
         dicts: this runs every step over the URL list, so it must stay cheap."""
         if not texts:
             return []
-        feats = [_features(t) for t in [query, *texts]]
-        word_idf = _idf([f[0] for f in feats])
-        char_idf = _idf([f[1] for f in feats])
+        feats = [tf_features(t) for t in [query, *texts]]
+        word_idf = idf_weights([f[0] for f in feats])
+        char_idf = idf_weights([f[1] for f in feats])
         words_part = _query_cosines(feats[0][0], [f[0] for f in feats[1:]], word_idf)
         chars_part = _query_cosines(feats[0][1], [f[1] for f in feats[1:]], char_idf)
         w = self.word_weight
@@ -185,10 +170,10 @@ class LexicalSimilarity(_DedupMethod):
             return [[] for _ in a]
         vecs = self._vectors([*a, *b])
         left, right = vecs[: len(a)], vecs[len(a) :]
-        if len(a) * len(b) <= _PURE_PYTHON_PAIRS:
+        if len(a) * len(b) <= PURE_PYTHON_PAIRS:
             return [[self._cos(x, y) for y in right] for x in left]
-        words_part = _block_products([x[0] for x in left], [y[0] for y in right])
-        chars_part = _block_products([x[1] for x in left], [y[1] for y in right])
+        words_part = block_products([x[0] for x in left], [y[0] for y in right])
+        chars_part = block_products([x[1] for x in left], [y[1] for y in right])
         grid = self.word_weight * words_part + (1 - self.word_weight) * chars_part
         return grid.clip(0.0, 1.0).tolist()
 
@@ -313,10 +298,10 @@ async def dedup(
     for i, item in enumerate(candidates):
         against = list(range(len(pool))) + [len(pool) + k for k in kept]
         refs = [*pool, *(candidates[k] for k in kept)]
-        numbers = _numbers(item)
+        numbers = numbers_in(item)
         # Different numbers (years, versions, quarters) make a different request.
         too_close = any(
-            grid[i][j] >= limit and _numbers(_at(pool, candidates, j)) == numbers for j in against
+            grid[i][j] >= limit and numbers_in(_at(pool, candidates, j)) == numbers for j in against
         ) or any(
             word_jaccard(item, r) >= jaccard_threshold or same_content_words(item, r) for r in refs
         )

@@ -20,12 +20,12 @@ burning its budget. A 429 is not retried this way: it proves the service is aliv
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import SearchError
 from deepsearch.web.cache import WebCache, cache_key
 from deepsearch.web.search.base import SearchProviderError, query_with_sites
@@ -104,24 +104,17 @@ def _failure(name: str, exc: SearchError) -> ProviderFailure:
 class MinIntervalLimiter:
     """At most one call per `1/per_s` seconds; callers queue in arrival order."""
 
-    def __init__(
-        self,
-        per_s: float,
-        *,
-        monotonic: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
-    ) -> None:
+    def __init__(self, per_s: float, *, clock: Clock | None = None) -> None:
         self.interval = 1.0 / per_s
-        self._monotonic = monotonic
-        self._sleep = sleep
+        self._clock = clock or SystemClock()
         self._next = float("-inf")
         self._lock = asyncio.Lock()
 
     async def acquire(self) -> None:
         async with self._lock:
-            now = self._monotonic()
+            now = self._clock.monotonic()
             if self._next > now:
-                await self._sleep(self._next - now)
+                await self._clock.sleep(self._next - now)
                 now = self._next
             self._next = now + self.interval
 
@@ -189,17 +182,17 @@ class SearchChain:
         rate_limits: Mapping[str, float] | None = None,
         max_failures: int = 3,
         unconfigured: Mapping[str, str] | None = None,
-        monotonic: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        clock: Clock | None = None,
         on_close: Sequence[Callable[[], Awaitable[Any]]] = (),
         retry_pause_s: float = 1.0,
     ) -> None:
         limits = rate_limits or {}
+        self._clock = clock or SystemClock()
         self.rate_limits = {p.name: limits[p.name] for p in providers if limits.get(p.name)}
         self._slots = [
             _Slot(
                 p,
-                MinIntervalLimiter(limits[p.name], monotonic=monotonic, sleep=sleep)
+                MinIntervalLimiter(limits[p.name], clock=self._clock)
                 if limits.get(p.name)
                 else None,
             )
@@ -210,7 +203,6 @@ class SearchChain:
         self._max_failures = max_failures
         self._unconfigured = dict(unconfigured or {})
         self._on_close = list(on_close)
-        self._sleep = sleep
         self._retry_pause_s = retry_pause_s
 
     @property
@@ -263,7 +255,7 @@ class SearchChain:
             if any(f.kind == "rate_limited" for f in exc.failures):
                 raise  # a 429 says the service works: the failover and back-off handle it
             first = exc
-        await self._sleep(self._retry_pause_s)  # the next try, after a pause
+        await self._clock.sleep(self._retry_pause_s)  # the next try, after a pause
         try:
             return await self._search(query)
         except AllProvidersFailed as exc:
@@ -322,14 +314,14 @@ class SearchChain:
         probes: list[ProbeResult] = []
         for slot in self._slots:
             name = slot.provider.name
-            started = time.monotonic()
+            started = self._clock.monotonic()
             try:
                 found = await self._call(slot, SearchQuery(q=q, limit=3))
             except SearchError as exc:
-                elapsed = round(time.monotonic() - started, 3)
+                elapsed = round(self._clock.monotonic() - started, 3)
                 probes.append(ProbeResult(name=name, ok=False, detail=str(exc), elapsed_s=elapsed))
                 continue
-            elapsed = round(time.monotonic() - started, 3)
+            elapsed = round(self._clock.monotonic() - started, 3)
             # A web engine with nothing for a common query is broken; a private corpus
             # simply may not mention it — that it answered at all is the check.
             ok = bool(found) or name == "local"

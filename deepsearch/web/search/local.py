@@ -11,9 +11,9 @@
   a rebuild reads (decodes, parses) only the files that changed; the others are reused.
 * Encodings are detected and binary files skipped (counted): see local_files.py.
   `on_progress` hears of every file read (files and bytes done of the total).
-* Results carry `file:///abs/path` URLs. `LocalCorpusReader.read(url)` (and
-  `read_local`) turns such a URL back into a `Page`, only for files inside the
-  corpus folder: a `file://` URL the model makes up cannot read anything else.
+* Results carry `file:///abs/path` URLs. `read_local(url, corpus)` turns such a URL
+  back into a `Page`, only for files inside the corpus folder: a `file://` URL the
+  model makes up cannot read anything else.
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel
 
+from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import ConfigError
-from deepsearch.web.search.local_files import (  # re-exported: the corpus API
+from deepsearch.web.search.local_files import (
     best_snippet,
     extract_document,
     split_passages,
@@ -78,10 +78,6 @@ Extracted = tuple[str, list[str]] | str  # (title, passages), or why the file is
 # ----------------------------------------------------------------- the corpus
 
 
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 class LocalCorpus:
     """A folder of documents with a persisted, self-refreshing BM25 index."""
 
@@ -91,7 +87,9 @@ class LocalCorpus:
         *,
         index_root: str | Path | None = None,
         on_progress: ProgressFn | None = None,
+        clock: Clock | None = None,
     ) -> None:
+        self._clock = clock or SystemClock()
         root = Path(corpus_dir).expanduser()
         if not root.is_dir():
             raise ConfigError(f"--corpus: {root} is not a directory")
@@ -348,7 +346,7 @@ class LocalCorpus:
             title=title,
             text=text,
             content_type=CONTENT_TYPES[path.suffix.lower()],
-            fetched_at=_now_iso(),
+            fetched_at=self._clock.now().isoformat(timespec="seconds"),
         )
 
 
@@ -363,16 +361,6 @@ class LocalSearch:
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:
         return await asyncio.to_thread(self.corpus.search, query)
-
-
-class LocalCorpusReader:
-    """Reader for the corpus's `file://` URLs; route `file://` URLs here."""
-
-    def __init__(self, corpus: LocalCorpus) -> None:
-        self.corpus = corpus
-
-    async def read(self, url: str) -> Page | ReadFailure:
-        return await asyncio.to_thread(self.corpus.read, url)
 
 
 def is_local_url(url: str) -> bool:

@@ -13,6 +13,7 @@ import codecs
 import re
 from pathlib import Path
 
+from deepsearch.text import sentence_breaks
 from deepsearch.web.search.base import clean_text
 
 PASSAGE_CHARS = 800
@@ -103,7 +104,7 @@ def extract_document(path: Path) -> tuple[str, str] | None:
         elif suffix == ".txt":
             title, text = "", raw
         else:  # markdown: the plain text a reader sees, as for web pages
-            from deepsearch.web.extract import markdown_to_plain
+            from deepsearch.web.markdown_plain import markdown_to_plain
 
             title, text = title_from_markdown(raw), markdown_to_plain(raw)
     return title or path.stem.replace("_", " ").replace("-", " "), text
@@ -139,9 +140,14 @@ def best_snippet(passage: str, terms: list[str], size: int = SNIPPET_CHARS) -> s
     hits = [i for i in (lowered.find(t) for t in terms if t) if i >= 0]
     first = min(hits) if hits else 0
     start = max(0, first - size // 4)
-    sentence = max(passage.rfind(". ", start, first), passage.rfind("\n", start, first))
-    if sentence >= 0:  # begin at the sentence holding the first hit
-        start = sentence + 1
+    # Begin at the sentence (`deepsearch.text`) or line holding the first hit; the
+    # break's lookahead must see the hit's first character.
+    starts = [after for _, after in sentence_breaks(passage, start, first + 1)]
+    newline = passage.rfind("\n", start, first)
+    if newline >= 0:
+        starts.append(newline + 1)
+    if starts:
+        start = max(starts)
     elif start > 0:
         space = passage.find(" ", start)
         start = space + 1 if 0 <= space < first else start

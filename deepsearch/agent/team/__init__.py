@@ -1,0 +1,9 @@
+"""Team mode: a research planner splits a question into independent sub-problems, each
+researched concurrently by a child run within a token share decided before it starts;
+the parent continues with the children's answers and reading in its knowledge.
+
+Modules: `plan` (the research_planner call), `budget` (shares and the child's tracker),
+`children` (a child's deps and options), `merge` (children into the parent's state),
+`mode` (the hook the loop calls), `report` (the `team` entries of --json), `effort`
+(what the presets switch off) and `recheck` (high effort's second search).
+"""
