@@ -14,8 +14,9 @@ $(BIN)/deepsearch: pyproject.toml
 	@touch $@
 
 # Three workers (pytest-xdist) on our two cores: the third overlaps the tests that
-# wait (a wall-clock limit, a Retry-After, a subprocess starting); measured 63 s against
-# 79 s for two and 68 s for four, on the same shared machine. Bytecode is
+# wait (a wall-clock limit, a Retry-After, a subprocess starting) and takes a larger
+# share of a machine other jobs load; measured 57 s against 63 s for two (load 3), at
+# the price of one more collection (~4 s CPU: 85 s user+sys against 77). Bytecode is
 # written even if the caller's shell turns it off
 # (PYTHONDONTWRITEBYTECODE): otherwise every run recompiles every module and the
 # interpreters the tests spawn recompile again: a warm suite is one with its .pyc.
