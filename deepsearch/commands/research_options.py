@@ -22,7 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from deepsearch.commands.common import ConfigOption
-from deepsearch.config import MIN_BUDGET
+from deepsearch.config import MAX_TEAM_SIZE, MIN_BUDGET
 
 PANEL_PROVIDERS = "Providers"
 PANEL_LIMITS = "Limits"
@@ -121,7 +121,7 @@ OPTIONS: tuple[ResearchOption, ...] = (
     _row("budget", "--budget", int, PANEL_LIMITS, "TOKENS", "Token budget (overrides --effort).",
          config_key="agent.budget", low=MIN_BUDGET),
     _row("effort", "--effort", str, PANEL_LIMITS, "LEVEL",
-         "low | medium | high = 100k / 500k / 1M tokens.", config_key="agent.effort"),
+         "low | medium | high: a preset of budget (100k / 500k / 1M), steps, attempts, reflect, team, re-check.", config_key="agent.effort"),
     _row("max_steps", "--max-steps", int, PANEL_LIMITS, "N",
          "Stop researching after this many steps (default 100).",
          config_key="agent.max_steps", low=1),
@@ -132,7 +132,7 @@ OPTIONS: tuple[ResearchOption, ...] = (
          config_key="agent.max_bad_attempts", low=1),
     _row("team_size", "--team-size", int, PANEL_LIMITS, "N",
          "Split a multi-part question into up to N concurrent sub-researches (default 1).",
-         config_key="agent.team_size", low=1, high=8),
+         config_key="agent.team_size", low=1, high=MAX_TEAM_SIZE),
     _row("no_direct_answer", "--no-direct-answer", bool, PANEL_LIMITS, "",
          "Never accept an unevaluated answer at step 1.", config_key="agent.direct_answer",
          to_config=_false_when_set, names_errors=False),

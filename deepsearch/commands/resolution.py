@@ -85,7 +85,12 @@ def _limits(loaded: LoadedConfig) -> list[Decision]:
         Decision("budget", f"{tokens(agent.token_budget)} tokens", budget_why),
         Decision("max steps", str(agent.max_steps), sources.get("agent.max_steps", "built-in")),
         Decision("timeout", timeout, sources.get("agent.timeout_s", "built-in")),
+        Decision("team size", _team(agent.team_size), sources.get("agent.team_size", "built-in")),
     ]
+
+
+def _team(size: int) -> str:
+    return "1 (no split)" if size == 1 else f"up to {size} sub-researches"
 
 
 def run_decisions(loaded: LoadedConfig) -> list[Decision]:

@@ -36,7 +36,9 @@ from deepsearch.config.models import (
 from deepsearch.config.presets import (
     EFFORT_BUDGETS,
     EFFORT_PRESETS,
+    MAX_TEAM_SIZE,
     MIN_BUDGET,
+    PRESET_KEYS,
     Effort,
     EffortPreset,
 )
@@ -48,7 +50,9 @@ __all__ = [
     "EFFORT_BUDGETS",
     "EFFORT_PRESETS",
     "ENV_KEYS",
+    "MAX_TEAM_SIZE",
     "MIN_BUDGET",
+    "PRESET_KEYS",
     "SECRET_MASK",
     "AgentConfig",
     "CacheConfig",

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from deepsearch.config.presets import EFFORT_BUDGETS, MIN_BUDGET, Effort
+from deepsearch.config.presets import EFFORT_BUDGETS, MAX_TEAM_SIZE, MIN_BUDGET, Effort
 from deepsearch.config.values import AnswerKeySites, HostList, HttpUrl
 from deepsearch.errors import ConfigError
 
@@ -126,7 +126,7 @@ class AgentConfig(_Strict):
     max_bad_attempts: int = Field(2, ge=1, le=10)
     direct_answer: bool = True
     # Team mode: up to this many concurrent sub-researches (deepsearch/agent/team/).
-    team_size: int = Field(1, ge=1, le=8)
+    team_size: int = Field(1, ge=1, le=MAX_TEAM_SIZE)
     reflect: bool = True  # offer the reflect action (effort low turns it off)
     recheck: bool = False  # hold an accepted answer against a second search (effort high)
     max_references: int = Field(10, ge=0, le=50)

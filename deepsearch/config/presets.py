@@ -46,3 +46,5 @@ PRESET_KEYS = ("max_steps", "max_bad_attempts", "direct_answer", "reflect", "tea
 # The smallest budget a run can actually spend: an agent step's prompt is ~1k tokens
 # plus its output, so this leaves a few steps, Beast Mode's 15% and the finalizer.
 MIN_BUDGET = 10_000
+# The most concurrent sub-researches a team may have (flag, config key and server knob).
+MAX_TEAM_SIZE = 8

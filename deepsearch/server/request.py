@@ -4,9 +4,12 @@ the run settings they make (the server's defaults, capped by `--max-budget`).
 Knobs follow node-DeepResearch's names. Precedence for the token budget:
 `budget_tokens`, else `max_completion_tokens` (which also means one attempt per
 evaluation check, as theirs), else `reasoning_effort` (100k / 500k / 1M, as `--effort`),
-else the server's own budget; whatever wins is capped at `--max-budget`. Fields this
-server does not know (temperature, tools, team_size, ...) are ignored, as
-OpenAI-compatible servers do.
+else the server's own budget; whatever wins is capped at `--max-budget`.
+`reasoning_effort` also applies the rest of its `--effort` preset (steps, evaluation
+attempts, reflect, team size, re-check); the request's own knobs (`team_size`,
+`no_direct_answer`, `max_completion_tokens`' one attempt) win over it. Fields this
+server does not know (temperature, tools, ...) are ignored, as OpenAI-compatible
+servers do.
 """
 
 from __future__ import annotations
@@ -18,7 +21,16 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Valida
 
 from deepsearch.agent.language import NAMES
 from deepsearch.agent.types import KnowledgeItem
-from deepsearch.config import EFFORT_BUDGETS, MIN_BUDGET, AgentConfig, HostList, Settings
+from deepsearch.config import (
+    EFFORT_BUDGETS,
+    EFFORT_PRESETS,
+    MAX_TEAM_SIZE,
+    MIN_BUDGET,
+    PRESET_KEYS,
+    AgentConfig,
+    HostList,
+    Settings,
+)
 
 MAX_CONVERSATION_CHARS = 100_000  # like the CLI's stdin limit: a question, not a corpus
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -72,6 +84,7 @@ class ChatRequest(BaseModel):
     no_direct_answer: StrictBool = False
     max_annotations: Annotated[StrictInt, Field(ge=0, le=50)] | None = None
     language_code: str | None = None
+    team_size: Annotated[StrictInt, Field(ge=1, le=MAX_TEAM_SIZE)] | None = None
 
 
 def parse_request(body: Any) -> ChatRequest:
@@ -159,6 +172,11 @@ def run_settings(base: Settings, request: ChatRequest, max_budget: int) -> Setti
     configuration, so a request can do nothing a config file could not)."""
     agent: dict[str, Any] = base.agent.model_dump()
     agent["budget"] = request_budget(request, base.agent.token_budget, max_budget)
+    if request.reasoning_effort is not None:  # the preset's behaviour, as `--effort`
+        preset = EFFORT_PRESETS[request.reasoning_effort]
+        agent.update({key: getattr(preset, key) for key in PRESET_KEYS})
+    if request.team_size is not None:
+        agent["team_size"] = request.team_size
     if request.max_completion_tokens is not None:  # node-DeepResearch: one attempt
         agent["max_bad_attempts"] = 1
     for name in ("boost_hostnames", "bad_hostnames", "only_hostnames"):

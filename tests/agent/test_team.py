@@ -230,3 +230,28 @@ async def test_children_get_a_narrower_job_and_a_share_of_the_time_left() -> Non
         assert opts.timeout_s == pytest.approx(100 * 0.85 * 0.7)  # the fake clock stood still
         assert (opts.team_size, opts.finalize, opts.direct_answer) == (1, False, False)
         assert opts.max_steps == 20
+
+
+async def test_a_team_run_replays_from_its_cassette_with_the_same_result(tmp_path: Any) -> None:
+    """Children call the LLM concurrently, in whatever order they get to: a replay must
+    answer every call from the cassette (matched by request, not by arrival order) and
+    give the same result, with the scripted model never asked."""
+    from deepsearch.cassettes import record_deps, replay_deps
+
+    cassette = tmp_path / "team"
+    deps, _ = world_deps(World())
+    recorder = record_deps(deps, cassette)
+    recorded = await ResearchRun(QUESTION, deps, options(team_size=3)).run()
+    recorder.write_result(recorded)
+    assert recorded.status == "answered" and len(recorded.team) == 3
+
+    deps, provider = world_deps(World())
+    player = replay_deps(deps, cassette)
+    replayed = await ResearchRun(QUESTION, deps, options(team_size=3)).run()
+    assert player.first_miss(replayed.visited_urls) is None
+    assert provider.calls == [], "replay asked the model"
+    assert (replayed.status, replayed.answer) == (recorded.status, recorded.answer)
+    assert replayed.references == recorded.references
+    assert [(m.question, m.status, m.answer) for m in replayed.team] == [
+        (m.question, m.status, m.answer) for m in recorded.team
+    ]

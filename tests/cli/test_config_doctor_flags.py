@@ -79,7 +79,19 @@ def test_config_is_compact_unless_all(monkeypatch: pytest.MonkeyPatch) -> None:
         if line.startswith(("llm.providers.gemini", "llm.providers.ollama"))
     ]
     assert [line for line in full if ".tools." in line]
-    assert len(compact) < 73 and len(full) > 110  # 73: agent.team_size, reflect, recheck joined
+    # 74: agent.team_size, reflect, recheck and the run's team-size line joined
+    assert len(compact) < 74 and len(full) > 110
+
+
+def test_config_says_the_team_size_a_run_would_use_and_why() -> None:
+    lines = run_in_process("config", OPENAI_API_KEY=SECRET).stdout.splitlines()
+    assert "run: team size = 1 (no split)  (default)" in lines
+    lines = run_in_process("config", "--effort", "high", OPENAI_API_KEY=SECRET).stdout.splitlines()
+    assert "run: team size = up to 2 sub-researches  (effort high)" in lines
+    lines = run_in_process(
+        "config", "--effort", "high", "--team-size", "3", OPENAI_API_KEY=SECRET
+    ).stdout.splitlines()
+    assert "run: team size = up to 3 sub-researches  (--team-size)" in lines
 
 
 def test_doctor_probes_the_search_the_flags_name(tmp_path: Path) -> None:

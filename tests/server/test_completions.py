@@ -46,7 +46,7 @@ def test_a_whole_answer_with_annotations_on_its_markers(serve: Serve, web: Loopb
     with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
         server = serve(llm)
         done = server.client().chat.completions.create(
-            model="deepsearch", messages=USER, extra_body={"team_size": 3, "temperature": 0.2}
+            model="deepsearch", messages=USER, extra_body={"with_images": True, "temperature": 0.2}
         )
     message = done.choices[0].message
     content = message.content or ""

@@ -145,3 +145,24 @@ def test_finish_reason_says_stop_for_a_finished_answer(status: str, reason: str)
     usage = UsageReport(prompt_tokens=0, completion_tokens=0, total_tokens=0, budget=1, by_tool={})
     result = ResearchResult(question="q", answer="a", status=status, usage=usage, elapsed_s=0.0)  # type: ignore[arg-type]
     assert finish_reason(result) == reason
+
+
+def test_reasoning_effort_applies_its_whole_preset_and_the_request_knobs_win() -> None:
+    low = run_settings(BASE, request(reasoning_effort="low"), max_budget=1_000_000).agent
+    assert (low.max_steps, low.max_bad_attempts, low.reflect) == (10, 1, False)
+    high = run_settings(BASE, request(reasoning_effort="high"), max_budget=1_000_000).agent
+    assert (high.team_size, high.recheck, high.max_bad_attempts) == (2, True, 3)
+    own = run_settings(
+        BASE,
+        request(reasoning_effort="high", team_size=3, no_direct_answer=True),
+        max_budget=1_000_000,
+    ).agent
+    assert (own.team_size, own.direct_answer, own.recheck) == (3, False, True)
+    plain = run_settings(BASE, request(), max_budget=1_000_000).agent
+    assert (plain.team_size, plain.recheck) == (BASE.agent.team_size, BASE.agent.recheck)
+
+
+@pytest.mark.parametrize("bad", [0, 9, "3", True])
+def test_team_size_outside_its_range_is_a_request_error(bad: object) -> None:
+    with pytest.raises(RequestError, match="team_size"):
+        parse_request({"messages": [{"role": "user", "content": "q?"}], "team_size": bad})
