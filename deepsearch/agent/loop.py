@@ -163,7 +163,12 @@ class ResearchRun:
         `error_kind` (hence the exit code) comes from `failure`, the exception that cut
         the run short from outside, or else from the RunError that ended the run."""
         st = self.state
-        raw = st.final_answer or st.candidate_answer or st.not_found_note or ""
+        raw = (
+            st.final_answer
+            or st.candidate_answer
+            or st.not_found_note
+            or self.team.partial_answer()
+        )
         result = ResearchResult(
             question=self.state.question,
             # A cut-short run's answer was never finalized: no unanchored markers or

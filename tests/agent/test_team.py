@@ -17,7 +17,13 @@ from deepsearch.agent.team.testing import FIGURES, QUESTION, World, page_url, pa
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import Usage
 from deepsearch.llm.tracker import TokenTracker
-from tests.agent.helpers import latency_client, make_deps, max_overlap, options
+from tests.agent.helpers import (
+    LatencyProvider,
+    latency_client,
+    make_deps,
+    max_overlap,
+    options,
+)
 
 PARTS_FIGURES = [FIGURES[p] for p in parts_in(QUESTION)]
 BETA = "What was the population of Beta in 2020?"
@@ -165,6 +171,49 @@ async def test_cancelling_the_parent_cancels_every_child_and_keeps_the_partial_r
     # What the children read before the cancel is the parent's (to cite, or to report).
     assert any(page_url(p) in run.state.pages for p in parts_in(QUESTION))
     assert set(run.state.pages) <= set(snap.read_urls)
+
+
+class _ParentStallsAfterTheTeam(LatencyProvider):
+    """The parent's first agent call after its children finished never returns (the
+    user presses Ctrl-C while it thinks)."""
+
+    def __init__(self, run_of: list[ResearchRun]) -> None:
+        super().__init__(World(), 0.01)
+        self.run_of = run_of
+
+    async def complete(self, request: Any) -> Any:
+        run = self.run_of[0] if self.run_of else None
+        children = run.team.children if run is not None else []
+        done = children and all(c.result is not None for c in children)
+        if done and request.tool == "agent" and request.messages[0].content == QUESTION:
+            await asyncio.Event().wait()
+        return await super().complete(request)
+
+
+async def test_a_run_cut_short_after_its_children_answered_reports_their_answers() -> None:
+    run_of: list[ResearchRun] = []
+    provider = _ParentStallsAfterTheTeam(run_of)
+    deps, _ = world_deps(World())
+    deps.llm.provider = provider
+    run = ResearchRun(QUESTION, deps, options(team_size=3))
+    run_of.append(run)
+    task = asyncio.create_task(run.run())
+    for _ in range(500):
+        await asyncio.sleep(0.01)
+        if run.team.children and all(c.result is not None for c in run.team.children):
+            break
+    await asyncio.sleep(0.05)  # the parent is now waiting on its stalled call
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    snap = run.snapshot("interrupted")
+    assert [m.status for m in snap.team] == ["answered"] * 3
+    assert snap.answer.startswith("Partial answer:")
+    for part, figure in zip(parts_in(QUESTION), PARTS_FIGURES, strict=True):
+        assert figure in snap.answer, part
+    # Nothing accepted, nothing invented: a run cut short before any child answered.
+    empty = ResearchRun(QUESTION, world_deps(World())[0], options(team_size=3))
+    assert empty.snapshot("interrupted").answer == ""
 
 
 def test_shares_come_out_of_what_the_research_phase_has_left() -> None:

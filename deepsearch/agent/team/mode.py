@@ -27,6 +27,9 @@ from deepsearch.errors import BudgetExceeded, StructuredOutputError
 if TYPE_CHECKING:
     from deepsearch.agent.loop import ResearchRun
 
+# Shown to the user (not the model) above the accepted sub-answers of a cut-short run.
+PARTIAL_NOTE = "Partial answer: the run was cut short before it combined these sub-answers."
+
 
 @dataclass
 class Child:
@@ -127,6 +130,19 @@ class TeamMode:
 
     def report(self) -> list[TeamMember]:
         return [child.member() for child in self.children]
+
+    def partial_answer(self) -> str:
+        """For a run cut short before it combined them: the sub-answers its children
+        had accepted, each under its question (nothing when none was accepted)."""
+        accepted = [
+            (c.question, c.result.answer.strip())
+            for c in self.children
+            if c.result is not None and c.result.status == "answered" and c.result.answer.strip()
+        ]
+        if not accepted:
+            return ""
+        parts = "\n\n".join(f"**{question}**\n{answer}" for question, answer in accepted)
+        return f"{PARTIAL_NOTE}\n\n{parts}"
 
 
 async def _run_child(child: Child) -> None:
