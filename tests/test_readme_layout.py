@@ -34,3 +34,13 @@ def test_every_listed_module_exists() -> None:
     for line in re.findall(r"^    ([\w., ]+\.py)\b", block, flags=re.M):
         for name in re.findall(r"\w+\.py", line):
             assert (ROOT / "deepsearch" / "agent" / name).is_file(), name
+
+
+def test_every_module_of_the_package_and_of_agent_is_described() -> None:
+    block = _layout_block()
+    top = set(re.findall(r"^  (\w+\.py)", block, flags=re.M))
+    agent = {n for line in re.findall(r"^    ([\w., ]+\.py)\b", block, flags=re.M)
+             for n in re.findall(r"\w+\.py", line)}  # fmt: skip
+    skip = {"__init__.py", "__main__.py"}
+    assert {p.name for p in (ROOT / "deepsearch").glob("*.py")} - skip == top
+    assert {p.name for p in (ROOT / "deepsearch" / "agent").glob("*.py")} - skip == agent
