@@ -1,4 +1,5 @@
-"""The diary's wording: named one-line templates in prompts/diary.toml.
+"""The diary's wording, and the questions knowledge items answer: named one-line
+templates in prompts/diary.toml and prompts/knowledge.toml.
 
 `AgentState.note(kind, **values)` is the one writer of diary lines; it renders
 `line(kind, ...)`. A line's optional pieces (failures, pages read) are `part(kind, ...)`.
@@ -18,6 +19,7 @@ from deepsearch.prompts import PromptError
 from deepsearch.resources import prompts_dir
 
 DIARY_FILE = "diary.toml"
+KNOWLEDGE_FILE = "knowledge.toml"
 
 
 class DiaryError(PromptError):
@@ -26,10 +28,13 @@ class DiaryError(PromptError):
 
 @cache
 def templates() -> dict[str, dict[str, str]]:
-    """{"lines": {kind: template}, "parts": {kind: template}}."""
-    with (prompts_dir() / DIARY_FILE).open("rb") as file:
-        loaded = tomllib.load(file)
-    return {table: {k: str(v) for k, v in loaded[table].items()} for table in ("lines", "parts")}
+    """{"lines": {kind: template}, "parts": {kind: template}, "questions": {...}}."""
+    tables: dict[str, dict[str, str]] = {}
+    for name in (DIARY_FILE, KNOWLEDGE_FILE):
+        with (prompts_dir() / name).open("rb") as file:
+            loaded = tomllib.load(file)
+        tables.update({t: {k: str(v) for k, v in rows.items()} for t, rows in loaded.items()})
+    return tables
 
 
 def variables(template: str) -> set[str]:
@@ -54,3 +59,8 @@ def line(kind: str, **values: object) -> str:
 
 def part(kind: str, **values: object) -> str:
     return _render("parts", kind, values)
+
+
+def question(kind: str, **values: object) -> str:
+    """The question a knowledge item of this kind answers (prompts/knowledge.toml)."""
+    return _render("questions", kind, values)

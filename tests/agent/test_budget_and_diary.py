@@ -77,7 +77,23 @@ def test_every_diary_part_renders_with_its_variables(kind: str) -> None:
     assert all(str(v) in text for v in values.values()) and "{" not in text
 
 
-@pytest.mark.parametrize("table", ["lines", "parts"])
+@pytest.mark.parametrize("kind", sorted(diary.templates()["questions"]))
+def test_every_knowledge_question_renders_with_its_variables(kind: str) -> None:
+    template = diary.templates()["questions"][kind]
+    values = _dummy(template)
+    text = diary.question(kind, **values)
+    assert text.endswith("?") or "Answer: " in text, "a knowledge item's Q: is a question"
+    assert all(str(v) in text for v in values.values()) and "{" not in text
+    with pytest.raises(KeyError):
+        diary.question(kind, **values, extra="x")
+
+
+def test_a_knowledge_question_cuts_a_long_answer_where_its_template_says() -> None:
+    text = diary.question("rejected_answer", question="Q?", answer="x" * 2000)
+    assert text.endswith("Answer: " + "x" * 500)
+
+
+@pytest.mark.parametrize("table", ["lines", "parts", "questions"])
 def test_every_template_is_used_by_the_code(table: str) -> None:
     code = "\n".join(p.read_text(encoding="utf-8") for p in SOURCE.rglob("*.py"))
     unused = [kind for kind in diary.templates()[table] if f'"{kind}"' not in code]

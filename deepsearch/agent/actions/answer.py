@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from deepsearch.agent import diary
 from deepsearch.agent.deps import RunOptions
 from deepsearch.agent.judging.evaluator import Evaluator, Verdict
 from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop
@@ -59,7 +60,7 @@ async def _learn_from_rejection(
         pass  # the verdict alone is still a useful lesson
     state.add_knowledge(
         KnowledgeItem(
-            question=f'Why was this answer to "{state.question}" rejected? Answer: {answer[:500]}',
+            question=diary.question("rejected_answer", question=state.question, answer=answer),
             answer=lesson.strip(),
             type="qa",
         )

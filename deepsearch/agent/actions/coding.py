@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from deepsearch.agent import diary
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.outcomes import Continue, Unavailable
 from deepsearch.agent.schema import CodingPayload
@@ -89,7 +90,7 @@ def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> Cont
     output = result.result if result.result is not None else result.stdout
     state.add_knowledge(
         KnowledgeItem(
-            question=f"What is the result of the computation: {problem}?",
+            question=diary.question("computation", problem=problem),
             answer=(output or "(no output)")[:4000],
             type="coding",
         )

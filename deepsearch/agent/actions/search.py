@@ -81,7 +81,7 @@ def _pool_results(state: AgentState, results: list[SearchResult], label: str) ->
         )
         state.add_knowledge(
             KnowledgeItem(
-                question=f'What do search results say about "{label}"?',
+                question=diary.question("search_results", label=label),
                 answer=snippets[:4000],
                 type="side-info",
                 references=[r.url for r in results[:30]],

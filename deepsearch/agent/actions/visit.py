@@ -87,7 +87,7 @@ async def _add_evidence(
     """The page's knowledge item: its evidence chunks (navigation dropped), shown as
     the passages relevant to the research questions (re-chosen before every prompt)."""
     item = KnowledgeItem(
-        question=f'What does "{read.title or read.url}" say?',
+        question=diary.question("page", title=read.title or read.url),
         answer="",
         type="url",
         references=[read.url],

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from deepsearch.agent import diary
 from deepsearch.agent.actions.search import add_to_pool, new_queries, run_queries
 from deepsearch.agent.outcomes import Accepted, Outcome, Rejected
 from deepsearch.agent.types import KnowledgeItem
@@ -68,7 +69,7 @@ async def _search(run: ResearchRun, queries: list[str]) -> list[SearchResult]:
         digest = "; ".join(f"{r.title}: {r.snippet}" for r in results[:RESULTS_SHOWN])
         st.add_knowledge(
             KnowledgeItem(
-                question=f'What does a second search say about "{"; ".join(queries)}"?',
+                question=diary.question("recheck_results", queries="; ".join(queries)),
                 answer=digest[:4000],
                 type="side-info",
                 references=[r.url for r in results[:RESULTS_SHOWN]],
@@ -103,8 +104,7 @@ def _reject(run: ResearchRun, answer: str, verdict: RecheckVerdict) -> Rejected:
     problem = verdict.problem or verdict.think
     st.add_knowledge(
         KnowledgeItem(
-            question=f'Why did a second search contradict this answer to "{st.question}"? '
-            f"Answer: {answer[:500]}",
+            question=diary.question("recheck_contradiction", question=st.question, answer=answer),
             answer=problem,
             type="qa",
         )
