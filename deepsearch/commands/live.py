@@ -9,9 +9,7 @@ lines are whole. `quiet` silences everything.
 from __future__ import annotations
 
 import sys
-import time
 from collections import Counter
-from collections.abc import Callable
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.status import Status
@@ -26,6 +24,7 @@ from deepsearch.agent.events import (
     StepFinished,
     StepStarted,
 )
+from deepsearch.clock import Clock, SystemClock
 from deepsearch.commands.output import clean_line, paths_in_text
 from deepsearch.commands.units import tokens
 
@@ -83,15 +82,15 @@ class LiveView:
         *,
         quiet: bool = False,
         console: Console | None = None,
-        monotonic: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self.quiet = quiet
         # Piped stderr (a log) keeps whole lines; a terminal gets one line per step.
         self.console = console or Console(
             stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty()
         )
-        self._monotonic = monotonic
-        self._started = monotonic()
+        self._clock = clock or SystemClock()
+        self._started = self._clock.monotonic()
         self._status: Status | None = None
         self._in_flight: Counter[str] = Counter()
         self._label = "starting"
@@ -192,7 +191,7 @@ class LiveView:
         return "working"
 
     def status_text(self) -> str:
-        elapsed = self._monotonic() - self._started
+        elapsed = self._clock.monotonic() - self._started
         spent = f"{tokens(self._tokens)}/{tokens(self._budget)} tok" if self._budget else ""
         clock = f"{int(elapsed // 60)}:{int(elapsed % 60):02d}"
         parts = [f"{self._label}: {self.doing()}", clock, spent]

@@ -12,6 +12,7 @@ from deepsearch.agent.events import Notice, PhaseChanged, StepFinished, StepStar
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.team import testing as team_world
 from deepsearch.agent.team.testing import QUESTION, World
+from deepsearch.clock import FakeClock
 from deepsearch.commands.live import LiveView
 from deepsearch.commands.output import safe_result
 from tests.agent.helpers import make_deps, options
@@ -20,7 +21,7 @@ from tests.agent.helpers import make_deps, options
 def view() -> tuple[LiveView, io.StringIO, list[str]]:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120, color_system=None)
-    live = LiveView(console=console, monotonic=lambda: 100.0)
+    live = LiveView(console=console, clock=FakeClock())
     stops: list[str] = []
     live._spin = lambda: None  # type: ignore[method-assign]  # no spinner thread in tests
     live.stop = lambda: stops.append("stop")  # type: ignore[method-assign]

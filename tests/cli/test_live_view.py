@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from deepsearch.agent.events import Activity, Notice, PhaseChanged, StepFinished, StepStarted
+from deepsearch.clock import FakeClock
 from deepsearch.commands.live import LiveView
 from deepsearch.commands.units import size, tokens
 from deepsearch.runtime import ActivityReader, ActivitySearch, llm_tap
@@ -23,18 +24,10 @@ SEARCH_DONE = StepFinished(
 )  # fmt: skip
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def view_at(width: int, *, terminal: bool = True) -> tuple[LiveView, io.StringIO]:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=terminal, width=width, color_system=None)
-    view = LiveView(console=console, monotonic=Clock())
+    view = LiveView(console=console, clock=FakeClock())
     view._spin = lambda: None  # type: ignore[method-assign]  # no spinner thread in tests
     return view, buffer
 
@@ -89,12 +82,12 @@ def test_the_spinner_names_the_work_in_flight() -> None:
 
 def test_the_status_has_a_ticking_clock_and_the_tokens() -> None:
     view, _ = view_at(100)
-    clock = view._monotonic
-    assert isinstance(clock, Clock)
+    clock = view._clock
+    assert isinstance(clock, FakeClock)
     view(SEARCH_DONE)
-    clock.now += 5
+    clock.advance(5)
     assert view.status_text().endswith("0:05  12.3k/500k tok")
-    clock.now += 60
+    clock.advance(60)
     assert "1:05" in view.status_text()
     view(Activity(what="llm", delta=1, tool="agent_beast", tokens_used=480_000))
     view(PhaseChanged(phase="beast", reason="step limit"))
