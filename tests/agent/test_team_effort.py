@@ -14,6 +14,7 @@ from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.team import testing as team_world
 from deepsearch.agent.team.recheck import MAX_RECHECKS
 from deepsearch.agent.team.testing import FIGURES, QUESTION, World, parts_in
+from deepsearch.errors import ProviderError, StructuredOutputError
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeSearch
 from tests.agent.helpers import make_deps, options
@@ -63,6 +64,32 @@ async def test_without_recheck_no_second_search_is_made() -> None:
     await ResearchRun(QUESTION, deps, options()).run()
     assert RECHECK_QUERY not in [q.q for q in search.queries]
     assert not [c for c in provider.calls_for("evaluator") if "consistent" in _props(c)]
+
+
+class FailingRecheck:
+    """The world, with a re-check whose calls fail: the provider (HTTP 500 after the
+    SDK's retries) or the search (every endpoint down)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.world, self.error = World(), error
+
+    def __call__(self, request: CompletionRequest) -> Any:
+        if request.tool == "evaluator" and "queries" in _props(request):
+            raise self.error
+        return self.world(request)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ProviderError("HTTP 500 from the API", provider="openai"), StructuredOutputError("garbled")],
+)
+async def test_a_recheck_that_fails_keeps_the_accepted_answer(error: Exception) -> None:
+    deps, _, _ = deps_for(FailingRecheck(error))
+    result = await ResearchRun(QUESTION, deps, options(recheck=True)).run()
+    assert result.status == "answered", result.error
+    answer_step = [s for s in result.steps if s.action == "answer"][-1]
+    assert f"re-check skipped ({type(error).__name__})" in answer_step.detail
+    assert all(figure in result.answer for figure in PARTS_FIGURES)
 
 
 class Contradicting:

@@ -2,7 +2,9 @@
 independent search (queries not run before) before it is final. A contradiction
 rejects it like a failed check (the lesson joins the knowledge and research goes on);
 at most MAX_RECHECKS per run, so a question whose sources disagree still ends. A
-re-check that cannot be paid for or understood leaves the accepted answer accepted."""
+re-check that cannot be paid for, understood or run (a provider or search failure)
+leaves the accepted answer accepted: the evaluator already passed it, and an extra
+check that failed to happen is no evidence against it."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from deepsearch.agent import diary
 from deepsearch.agent.actions.search import add_to_pool, new_queries, run_queries
 from deepsearch.agent.outcomes import Accepted, Outcome, Rejected
 from deepsearch.agent.types import KnowledgeItem
-from deepsearch.errors import BudgetExceeded, StructuredOutputError
+from deepsearch.errors import RunError
 from deepsearch.llm.base import Message
 from deepsearch.prompts import render
 from deepsearch.web.types import SearchQuery, SearchResult
@@ -129,7 +131,7 @@ async def recheck_accepted(run: ResearchRun, outcome: Outcome) -> Outcome:
             return Accepted(f"{outcome.detail}; re-check: no new query")
         results = await _search(run, queries)
         verdict = await _verdict(run, answer, results)
-    except (BudgetExceeded, StructuredOutputError) as exc:
+    except RunError as exc:  # the budget, the provider, the search or an unusable reply
         return Accepted(f"{outcome.detail}; re-check skipped ({type(exc).__name__})")
     if not verdict.consistent:
         return _reject(run, answer, verdict)
