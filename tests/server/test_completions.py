@@ -156,7 +156,7 @@ def test_earlier_turns_reach_the_agent_as_knowledge(serve: Serve) -> None:
     ("knobs", "budget"),
     [
         ({"budget_tokens": 10**9}, 50_000),  # never above --max-budget
-        ({"reasoning_effort": "high"}, 50_000),
+        ({"reasoning_effort": "low"}, 50_000),  # its preset 100k is capped too
         ({"budget_tokens": 20_000}, 20_000),  # a request may lower it
         ({"max_completion_tokens": 30_000}, 30_000),
         ({}, 50_000),  # the server's own 200k default is capped too
