@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from deepsearch.clock import Clock, SystemClock
 from deepsearch.web.types import (
     Page,
     Reader,
@@ -22,8 +22,11 @@ REDACTED = "[REDACTED]"
 
 
 class TraceWriter:
-    def __init__(self, path: Path | str, *, secrets: Iterable[str] = ()) -> None:
+    def __init__(
+        self, path: Path | str, *, secrets: Iterable[str] = (), clock: Clock | None = None
+    ) -> None:
         self.path = Path(path)
+        self.clock = clock or SystemClock()  # record times and call durations
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
         self._lock = threading.Lock()
         self._file = self.path.open("a", encoding="utf-8")
@@ -35,7 +38,7 @@ class TraceWriter:
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         line = json.dumps(
-            {"ts": round(time.time(), 3), "kind": kind, **payload}, default=str, ensure_ascii=False
+            {"ts": round(self.clock.now().timestamp(), 3), "kind": kind, **payload}, default=str, ensure_ascii=False
         )
         with self._lock:
             self._file.write(self.redact(line) + "\n")
@@ -44,8 +47,6 @@ class TraceWriter:
     def header(self, question: str, settings: dict[str, Any]) -> None:
         """The first record of a run: which program, which question, when, with what
         settings (secrets already masked by the caller, and redacted here again)."""
-        from datetime import UTC, datetime
-
         from deepsearch import __version__
 
         self(
@@ -53,7 +54,7 @@ class TraceWriter:
             {
                 "version": __version__,
                 "question": question,
-                "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "started_at": self.clock.now().isoformat(timespec="seconds"),
                 "settings": settings,
             },
         )
@@ -72,7 +73,7 @@ class TracedSearch:
         self._trace = trace
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:
-        started = time.perf_counter()
+        started = self._trace.clock.monotonic()
         try:
             results = await self.inner.search(query)
         except Exception as exc:
@@ -83,7 +84,7 @@ class TracedSearch:
             {
                 "query": query.model_dump(),
                 "results": [r.model_dump() for r in results],
-                "seconds": round(time.perf_counter() - started, 3),
+                "seconds": round(self._trace.clock.monotonic() - started, 3),
             },
         )
         return results
@@ -95,9 +96,9 @@ class TracedReader:
         self._trace = trace
 
     async def read(self, url: str) -> Page | ReadFailure:
-        started = time.perf_counter()
+        started = self._trace.clock.monotonic()
         outcome = await self.inner.read(url)
-        payload: dict[str, Any] = {"url": url, "seconds": round(time.perf_counter() - started, 3)}
+        payload: dict[str, Any] = {"url": url, "seconds": round(self._trace.clock.monotonic() - started, 3)}
         if isinstance(outcome, ReadFailure):
             payload["failure"] = outcome.model_dump()
         else:
