@@ -38,7 +38,9 @@ class TraceWriter:
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         line = json.dumps(
-            {"ts": round(self.clock.now().timestamp(), 3), "kind": kind, **payload}, default=str, ensure_ascii=False
+            {"ts": round(self.clock.now().timestamp(), 3), "kind": kind, **payload},
+            default=str,
+            ensure_ascii=False,
         )
         with self._lock:
             self._file.write(self.redact(line) + "\n")
@@ -98,7 +100,10 @@ class TracedReader:
     async def read(self, url: str) -> Page | ReadFailure:
         started = self._trace.clock.monotonic()
         outcome = await self.inner.read(url)
-        payload: dict[str, Any] = {"url": url, "seconds": round(self._trace.clock.monotonic() - started, 3)}
+        payload: dict[str, Any] = {
+            "url": url,
+            "seconds": round(self._trace.clock.monotonic() - started, 3),
+        }
         if isinstance(outcome, ReadFailure):
             payload["failure"] = outcome.model_dump()
         else:
