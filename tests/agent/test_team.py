@@ -82,7 +82,9 @@ async def test_a_failing_child_never_fails_the_parent() -> None:
     assert result.status == "answered"
     by_question = {m.question: m for m in result.team}
     assert by_question[BETA].status == "failed"
+    assert by_question[BETA].error  # says why
     assert sum(m.status == "answered" for m in result.team) == 2
+    assert [m.error for m in result.team if m.status == "answered"] == [None, None]
     assert FIGURES["beta"] in result.answer  # the parent researched the missing part itself
 
 
@@ -103,6 +105,8 @@ async def test_a_crashing_child_is_reported_failed_and_its_siblings_finish(
     statuses = {m.question: m.status for m in result.team}
     assert statuses.pop(BETA) == "failed"
     assert set(statuses.values()) == {"answered"}
+    errors = {m.question: m.error for m in result.team}
+    assert "a bug in the child" in (errors[BETA] or "")
 
 
 async def test_a_declined_split_runs_no_child() -> None:

@@ -69,7 +69,7 @@ async def test_json_has_the_team_and_each_steps_agent() -> None:
     data = json.loads(safe_result(result).model_dump_json())
     assert data["schema_version"] == "2"  # additive fields: no bump (see the README)
     assert [set(m) for m in data["team"]] == [
-        {"id", "question", "status", "answer", "tokens", "budget_share"}
+        {"id", "question", "status", "answer", "tokens", "budget_share", "error"}
     ] * 3
     assert [m["id"] for m in data["team"]] == ["1", "2", "3"]
     agents = [s["agent"] for s in data["steps"]]

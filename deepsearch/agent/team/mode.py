@@ -50,7 +50,13 @@ class Child:
             answer=result.answer,
             tokens=self.run.deps.llm.tracker.used,
             budget_share=self.share,
+            error=None if result.status == "answered" else _why(result, self.run),
         )
+
+
+def _why(result: ResearchResult, run: ResearchRun) -> str | None:
+    """Why a child ended without an accepted answer: its error, else what stopped it."""
+    return result.error or run.stop_reason or None
 
 
 class TeamMode:

@@ -18,3 +18,5 @@ class TeamMember(BaseModel):
     answer: str = ""
     tokens: int = Field(0, ge=0, description="tokens the child spent (all tools)")
     budget_share: int = Field(ge=0, description="its token budget, fixed before it started")
+    # Why a child that did not answer ended as it did (its run's error, or its limit).
+    error: str | None = None
