@@ -3,33 +3,14 @@ when it made the client itself, left open when the caller passed one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
-import pytest
 
-from deepsearch.llm.testing import offline_settings
 from deepsearch.web.search import build_search
 from deepsearch.web.search.fused import FusedSearch
 from tests.fakes.search_servers import FakeSearchServers
 
-
-@pytest.fixture
-def servers() -> Iterator[FakeSearchServers]:
-    with FakeSearchServers() as srv:
-        yield srv
-
-
-def _settings(servers: FakeSearchServers, providers: list[str], **extra: object):  # type: ignore[no-untyped-def]
-    return offline_settings(
-        **{
-            "search.providers": providers,
-            "search.searxng_url": servers.base_url("searxng"),
-            "search.brave_url": servers.base_url("brave"),
-            "keys.brave_api_key": "brave-secret-2",
-            **extra,
-        }
-    )
+# The factory tests' settings: every provider's URL and key on the `servers` fakes.
+from tests.web.test_search_chain import _settings
 
 
 def _clients(chain: object) -> list[httpx.AsyncClient]:

@@ -230,12 +230,6 @@ async def test_empty_answers_and_disabled_cache_are_not_stored(tmp_path: Path) -
 # ------------------------------------------------------------------ factory
 
 
-@pytest.fixture
-def servers() -> Iterator[FakeSearchServers]:
-    with FakeSearchServers() as srv:
-        yield srv
-
-
 def _settings(servers: FakeSearchServers, providers: list[str], **extra: object):  # type: ignore[no-untyped-def]
     return offline_settings(
         **{

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -18,12 +18,6 @@ from tests.fakes.search_servers import FakeSearchServers
 
 KEY = "sk-test-0123456789"
 _SSL = ssl.create_default_context()  # built once: loading CA certs per client is slow
-
-
-@pytest.fixture
-def servers() -> Iterator[FakeSearchServers]:
-    with FakeSearchServers() as srv:
-        yield srv
 
 
 @pytest.fixture
