@@ -22,6 +22,7 @@ BENCHMARKS = [
     "orchestration",
     "latency",
     "team",
+    "stopping",
 ]
 
 

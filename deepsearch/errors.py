@@ -13,6 +13,7 @@
         │   └── StructuredOutputError  no valid object after every recovery step
         ├── SearchError             every search provider in the chain failed
         │   (web.search.chain.SearchUnavailable: and again on the next try; fatal)
+        ├── WebUnreadable           every read refused two visits in a row (fatal)
         └── SandboxUnavailable      no real isolation for the coding action
 
 A command raises one of these; cli.py alone catches them (one `except`), prints the
@@ -121,6 +122,18 @@ class StructuredOutputError(ProviderError):
 
 class SearchError(RunError):
     """Every configured search provider failed."""
+
+
+class WebUnreadable(RunError):
+    """Every page read was refused (the address guard, 403s, a dead reader) in two
+    visits in a row while search works: the run stops with the cause and the fix.
+    `configuration` when only the user can fix it (the guard: --allow-private-urls)."""
+
+    fatal = True
+
+    def __init__(self, message: str, *, configuration: bool = False) -> None:
+        super().__init__(message)
+        self.configuration = configuration
 
 
 class SandboxUnavailable(RunError):

@@ -43,7 +43,7 @@ from deepsearch.agent.judging.honesty import (
 from deepsearch.agent.language import answer_language
 from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop, Unavailable
 from deepsearch.agent.prefetch import Prefetcher
-from deepsearch.agent.progress import ProgressWatch
+from deepsearch.agent.progress import ProgressWatch, ReadWatch
 from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind
 from deepsearch.agent.retrieval.evidence import refresh_state
 from deepsearch.agent.retrieval.ranking import refresh_url_list
@@ -93,7 +93,9 @@ class ResearchRun:
         self.fatal: RunError | None = None  # the error that ended the run, if any
         # Background reads of the top unread URLs while the model decides.
         self.prefetch = Prefetcher(deps.reader)
-        self.progress = ProgressWatch()
+        self.progress = ProgressWatch()  # ends research when nothing new is found
+        self.reads = ReadWatch()  # ends the run when no page can be read at all
+        self.research_ended_at: int | None = None  # the research phase's last step
         self.team = TeamMode.for_run(self)  # sub-researches, effort behaviour (agent/team/)
 
     # ------------------------------------------------------------- driving
@@ -183,6 +185,8 @@ class ResearchRun:
             elapsed_s=round(self.deadline.elapsed(), 3),
             error=error,
             error_kind=error_kind(failure or self.fatal, error),
+            stop_reason=self._stop_reason(),
+            stop_step=self.research_ended_at,
         )
         return with_confidence(st, result)
 
@@ -193,6 +197,7 @@ class ResearchRun:
                 while True:
                     self._check_limits()
                     if await self._step():
+                        self.research_ended_at = self.state.step
                         return True
                     await self.team.after_step(self)
         except (LoopStopped, BudgetStop) as stop:
@@ -206,11 +211,13 @@ class ResearchRun:
         except RunError as exc:  # a provider failure mid-run still gets a Beast Mode answer
             if exc.fatal:  # e.g. search cannot work: Beast Mode would only guess
                 self._finish_step("error", "", str(exc)[:300])  # the step it ended counts
+                self.research_ended_at = self.state.step
                 raise
             self.stop_reason = f"error: {exc}"
             if self._provider_unreachable(exc):
                 raise  # not one step worked: asking the same dead endpoint again only waits
-        self._emit(Notice(text=f"stopping research: {self.stop_reason}"))
+        # The Beast Mode phase event that follows carries the reason to the view.
+        self.research_ended_at = self.state.step
         return False
 
     def _check_limits(self) -> None:
@@ -282,6 +289,7 @@ class ResearchRun:
         True when the run's answer was accepted."""
         payload = decision.payload()
         outcome = await self.team.recheck(self, await perform(self, payload))
+        self.reads.check(self.state)  # every read refused twice in a row: WebUnreadable
         self.gate.after(payload.action, outcome)  # what the next step may do
         self._finish_step(payload.action, decision.think, outcome.detail)
         match outcome:
@@ -352,6 +360,14 @@ class ResearchRun:
         if tool == "agent_beast":
             allowance = min(allowance, llm.tracker.beast_room(BEAST_PROMPT_TOKENS))
         return max(200, allowance)
+
+    def _stop_reason(self) -> str | None:
+        """Why the research phase ended, for --json; None while it runs."""
+        if self.fatal is not None:  # the error that stopped the run, its first line
+            return str(self.fatal).splitlines()[0]
+        if self.research_ended_at is None:
+            return None
+        return self.stop_reason or "answer accepted"
 
     def _provider_unreachable(self, exc: RunError) -> bool:
         """A transport failure before any step succeeded (dead or refusing endpoint)."""

@@ -23,7 +23,7 @@ from deepsearch.errors import (
 from deepsearch.llm.tracker import TokenTracker
 
 # 2: status "not_found" (exit 4), `confidence` and `confidence_basis` (see the README).
-# A new key alone (`team`, `steps[].agent`) keeps the version: consumers ignore unknown
+# A new key alone (`team`, `steps[].agent`, `stop_reason`) keeps the version: consumers ignore unknown
 # keys; a new value of an existing key, a removal or a rename bumps it.
 SCHEMA_VERSION = "2"
 Status = Literal["answered", "forced", "not_found", "interrupted", "failed"]
@@ -101,6 +101,11 @@ class ResearchResult(BaseModel):
     elapsed_s: float
     error: str | None = None
     error_kind: ErrorKind | None = None
+    # Why and after which step the research phase ended ("answer accepted", "no new
+    # evidence in 4 steps", "step limit of 100 reached", a fatal error's line...);
+    # None for a run cut short while researching.
+    stop_reason: str | None = None
+    stop_step: int | None = None
 
     @property
     def exit_code(self) -> int:

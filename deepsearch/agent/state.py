@@ -82,6 +82,8 @@ class AgentState:
     not_found_note: str | None = None
     trivial: bool = False
     consecutive_failures: int = 0
+    # Programs run (coding.program_key) -> their result: a repeat is not run again.
+    program_results: dict[str, str] = field(default_factory=dict)
     rechecks: int = 0  # second searches an accepted answer was held against (high effort)
     today: str | None = None  # ISO date of the run: the default `updated` of knowledge
 

@@ -97,6 +97,7 @@ class LiveView:
         self._tokens = 0
         self._budget = 0
         self._shown_once: set[str] = set()
+        self._last_step = 0  # the main research's last finished step
 
     # ------------------------------------------------------------ events
 
@@ -118,6 +119,7 @@ class LiveView:
             self._forget_llm_calls()
             if event.agent == MAIN_AGENT:  # a team child's figures are its share's
                 self._tokens, self._budget = event.tokens_used, event.budget
+                self._last_step = event.step
             self._print_step(event)
         elif isinstance(event, Notice):
             self._notice(event)
@@ -162,8 +164,9 @@ class LiveView:
                 )
             return
         if event.phase == "beast":
-            reason = clean_line(event.reason)
-            self.console.print(Text(f"  ⚡ Beast Mode: {reason}", style="bold yellow"))
+            self.console.print(
+                Text(f"  ⚡ {self.research_ended(event.reason)}", style="bold yellow")
+            )
             self._label = "Beast Mode"
         elif event.phase == "finalizing":
             self._label = "finalizing"
@@ -171,6 +174,11 @@ class LiveView:
             self.stop()
 
     # ------------------------------------------------------------ rendering
+
+    def research_ended(self, reason: str) -> str:
+        """When and why the research phase ended, and what happens now."""
+        why = f": {clean_line(reason)}" if reason.strip() else ""
+        return f"research ended after step {self._last_step}{why} — Beast Mode answers"
 
     def doing(self) -> str:
         """What is in flight, most telling first (an index build, searches, reads)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.progress import NO_PROGRESS_LIMIT
+from deepsearch.agent.progress import NO_PROGRESS_LIMIT, no_progress_reason
 from deepsearch.web.search.base import SearchProviderError
 from deepsearch.web.search.chain import SearchChain, SearchUnavailable
 from deepsearch.web.types import SearchQuery, SearchResult
@@ -86,7 +86,7 @@ async def test_steps_that_change_nothing_end_the_research_phase_early() -> None:
     await run.run()
     research = [c for c in provider.calls if c.tool == "agent"]
     assert len(research) == 1 + NO_PROGRESS_LIMIT  # one useful step, then the idle ones
-    assert "found no new query" in run.stop_reason
+    assert run.stop_reason == no_progress_reason(NO_PROGRESS_LIMIT)
     assert [c for c in provider.calls if c.tool == "agent_beast"], "Beast Mode still answers"
 
 

@@ -166,3 +166,12 @@ def test_the_llm_tap_feeds_the_trace_and_the_view() -> None:
     tap("search", {})
     assert traced == ["llm_request", "llm_response", "search"]
     assert [(e.tool, e.delta) for e in events] == [("evaluator", 1), ("evaluator", -1)]
+
+
+def test_the_view_says_when_and_why_the_research_phase_ended() -> None:
+    view, buffer = view_at(120)
+    view(SEARCH_DONE)  # step 3
+    view(PhaseChanged(phase="beast", reason="no new evidence in 4 steps"))
+    last = buffer.getvalue().splitlines()[-1]
+    assert "research ended after step 3: no new evidence in 4 steps" in last
+    assert "Beast Mode" in last

@@ -1,7 +1,13 @@
-"""coding: the LLM writes Python for a stated problem; it runs in the sandbox."""
+"""coding: the LLM writes Python for a stated problem; it runs in the sandbox.
+
+A program the run has already run (the same code up to layout and comments, and the
+same `data` if it reads it) is not run again: its earlier result comes back, and
+nothing is added to the knowledge (it counts as nothing new, agent/progress.py)."""
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +92,26 @@ async def _write_code(
     return reply.value.code
 
 
+def program_key(code: str, data: dict[str, Any]) -> str:
+    """The program's identity: its syntax tree (layout and comments do not count),
+    plus the data it was given when it reads `data` (the same code over what was
+    gathered since may compute something else)."""
+    try:
+        tree = ast.parse(code)
+        text = ast.dump(tree)
+        reads_data = any(isinstance(n, ast.Name) and n.id == "data" for n in ast.walk(tree))
+    except (SyntaxError, ValueError):  # unparsable: the text, whitespace folded
+        text, reads_data = " ".join(code.split()), "data" in code
+    if reads_data:
+        text += json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+
+
+def _repeated(state: AgentState, problem: str, output: str) -> Continue:
+    state.note("computed_again", problem=problem, output=output)
+    return Continue(f"same program as before, not re-run: {output[:120]}")
+
+
 def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> Continue:
     output = result.result if result.result is not None else result.stdout
     state.add_knowledge(
@@ -118,13 +144,18 @@ async def handle_coding(
         code = await _write_code(deps, payload.problem, shape, attempts)
         if code is None:
             continue
+        key = program_key(code, data)
+        if key in state.program_results:
+            return _repeated(state, payload.problem, state.program_results[key])
         try:
             result = await sandbox.run(code, data)
         except SandboxUnavailable as exc:
             state.note("coding_refused", reason=str(exc))
             return Unavailable("coding", str(exc))
         if result.ok:
-            return _keep_result(state, payload.problem, result)
+            outcome = _keep_result(state, payload.problem, result)
+            state.program_results[key] = state.knowledge[-1].answer
+            return outcome
         attempts.append((code, (result.error or result.stderr or "failed")[:500]))
     state.note(
         "computation_failed", problem=payload.problem, attempts=MAX_ATTEMPTS, error=attempts[-1][1]

@@ -125,7 +125,8 @@ async def handle_visit(
     read, failed = [], []
     for url, outcome in zip(targets, outcomes, strict=True):
         if isinstance(outcome, ReadFailure):
-            state.mark_failed(url, f"{outcome.kind}: {outcome.detail}")
+            status = f"HTTP {outcome.status} " if outcome.status else ""
+            state.mark_failed(url, f"{outcome.kind}: {status}{outcome.detail}")
             failed.append(f"{url} ({outcome.kind})")
             if outcome.host_is_dead:
                 _drop_dead_host(state, url)

@@ -165,16 +165,21 @@ def _stem(word: str) -> str:
     return word[:STEM_CHARS] if len(word) > STEM_CHARS else word
 
 
-def _chunk_stems(ev: PageEvidence) -> list[frozenset[str]]:
+def stems_of(text: str) -> frozenset[str]:
+    """The text's content words, stemmed: what relevance is measured on."""
+    return frozenset(_stem(w) for w in content_words(text))
+
+
+def chunk_stems(ev: PageEvidence) -> list[frozenset[str]]:
     if ev.stems is None:
-        ev.stems = [frozenset(_stem(w) for w in content_words(c)) for c in ev.chunks]
+        ev.stems = [stems_of(c) for c in ev.chunks]
     return ev.stems
 
 
 def word_scores(ev: PageEvidence, query: str) -> list[float]:
     """IDF-weighted share of the query's content words (stemmed) each chunk holds.
     Word sets are computed once per page: this runs for every page and question."""
-    stems = _chunk_stems(ev)
+    stems = chunk_stems(ev)
     wanted = {_stem(w) for w in content_words(query)}
     if not wanted or not stems:
         return [0.0] * len(stems)
