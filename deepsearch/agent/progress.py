@@ -11,8 +11,12 @@ stalled`). Progress is any of:
 - a search result not seen before whose title and snippet are relevant;
 - an accepted sub-answer; a new sub-question (reflect);
 - a sandbox result not seen before;
-- a rejected answer not proposed before: its lesson (a new knowledge item) is about a
-  new candidate. The same answer rejected again teaches nothing.
+- an answer a check rejected (the evaluator, or the re-check of high effort): the
+  verdict is new information on the candidate, its lesson a new knowledge item, and
+  such steps cannot keep a run going -- each spends one of a check's attempts
+  (--max-bad-attempts) or one of the re-checks, and when they run out research ends
+  on its own. A rejected answer's lesson counts too when no attempt was charged (a
+  check the run does not apply), once per answer.
 
 Nothing new: an off-topic page (its passages are navigation or share too few of the
 questions' words), a repeated query (it is not even run), a repeated program (not
@@ -46,9 +50,10 @@ def no_progress_reason(steps: int) -> str:
 
 
 def covers(query: frozenset[str], text: frozenset[str]) -> bool:
-    """Does a passage (its stems) hold enough of a question's content words?"""
+    """Does a passage (its stems) hold enough of a question's content words? A question
+    without any ("Who?") cannot tell: novelty alone decides, as `word_coverage` has it."""
     if not query:
-        return False
+        return True
     found = len(query & text)
     return found >= min(MIN_RELEVANT_WORDS, len(query)) and found >= RELEVANT_SHARE * len(query)
 
@@ -64,13 +69,21 @@ class _Seen:
     knowledge: int
     questions: int
     urls: set[str]
+    verdicts: int  # check attempts spent plus re-checks run
     passages: set[str] = field(default_factory=set)
     outputs: set[str] = field(default_factory=set)
     answers: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, state: AgentState) -> _Seen:
-        return cls(len(state.knowledge), len(state.all_questions), set(state.url_pool))
+        return cls(
+            len(state.knowledge), len(state.all_questions), set(state.url_pool), _verdicts(state)
+        )
+
+
+def _verdicts(state: AgentState) -> int:
+    """How many verdicts the run has spent: fewer attempts left, more re-checks run."""
+    return state.rechecks - sum(m.attempts_left for m in state.metrics)
 
 
 @dataclass
@@ -101,7 +114,9 @@ class ProgressWatch:
         found = [self._item_is_new(state, item, queries, seen) for item in new_items]
         found.append(self._new_results(state, queries, seen))
         found.append(len(state.all_questions) > seen.questions)
+        found.append(_verdicts(state) > seen.verdicts)
         seen.knowledge, seen.questions = len(state.knowledge), len(state.all_questions)
+        seen.verdicts = _verdicts(state)
         self._seen = seen
         return any(found)
 

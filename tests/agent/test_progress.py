@@ -87,7 +87,21 @@ def test_answers_sub_answers_and_lessons() -> None:
     state.add_knowledge(lesson)
     assert watch.judge(state)  # a new answer's lesson
     state.add_knowledge(lesson.model_copy(update={"answer": "still too thin"}))
-    assert not watch.judge(state)  # the same answer rejected again
+    assert not watch.judge(state)  # the same answer's lesson again, no attempt charged
+
+
+def test_a_rejection_that_spends_a_check_attempt_or_a_recheck_is_progress() -> None:
+    from deepsearch.agent.state import EvalMetric
+
+    state = AgentState.start(QUESTION)
+    watch = watched(state)
+    state.metrics = [EvalMetric(type="definitive", attempts_left=2)]  # classified
+    assert not watch.judge(state)
+    state.record_rejection("definitive", "")
+    assert watch.judge(state)  # bounded: the check has one attempt left
+    assert not watch.judge(state)
+    state.rechecks += 1
+    assert watch.judge(state)
 
 
 def test_steps_without_progress_stall_after_the_limit() -> None:

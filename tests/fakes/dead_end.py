@@ -145,10 +145,13 @@ class PersistentModel:
             return _act("search", {"queries": [f"{name.group(1)} engineer born"]})
         if "search" in allowed and not done:
             return _act("search", {"queries": ["Port Calder Lighthouse designer"]})
-        listed = [int(i) for i, _ in _URL_LINE.findall(system)]
-        if "visit" in allowed and listed:
-            wanted = [int(i) for i, url in _URL_LINE.findall(system) if name and
-                      wiki_slug(name.group(1)) in url]  # fmt: skip
+        lines = _URL_LINE.findall(system)
+        if "visit" in allowed and lines:
+            wanted = [int(i) for i, url in lines if name and wiki_slug(name.group(1)) in url]
+            # Stuck, it reads what looks like an article before what looks like a list.
+            listed = sorted(
+                (int(i) for i, _ in lines), key=lambda i: "/List_of_" in lines[i - 1][1]
+            )
             return _act("visit", {"url_indices": (wanted or listed)[:3]})
         return self._keep_busy(allowed, name.group(1) if name else LAST_HOP, done)
 
