@@ -9,7 +9,7 @@ gave, read, answer) and, when stuck, keeps busy as the issue saw real runs do
 evaluator passes only the right year. Worlds:
 
 - answerable: the 2-hop question as the multi-hop test has it; with a detour of 0
-  or 3 idle moves first (a slow start must not lose the answer);
+  or 4 idle moves after the first search (a slow start must not lose the answer);
 - unanswerable: the last hop's page is missing from search and answers 404;
 - unreadable: the answerable world without --allow-private-urls (every read refused
   by the address guard).
@@ -47,8 +47,8 @@ RUNS = [
 BEFORE = [
     ("answerable", 0, "answered", 0, 5, 9_778),
     ("answerable", 4, "answered", 0, 9, 17_044),
-    ("unanswerable", 0, "not_found", 4, 91, 427_950),
-    ("unanswerable", 4, "not_found", 4, 93, 426_078),
+    ("unanswerable", 0, "not_found", 4, 89, 428_074),
+    ("unanswerable", 4, "not_found", 4, 91, 425_620),
     ("unreadable", 0, "not_found", 4, 101, 227_203),
 ]
 
@@ -134,7 +134,9 @@ def render(runs: list[Figures]) -> str:
         "(`PersistentModel`): it acts on its prompt and, when stuck, keeps busy as real runs "
         "do (rephrased queries, navbox pages, the same program, the same sub-question). "
         f"Budget {BUDGET:,} tokens (the default), step limit 100 (the default). `detour`: idle "
-        "moves the model makes before starting (a program, then the same again).",
+        "moves the model makes after its first search (the same program, the same query "
+        "again) before it reads; `unreadable`: the answerable world without "
+        "--allow-private-urls (every read refused by the address guard).",
         "",
         "Before (the same bench at b088bf1, where progress was counted: a new query, URL "
         "or knowledge item of any content was progress):",
