@@ -127,6 +127,28 @@ async def test_min_confidence_turns_a_weak_forced_answer_into_not_found(
         assert '"eiffel tower completed"' in result.answer  # what was looked for
 
 
+async def test_min_confidence_keeps_a_forced_answer_exactly_at_the_threshold() -> None:
+    # "below --min-confidence" is strict: an answer whose confidence equals it stays.
+    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
+    plain = await ResearchRun(Q, deps, options(max_steps=2)).run()
+    assert plain.status == "forced" and 0 < plain.confidence < 1
+    for threshold, status in ((plain.confidence, "forced"), (plain.confidence + 0.01, "not_found")):
+        deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
+        result = await ResearchRun(Q, deps, options(max_steps=2, min_confidence=threshold)).run()
+        assert result.confidence == plain.confidence
+        assert result.status == status, threshold
+
+
+async def test_an_interrupted_runs_answer_is_discounted_like_a_forced_one() -> None:
+    deps, _ = make_deps(router([ANSWER]))
+    run = ResearchRun(Q, deps, options())
+    run.state.candidate_answer = "It was completed in 1889."
+    interrupted, forced = run.snapshot("interrupted"), run.snapshot("forced")
+    assert interrupted.confidence_basis is not None and interrupted.confidence_basis.forced
+    assert interrupted.confidence == forced.confidence == 0.09  # 0.15 * 0.6: cut short
+    assert interrupted.confidence < run.snapshot("answered").confidence
+
+
 async def test_min_confidence_never_touches_an_accepted_answer() -> None:
     deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
     result = await ResearchRun(Q, deps, options(min_confidence=1.0)).run()
