@@ -122,7 +122,10 @@ def test_the_raw_stream_is_sse_chunks_then_done(serve: Serve) -> None:
     with FakeOpenAIServer(router([ANSWER_STEP])) as llm:  # a direct answer at step 1
         server = serve(llm)
         body = {"model": "deepsearch", "messages": USER, "stream": True}
-        with httpx.stream("POST", server.base_url + "/chat/completions", json=body) as reply:
+        # httpx's default 5 s read timeout is a wall-clock limit a loaded machine can
+        # exceed before the run's first event: the SDK clients' 20 s, as elsewhere.
+        url = server.base_url + "/chat/completions"
+        with httpx.stream("POST", url, json=body, timeout=20) as reply:
             assert reply.headers["content-type"].startswith("text/event-stream")
             events = [line for line in reply.iter_lines() if line]
     assert all(line.startswith("data: ") for line in events)
