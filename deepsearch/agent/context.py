@@ -36,12 +36,6 @@ def _item_words(item: KnowledgeItem) -> frozenset[str]:
     return item.words
 
 
-def relevance(question: str, item: KnowledgeItem) -> float:
-    """Cheap lexical overlap between the question and an item (0..1)."""
-    q = _words(question)
-    return len(q & _item_words(item)) / len(q) if q else 0.0
-
-
 def format_item(index: int, item: KnowledgeItem) -> str:
     sources = ""
     if item.references:

@@ -75,10 +75,6 @@ class CassetteSpec:
     # makes re-recordings byte-identical where the calls are (tests/pocket).
     started_at: datetime | None = None
 
-    @property
-    def replaying(self) -> bool:
-        return self.mode != "record"
-
 
 __all__ = [
     "CassetteMiss",

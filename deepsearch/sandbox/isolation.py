@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:
     from deepsearch.sandbox.runner import SandboxLimits
 
-Isolation = Literal["auto", "bwrap", "unshare", "none-unsafe"]
+Isolation = Literal["auto", "unshare", "none-unsafe"]
 
 _PROBE_TIMEOUT_S = 10.0
 _SPARE_TASKS = 16  # processes the code could start if the audit hook were bypassed

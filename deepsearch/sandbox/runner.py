@@ -91,8 +91,6 @@ def probe_isolation(isolation: Isolation) -> IsolationPlan:
     """The strongest wrapper that really works here, found by running ``pass`` through it."""
     if isolation == "none-unsafe":
         return IsolationPlan(usable=True, reason="no isolation (tests only)")
-    if isolation == "bwrap":
-        return IsolationPlan(usable=False, reason="bwrap is not supported yet; use 'auto'")
     if sys.platform != "linux":
         return IsolationPlan(usable=False, reason=f"namespaces need Linux, not {sys.platform}")
     failures = []

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import Receive, Scope, Send
 
 from deepsearch.agent.result import ResearchResult
+from deepsearch.commands.output import clean_block, safe_result
 from deepsearch.server import shapes
 from deepsearch.server.research import RequestRun
 
@@ -117,7 +118,12 @@ class ResearchResponse:
         """Wait for the end of the run, passing each piece of reasoning to the caller."""
         while not isinstance(await self._next(), _Finished):
             pass
-        self.result = task.result()
+        return self._result(task)
+
+    def _result(self, task: asyncio.Task[ResearchResult]) -> ResearchResult:
+        """The run's result cleaned as the CLI cleans it: no control character from a
+        source or the model reaches a client (which may print the text raw)."""
+        self.result = safe_result(task.result())
         return self.result
 
     # ------------------------------------------------------------ whole
@@ -130,7 +136,7 @@ class ResearchResponse:
         body = shapes.completion(
             self.id,
             result,
-            reasoning="".join(self.job.reasoning),
+            reasoning=clean_block("".join(self.job.reasoning)),
             max_urls=self.chat.max_returned_urls,
         )
         await self._send_json(send, 200, body)
@@ -162,8 +168,8 @@ class ResearchResponse:
         await self._send(send, {"type": "http.response.start", "status": 200, "headers": headers})
         await self._event(send, {"role": "assistant", "content": "", "reasoning_content": ""})
         while not isinstance(item := await self._next(), _Finished):
-            await self._event(send, {"reasoning_content": item})
-        result = self.result = task.result()
+            await self._event(send, {"reasoning_content": clean_block(str(item))})
+        result = self._result(task)
         if failed(result):
             await self._body(send, shapes.sse(self._failure(result)))
         else:

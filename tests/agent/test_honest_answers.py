@@ -13,9 +13,10 @@ from deepsearch.agent.judging.confidence import ConfidenceBasis, confidence, dis
 from deepsearch.agent.judging.evaluator import Evaluator
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.outcomes import Continue, Rejected
+from deepsearch.agent.result import ResearchResult
 from deepsearch.agent.schema import AnswerPayload, step_schema
 from deepsearch.agent.state import AgentState, EvalMetric
-from deepsearch.llm.testing import scripted_client
+from deepsearch.llm.testing import ToolQueues, scripted_client
 from deepsearch.prompts import render
 from tests.agent.helpers import make_deps, options, router, scripted
 
@@ -29,6 +30,24 @@ NOT_FOUND = {
     "action": "answer",
     "answer": {"answer": NOT_FOUND_TEXT, "supported": False},
 }
+
+
+async def forced_run(answer: dict[str, Any] = ANSWER, **opts: Any) -> ResearchResult:
+    """Two research steps, then Beast Mode answers (unjudged), on a strict script."""
+    script = scripted([SEARCH, VISIT], beast=[answer])
+    deps, _ = make_deps(script)
+    result = await ResearchRun(Q, deps, options(max_steps=2, **opts)).run()
+    script.assert_complete()
+    return result
+
+
+async def answered_run(answer: dict[str, Any] = ANSWER, **opts: Any) -> ResearchResult:
+    """Search, visit, an answer that passes its one check, on a strict script."""
+    script = scripted([SEARCH, VISIT, answer], checks=1)
+    deps, _ = make_deps(script)
+    result = await ResearchRun(Q, deps, options(**opts)).run()
+    script.assert_complete()
+    return result
 
 
 def checks_asked(provider: Any) -> int:
@@ -92,10 +111,7 @@ async def test_beast_mode_saying_not_found_overrides_a_rejected_candidate() -> N
 
 
 async def test_a_supported_beast_mode_answer_stays_forced_with_lower_confidence() -> None:
-    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
-    forced = await ResearchRun(Q, deps, options(max_steps=2)).run()
-    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
-    answered = await ResearchRun(Q, deps, options()).run()
+    forced, answered = await forced_run(), await answered_run()
     assert forced.status == "forced" and answered.status == "answered"
     assert forced.confidence_basis is not None and forced.confidence_basis.forced
     assert 0 < forced.confidence < answered.confidence <= 1
@@ -105,10 +121,7 @@ async def test_a_supported_beast_mode_answer_stays_forced_with_lower_confidence(
 
 async def test_an_answer_the_model_flags_uncertain_gets_a_lower_confidence() -> None:
     unsure = {**ANSWER, "answer": {"answer": "It was completed in 1889.", "uncertain": True}}
-    deps, _ = make_deps(router([SEARCH, VISIT, unsure]))
-    flagged = await ResearchRun(Q, deps, options()).run()
-    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
-    plain = await ResearchRun(Q, deps, options()).run()
+    flagged, plain = await answered_run(unsure), await answered_run()
     assert flagged.status == plain.status == "answered"
     assert flagged.confidence_basis is not None and flagged.confidence_basis.uncertain
     assert flagged.confidence < plain.confidence
@@ -118,8 +131,7 @@ async def test_an_answer_the_model_flags_uncertain_gets_a_lower_confidence() -> 
 async def test_min_confidence_turns_a_weak_forced_answer_into_not_found(
     threshold: float, status: str
 ) -> None:
-    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
-    result = await ResearchRun(Q, deps, options(max_steps=2, min_confidence=threshold)).run()
+    result = await forced_run(min_confidence=threshold)
     assert result.status == status
     assert "1889" in result.answer  # the unconfirmed answer is still shown
     if status == "not_found":
@@ -127,9 +139,30 @@ async def test_min_confidence_turns_a_weak_forced_answer_into_not_found(
         assert '"eiffel tower completed"' in result.answer  # what was looked for
 
 
+async def test_min_confidence_keeps_a_forced_answer_exactly_at_the_threshold() -> None:
+    # "below --min-confidence" is strict: an answer whose confidence equals it stays.
+    plain = await forced_run()
+    assert plain.status == "forced" and 0 < plain.confidence < 1
+    for threshold, status in ((plain.confidence, "forced"), (plain.confidence + 0.01, "not_found")):
+        result = await forced_run(min_confidence=threshold)
+        assert result.confidence == plain.confidence
+        assert result.status == status, threshold
+
+
+async def test_an_interrupted_runs_answer_is_discounted_like_a_forced_one() -> None:
+    script = ToolQueues()  # no call: the result is taken as it stands
+    deps, _ = make_deps(script)
+    run = ResearchRun(Q, deps, options())
+    run.state.candidate_answer = "It was completed in 1889."
+    interrupted, forced = run.snapshot("interrupted"), run.snapshot("forced")
+    assert interrupted.confidence_basis is not None and interrupted.confidence_basis.forced
+    assert interrupted.confidence == forced.confidence == 0.09  # 0.15 * 0.6: cut short
+    assert interrupted.confidence < run.snapshot("answered").confidence
+    script.assert_complete()
+
+
 async def test_min_confidence_never_touches_an_accepted_answer() -> None:
-    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
-    result = await ResearchRun(Q, deps, options(min_confidence=1.0)).run()
+    result = await answered_run(min_confidence=1.0)
     assert result.status == "answered"
 
 
@@ -193,10 +226,7 @@ def test_the_prompts_ask_for_every_field_of_the_answer(prompt: str) -> None:
 
 async def test_beast_mode_marks_its_own_answer_uncertain() -> None:
     unsure = {**ANSWER, "answer": {"answer": "It was completed in 1889.", "uncertain": True}}
-    deps, _ = make_deps(router([SEARCH, VISIT, unsure]))
-    flagged = await ResearchRun(Q, deps, options(max_steps=2)).run()
-    deps, _ = make_deps(router([SEARCH, VISIT, ANSWER]))
-    plain = await ResearchRun(Q, deps, options(max_steps=2)).run()
+    flagged, plain = await forced_run(unsure), await forced_run()
     assert flagged.status == plain.status == "forced"
     assert flagged.confidence_basis is not None and flagged.confidence_basis.uncertain
     assert flagged.confidence < plain.confidence

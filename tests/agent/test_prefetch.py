@@ -101,19 +101,17 @@ async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:
 
 
 async def test_background_reads_are_cancelled_when_the_run_ends() -> None:
-    reader = CountingReader(delay_s=30)  # would hang the run if left running
+    reader = CountingReader(delay_s=3600)  # would hang the run (and the suite) if left running
     client, _ = latency_client(loop_llm([SEARCH, ANSWER]), latency_s=0.05)
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=3, timeout_s=20))
-    started = time.monotonic()
     result = await run.run()
     assert result.status == "answered"
     assert run.prefetch.started  # reads began while the model decided step 2
     await asyncio.sleep(0)
     assert sorted(reader.cancelled) == sorted(run.prefetch.started)
     assert not run.prefetch.in_flight() and not reader.finished
-    assert time.monotonic() - started < 2
 
 
 async def test_raw_results_start_reading_while_the_rewriter_thinks_never_a_bad_host() -> None:

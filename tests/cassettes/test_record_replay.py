@@ -54,6 +54,22 @@ def test_cassette_files_are_per_kind_and_never_hold_the_key(
     assert str(tmp_path) not in text, "no temporary path in a committable cassette"
 
 
+def test_a_key_that_holds_another_key_is_redacted_whole(
+    leaky_world: World,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A second configured key that is the start of the first: replacing it first would
+    # leave "[REDACTED]" followed by the rest of the longer key in the cassette.
+    monkeypatch.setenv("SERPER_API_KEY", SECRET[:12])
+    cassette = tmp_path / "cassette"
+    record(capsys, leaky_world, cassette)
+    text = "".join(p.read_text("utf-8") for p in cassette.iterdir())
+    assert "token=[REDACTED]" in text
+    assert SECRET[12:] not in text, "a tail of the longer key was left in the cassette"
+
+
 def test_a_prompt_change_fails_strict_replay_and_passes_lenient(
     world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,6 +6,7 @@ read mid-connect printed an exception-group traceback)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 
 import pytest
@@ -46,3 +47,28 @@ def test_a_signal_in_a_background_task_cancels_the_main_task(signum: int) -> Non
         asyncio.run(main())
     assert caught.exit_code() == 128 + signum
     assert seen == ["main cancelled", "clean-up ran"]
+
+
+@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGHUP])
+def test_a_second_signal_during_the_clean_up_is_ignored(second: int) -> None:
+    """`timeout` and `docker stop` may signal twice: the second, arriving while the run
+    unwinds, must neither cut the clean-up short (the partial answer is printed there)
+    nor change the exit code the first one set."""
+    seen: list[str] = []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    async def main() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)  # a real signal to this process
+            await asyncio.Event().wait()  # only the signal's cancellation ends this
+        except asyncio.CancelledError:
+            seen.append("main cancelled")
+            os.kill(os.getpid(), second)  # delivered mid clean-up
+            await asyncio.sleep(0)  # the clean-up goes on across a suspension point
+            seen.append("clean-up finished")
+            raise
+
+    with signals_interrupt() as caught, pytest.raises(KeyboardInterrupt):
+        asyncio.run(main())
+    assert seen == ["main cancelled", "clean-up finished"]
+    assert caught.exit_code() == 128 + signal.SIGTERM, "the first signal decides"

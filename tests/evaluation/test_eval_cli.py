@@ -112,6 +112,27 @@ def test_llm_grader_shards_merge_and_replay(searx: FakeSearchServers, tmp_path: 
 
 
 @pytest.mark.timeout(60)
+def test_replay_from_an_exact_eval_asks_the_llm_grader(
+    searx: FakeSearchServers, tmp_path: Path
+) -> None:
+    """An exact grade is not an LLM grade: re-scoring an exact eval with `--grader llm`
+    asks the grader for every attempted answer (only LLM grades are reused)."""
+    questions = write_questions(tmp_path / "q.jsonl", n=3)
+    with FakeOpenAIServer(Router(direct=True)) as llm:
+        done = run_eval(llm, str(questions), "--out", str(tmp_path / "exact"),
+                        "--grader", "exact", *eval_args(searx))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    with FakeOpenAIServer(grader := Router(direct=True)) as llm:
+        done = run_eval(llm, str(questions), "--out", str(tmp_path / "llm"), "--grader", "llm",
+                        "--replay-from", str(tmp_path / "exact"), *eval_args(searx))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    assert sorted(grader.graded) == ["City1", "City2", "City3"]
+    assert not grader.steps, "the runs themselves were replayed"
+    rows = lines(tmp_path / "llm" / "results.jsonl")
+    assert {(row["grader"], row["grade"]) for row in rows} == {("llm", "correct")}
+
+
+@pytest.mark.timeout(60)
 def test_answer_key_hosts_are_blocked_unless_allowed(
     searx: FakeSearchServers, tmp_path: Path
 ) -> None:

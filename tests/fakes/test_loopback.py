@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from http.server import BaseHTTPRequestHandler
 
 from tests.fakes.loopback import QuietHTTPServer
@@ -12,12 +11,11 @@ from tests.fakes.web_server import LoopbackServer
 
 def test_shutdown_does_not_wait_out_the_poll_interval() -> None:
     server = QuietHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 10})
+    # An hour's poll interval: a shutdown that waited it out would outlast the suite's timeout.
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 3600})
     serving.start()
-    started = time.monotonic()
     server.shutdown()
-    assert time.monotonic() - started < 5, "shutdown waited for the poll interval"
-    serving.join(timeout=5)
+    serving.join(timeout=60)
     assert not serving.is_alive()
     server.server_close()
 

@@ -43,7 +43,9 @@ class RunningServer:
         kwargs.setdefault("timeout", 20)
         return openai.OpenAI(base_url=self.base_url, api_key=api_key, max_retries=0, **kwargs)
 
-    def wait_log(self, needle: str, timeout: float = 3.0) -> str:
+    def wait_log(self, needle: str, timeout: float = 10.0) -> str:
+        """The newest log line holding `needle`, waited for: a run's line is written
+        after its response is sent, so a client can see the response first."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = [line for line in self.log if needle in line]

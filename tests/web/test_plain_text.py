@@ -177,14 +177,12 @@ def test_source_line_breaks_are_spaces_but_code_and_br_keep_theirs() -> None:
     assert "First line" in lines
 
 
+@pytest.mark.timeout(15)  # a hang guard, not a timing: a few ms when linear
 @pytest.mark.parametrize("unit", ["*a ", "_a ", "**a ", "~~a ", "`a "])
 def test_unmatched_markers_on_a_long_line_stay_fast(unit: str) -> None:
     """An unbounded lazy emphasis match took 30-50 s on such a 60 kB paragraph."""
-    import time
-
-    started = time.perf_counter()
-    markdown_to_plain(unit * 20_000)
-    assert time.perf_counter() - started < 2.0
+    out = markdown_to_plain(unit * 20_000)
+    assert out.count("a") == 20_000  # every word kept, unmatched markers or not
 
 
 def test_markdown_to_plain_leaves_the_readers_plain_text_as_it_is() -> None:

@@ -259,21 +259,39 @@ async def test_a_page_cached_with_private_urls_allowed_is_not_served_without(
         cache.close()
 
 
-async def test_per_host_concurrency_limit(site: LoopbackServer) -> None:
+async def test_per_host_concurrency_limit() -> None:
     import asyncio
+    import threading
     import time
 
+    from tests.fakes.web_server import _Handler
+
+    lock, live, most = threading.Lock(), [0], [0]
+
+    def counted(handler: _Handler) -> None:
+        """Requests in flight at the server, counted (not timed)."""
+        with lock:
+            live[0] += 1
+            most[0] = max(most[0], live[0])
+        time.sleep(0.2)  # long enough for the four reads to overlap if allowed to
+        with lock:
+            live[0] -= 1
+        body = (
+            b"<html><body><article><p>"
+            + b"Counted content. " * 40
+            + b"</p></article></body></html>"
+        )
+        handler.send_body(200, body, "text/html; charset=utf-8")
+
+    routes = {f"/counted/{i}": counted for i in range(4)}
     r = make_reader(per_host_concurrency=2, global_concurrency=8)
     try:
-        started = time.perf_counter()
-        results = await asyncio.gather(
-            *(r.read(site.url(f"/delay?ms=200&n={i}")) for i in range(4))
-        )
-        elapsed = time.perf_counter() - started
+        with LoopbackServer(routes=routes) as server:
+            results = await asyncio.gather(*(r.read(server.url(f"/counted/{i}")) for i in range(4)))
     finally:
         await r.aclose()
     assert all(isinstance(x, Page) for x in results)
-    assert elapsed >= 0.38  # two at a time: at least two rounds of 200 ms
+    assert most[0] <= 2, "two at a time per host"
 
 
 async def test_a_page_cached_in_the_old_markdown_format_is_not_served(

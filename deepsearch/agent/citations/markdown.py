@@ -3,14 +3,15 @@
 `repair_markdown` chains them: unwrap a fence around the whole answer, drop an
 unmatched (stray) fence line, convert
 HTML tables, drop stray `<br>`/`<hr>`/`<center>` outside tables, make `[url](url)`
-links readable, normalise footnote markers, drop the replacement character.
+links readable, drop the replacement character. Footnote markers are left alone:
+the reference builder strips the model's and anchors its own.
 Fenced code blocks are left untouched by every step except the unwrapping.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from urllib.parse import unquote, urlsplit
 
 _WRAPPING_FENCE = re.compile(
@@ -23,14 +24,6 @@ _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _HR = re.compile(r"^[ \t]*<hr\s*/?>[ \t]*$|<hr\s*/?>", re.IGNORECASE | re.MULTILINE)
 _CENTER = re.compile(r"</?center\s*>", re.IGNORECASE)
 _URL_LINK = re.compile(r"\[(?P<text>https?://[^\]\s]+)\]\((?P<url>https?://[^)\s]+)\)")
-# One marker group with the blanks before it: [^1], [1^], [^1, ^2], [1, 2], [^1,2].
-# A group followed by "(" or ":" is a link or a definition, not a marker; a plain
-# "[1]" glued to a word ("arr[1]") and 4+ digit "[2020]" are left alone.
-_NUMS = r"\d{1,3}\s*\^?(?:\s*,\s*\^?\s*\d{1,3}\s*\^?)*"
-_MARKER_GROUP = re.compile(
-    rf"[ \t]*(?:\[\^\s*(?P<caret>{_NUMS})\]|(?<!\w)\[(?P<plain>{_NUMS})\])(?![(:])"
-)
-_DEFINITION_LINE = re.compile(r"^\[\^(\d+)\]:", re.MULTILINE)
 
 
 def outside_code(text: str, fn: Callable[[str], str]) -> str:
@@ -71,33 +64,6 @@ def drop_stray_fence(text: str) -> str:
     return "\n".join(lines)
 
 
-def normalize_footnotes(text: str, num_refs: int) -> str:
-    """[1], [1^], [^1, ^2] -> [^1], [^1][^2]; markers above `num_refs` are dropped."""
-
-    def fix(part: str) -> str:
-        def repl(match: re.Match[str]) -> str:
-            group = match.group("caret") or match.group("plain")
-            nums = [int(n) for n in re.findall(r"\d+", group)]
-            kept = [n for n in nums if 1 <= n <= num_refs]
-            return "".join(f"[^{n}]" for n in dict.fromkeys(kept))
-
-        return _MARKER_GROUP.sub(repl, part)
-
-    def fix_lines(part: str) -> str:
-        # Definition lines are not rewritten (their quotes are verbatim source text),
-        # but those for numbers that no longer exist go.
-        lines = []
-        for line in part.split("\n"):
-            if m := _DEFINITION_LINE.match(line):
-                if 1 <= int(m.group(1)) <= num_refs:
-                    lines.append(line)
-            else:
-                lines.append(fix(line))
-        return "\n".join(lines)
-
-    return outside_code(text, fix_lines)
-
-
 def _readable_label(url: str) -> str:
     parts = urlsplit(url)
     host = (parts.hostname or url).removeprefix("www.")
@@ -108,14 +74,12 @@ def _readable_label(url: str) -> str:
     return label if len(label) <= 40 else label[:39] + "…"
 
 
-def readable_links(text: str, titles: Mapping[str, str] | None = None) -> str:
-    """`[https://x/y](https://x/y)` -> `[title](url)` when known, else `[host/path…](url)`."""
-    titles = titles or {}
+def readable_links(text: str) -> str:
+    """`[https://x/y](https://x/y)` -> `[host/path…](url)`."""
 
     def repl(match: re.Match[str]) -> str:
         url = match.group("url")
-        title = " ".join((titles.get(url) or "").split()).replace("[", "(").replace("]", ")")
-        return f"[{title or _readable_label(url)}]({url})"
+        return f"[{_readable_label(url)}]({url})"
 
     return outside_code(text, lambda part: _URL_LINK.sub(repl, part))
 
@@ -171,16 +135,12 @@ def clean_html_breaks(text: str) -> str:
     return outside_code(text, fix)
 
 
-def repair_markdown(
-    text: str, *, num_refs: int | None = None, titles: Mapping[str, str] | None = None
-) -> str:
-    """The whole repair chain; `num_refs=None` leaves footnote markers alone."""
+def repair_markdown(text: str) -> str:
+    """The whole repair chain; footnote markers are left to the reference builder."""
     text = drop_stray_fence(unwrap_fence(text))
     text = html_tables_to_markdown(text)
     text = clean_html_breaks(text)
-    text = readable_links(text, titles)
-    if num_refs is not None:
-        text = normalize_footnotes(text, num_refs)
+    text = readable_links(text)
     text = text.replace("\ufffd", "")
     text = outside_code(text, lambda part: re.sub(r"\n{3,}", "\n\n", part))
     return text.strip() + "\n"

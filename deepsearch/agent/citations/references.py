@@ -19,7 +19,7 @@ with embeddings every quote is scored (a paraphrase sharing no word -- e.g. in
 another language -- must still be citable).
 
 Suggested finalizer order: editor pass -> `markdown.length_guard` ->
-`markdown.repair_markdown(text, num_refs=None)` (keeps markers) ->
+`markdown.repair_markdown(text)` (keeps markers) ->
 `build_references` (strips the LLM's markers, anchors its own) over the full
 texts of the pages read plus the snippets seen.
 """
