@@ -66,7 +66,8 @@ class RunError(DeepsearchError):
     search URL that cannot work): exit code 2, by way of the run's result (a run's
     errors become its result's error_kind, never a CLI error). `fatal`: no later step
     can succeed, so the run stops at once (no Beast Mode); what was found so far is
-    still printed."""
+    still printed. Whichever it is, a RunError that ends a run makes the result's
+    error_kind "fatal" (or "configuration"): agent/result.failure_kind."""
 
     configuration: bool = False
     fatal: bool = False
