@@ -12,11 +12,14 @@ line's --help) stays fast.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+# Not `from typing import TYPE_CHECKING`: importing typing alone would make
+# `import deepsearch` several times slower (mypy reads any TYPE_CHECKING so).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from deepsearch.agent.events import AgentEvent
     from deepsearch.agent.result import ResearchResult
     from deepsearch.errors import (
