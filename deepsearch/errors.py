@@ -14,7 +14,8 @@
         ├── SearchError             every search provider in the chain failed
         │   (web.search.chain.SearchUnavailable: and again on the next try; fatal)
         ├── WebUnreadable           every read refused two visits in a row (fatal)
-        └── SandboxUnavailable      no real isolation for the coding action
+        ├── SandboxUnavailable      no real isolation for the coding action
+        └── ResearchFailed          the library's: a run that could not go on (.result)
 
 A command raises one of these; cli.py alone catches them (one `except`), prints the
 one-line message and exits with the code the error carries. A research run turns a
@@ -23,6 +24,11 @@ result's status decides the exit code (ResearchResult.exit_code).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deepsearch.agent.result import ResearchResult
 
 # The exit codes, everywhere: the CLI's, the errors' and the research results'.
 EXIT_OK = 0
@@ -67,7 +73,8 @@ class RunError(DeepsearchError):
     search URL that cannot work): exit code 2, by way of the run's result (a run's
     errors become its result's error_kind, never a CLI error). `fatal`: no later step
     can succeed, so the run stops at once (no Beast Mode); what was found so far is
-    still printed."""
+    still printed. Whichever it is, a RunError that ends a run makes the result's
+    error_kind "fatal" (or "configuration"): agent/result.failure_kind."""
 
     configuration: bool = False
     fatal: bool = False
@@ -138,3 +145,12 @@ class WebUnreadable(RunError):
 
 class SandboxUnavailable(RunError):
     """No real isolation is available, so LLM-written code is not run."""
+
+
+class ResearchFailed(RunError):
+    """Raised by the library (deepsearch.research) for a run that could not go on: the
+    LLM or search failed, a replay missed. `result` holds what it had found."""
+
+    def __init__(self, message: str, result: ResearchResult) -> None:
+        super().__init__(message)
+        self.result = result

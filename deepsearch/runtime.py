@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -61,13 +61,20 @@ def build_similarity(llm: LLMClient) -> Similarity:
     return make_similarity(llm.embed if llm.embedder is not None else None)
 
 
-def build_trace(path: Path | None, settings: Settings, question: str = "") -> TraceWriter | None:
-    """The --trace writer (appending), its first record of this run a header."""
+def build_trace(
+    path: Path | None,
+    settings: Settings,
+    question: str = "",
+    *,
+    tags: Mapping[str, Any] | None = None,
+) -> TraceWriter | None:
+    """The --trace writer (appending), its first record of this run a header; `tags`
+    go into every record (serve: the request id)."""
     if not path:
         return None
     from deepsearch.config import LoadedConfig, effective_values
 
-    trace = TraceWriter(path, secrets=secret_values(settings))
+    trace = TraceWriter(path, secrets=secret_values(settings), tags=tags)
     shown = effective_values(LoadedConfig(settings=settings, sources={}))
     trace.header(question, {key: value for key, (value, _) in shown.items()})
     return trace
@@ -204,18 +211,20 @@ async def _live_deps(
     search, reader = ActivitySearch(search, emit), ActivityReader(reader, emit)
 
     similarity = build_similarity(llm)
+    limits = SandboxLimits(
+        cpu_s=settings.agent.sandbox_cpu_s,
+        wall_s=settings.agent.sandbox_wall_s,
+        memory_mb=settings.agent.sandbox_memory_mb,
+    )
+    sandbox = Sandbox(limits, clock=clock)
+    # The probe (cached) starts processes: in a thread, not on the event loop, so a
+    # server's other requests go on meanwhile.
+    await asyncio.to_thread(sandbox.availability)
     return AgentDeps(
         llm=llm,
         search=search,
         reader=reader,
-        sandbox=Sandbox(
-            SandboxLimits(
-                cpu_s=settings.agent.sandbox_cpu_s,
-                wall_s=settings.agent.sandbox_wall_s,
-                memory_mb=settings.agent.sandbox_memory_mb,
-            ),
-            clock=clock,
-        ),
+        sandbox=sandbox,
         clock=clock,
         emit=emit,
         similarity=similarity,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,16 @@ REDACTED = "[REDACTED]"
 
 class TraceWriter:
     def __init__(
-        self, path: Path | str, *, secrets: Iterable[str] = (), clock: Clock | None = None
+        self,
+        path: Path | str,
+        *,
+        secrets: Iterable[str] = (),
+        clock: Clock | None = None,
+        tags: Mapping[str, Any] | None = None,
     ) -> None:
         self.path = Path(path)
+        # Keys every record carries (serve: the request id; concurrent runs share a file).
+        self.tags = dict(tags or {})
         self.clock = clock or SystemClock()  # record times and call durations
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
         self._lock = threading.Lock()
@@ -38,7 +45,7 @@ class TraceWriter:
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         line = json.dumps(
-            {"ts": round(self.clock.now().timestamp(), 3), "kind": kind, **payload},
+            {"ts": round(self.clock.now().timestamp(), 3), "kind": kind, **self.tags, **payload},
             default=str,
             ensure_ascii=False,
         )

@@ -42,15 +42,15 @@ STATUS_EXIT: dict[Status, int] = {
 
 
 def failure_kind(exc: BaseException) -> ErrorKind:
-    """The kind of an error that ended a run: a RunError says so itself; a ConfigError
-    is the user's to fix; anything else (a bug, a full disk) is runtime."""
+    """The kind of an error that ended a run: a ConfigError, or a RunError that says
+    so, is the user's to fix; any other RunError (the LLM unreachable or failing until
+    its retries ran out, search dead) means the run could not go on: "fatal". Anything
+    else (a bug, a full disk) is runtime."""
     if isinstance(exc, ConfigError):
         return "configuration"
     if not isinstance(exc, RunError):
         return "runtime"
-    if exc.configuration:
-        return "configuration"
-    return "fatal" if exc.fatal else "runtime"
+    return "configuration" if exc.configuration else "fatal"
 
 
 def error_kind(fatal: BaseException | None, error: str | None) -> ErrorKind | None:

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve"}
+SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve", "mcp"}
 
 ConfigOption = Annotated[
     Path | None,
@@ -42,4 +42,5 @@ COMMAND_HELP = {
     "doctor": "Check each configured provider and print a table.",
     "eval": "Run a benchmark file of questions, grade the answers, print a summary.",
     "serve": "Serve research as an OpenAI-compatible chat-completions endpoint.",
+    "mcp": "Serve research as a Model Context Protocol tool (stdio or HTTP).",
 }

@@ -1,6 +1,6 @@
-"""Running an eval: the questions concurrently, in this process, each one a ResearchRun
-built through the same runtime path as `deepsearch "question"` (runtime.build_deps,
-run_options, the cassette session), with answer-key sites blocked.
+"""Running an eval: the questions concurrently, in this process, each one a
+deepsearch.session.ResearchSession, as `deepsearch "question"` runs one (with its
+cassette), with answer-key sites blocked.
 
 Each finished question is graded and appended to results.jsonl at once. Every run
 records a cassette under DIR/cassettes/<id>/; with `replay_from`, each run is
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deepsearch.agent.result import ResearchResult
 from deepsearch.config import Settings
@@ -29,6 +30,9 @@ from deepsearch.evaluation.dataset import EvalItem
 from deepsearch.evaluation.grading import GraderName, exact_grade, llm_grade
 from deepsearch.evaluation.results import Grade, ResultLine, ResultsFile, read_results
 from deepsearch.llm.client import LLMClient
+
+if TYPE_CHECKING:
+    from deepsearch.agent.deps import AgentDeps
 
 CASSETTES = "cassettes"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -104,11 +108,9 @@ class EvalRunner:
         return line
 
     async def _research(self, item: EvalItem) -> ResearchResult:
-        from deepsearch.agent.loop import ResearchRun
         from deepsearch.cassettes import CassetteSpec
-        from deepsearch.runtime import build_deps, finish_cassette, open_cassette, run_options
+        from deepsearch.session import ResearchSession
 
-        settings = self.plan.settings
         if self.plan.replay_from is not None:
             source = cassette_dir(self.plan.replay_from, item.id)
             if not (source / "run.json").is_file():
@@ -118,17 +120,15 @@ class EvalRunner:
             target = cassette_dir(self.plan.out, item.id)
             shutil.rmtree(target, ignore_errors=True)  # a killed run's partial cassette
             spec = CassetteSpec(mode="record", directory=target)
-        session = open_cassette(spec, settings)
-        async with AsyncExitStack() as stack:
-            deps = await build_deps(
-                settings, stack=stack, emit=_ignore, trace=None, cassette=session,
-                question=item.question,
-            )  # fmt: skip
-            if self.plan.blocked_sites:  # outermost: a blocked call is never recorded
-                deps.search = AnswerKeySearch(deps.search, self.plan.blocked_sites)
-                deps.reader = AnswerKeyReader(deps.reader, self.plan.blocked_sites)
-            run = ResearchRun(item.question, deps, run_options(settings))
-            return finish_cassette(session, await run.run())
+        session = ResearchSession(
+            item.question, self.plan.settings, cassette=spec, adapt=self._block_answer_keys
+        )
+        return await session.execute()
+
+    def _block_answer_keys(self, deps: AgentDeps) -> None:
+        if self.plan.blocked_sites:  # outermost: a blocked call is never recorded
+            deps.search = AnswerKeySearch(deps.search, self.plan.blocked_sites)
+            deps.reader = AnswerKeyReader(deps.reader, self.plan.blocked_sites)
 
     async def _grade(self, item: EvalItem, line: ResultLine) -> Grade:
         if self.plan.grader == "exact":
@@ -182,7 +182,3 @@ def _line(item: EvalItem, result: ResearchResult) -> ResultLine:
 
 def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
-
-
-def _ignore(_: object) -> None:
-    return None

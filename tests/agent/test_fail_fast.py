@@ -97,7 +97,7 @@ def test_an_error_says_its_kind_and_a_cut_short_snapshot_carries_it() -> None:
     assert failure_kind(ProviderAuthError("401")) == "configuration"  # exit 2
     assert failure_kind(ConfigError("bad flag")) == "configuration"
     assert failure_kind(SearchUnavailable([])) == "fatal"  # exit 1
-    assert failure_kind(ProviderError("503")) == "runtime"
+    assert failure_kind(ProviderError("503")) == "fatal"  # retries ran out: exit 1
     assert failure_kind(OSError("disk full")) == "runtime"
 
     deps, _ = make_deps(router([{"think": "", "action": "answer", "answer": {"answer": "x"}}]))

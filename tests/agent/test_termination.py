@@ -328,3 +328,55 @@ async def test_research_stops_at_85_percent_of_the_budget_then_beast_mode_answer
     assert result.status == "forced" and result.answer == "best guess"
     assert provider.calls_for("agent_beast")
     assert used[-1] < result.usage.total_tokens <= 60_000
+
+
+async def test_an_error_worked_around_has_no_error_kind() -> None:
+    """A 502 mid-run that Beast Mode answered past: forced, no error (exit 3)."""
+    from deepsearch.errors import ProviderError
+
+    calls = [0]
+    base = endless_search([0])
+
+    def reply(request: CompletionRequest) -> Any:
+        if request.tool == "agent":
+            calls[0] += 1
+            if calls[0] == 3:
+                raise ProviderError("upstream 502", provider="fake", model="m")
+        return base(request)
+
+    deps, _ = make_deps(reply, search=FakeSearch(many_results), reader=FakeReader({}))
+    result = await ResearchRun("Who?", deps, options()).run()
+    assert result.status == "forced" and result.error is None and result.error_kind is None
+    assert result.exit_code == 3
+
+
+async def test_an_llm_failing_until_its_retries_run_out_is_fatal() -> None:
+    """Issue 22 item 8: the LLM answers 500 (retries spent) from step 3 on, Beast Mode
+    included: the run could not go on, so error_kind is "fatal" (exit 1), not runtime."""
+    from deepsearch.errors import ProviderError
+
+    calls = [0]
+    base = endless_search([0])
+
+    def reply(request: CompletionRequest) -> Any:
+        if request.tool in ("agent", "agent_beast"):
+            calls[0] += 1
+            if calls[0] >= 3:
+                raise ProviderError("HTTP 500 after 2 retries", provider="fake", model="m")
+        return base(request)
+
+    deps, _ = make_deps(reply, search=FakeSearch(many_results), reader=FakeReader({}))
+    result = await ResearchRun("Who?", deps, options()).run()
+    assert result.error is not None and "HTTP 500" in result.error
+    assert result.error_kind == "fatal" and result.exit_code == 1
+
+
+async def test_an_unreachable_llm_is_fatal() -> None:
+    from deepsearch.errors import ProviderError
+
+    def reply(request: CompletionRequest) -> Any:
+        raise ProviderError("connection refused", provider="fake", model="m")
+
+    deps, _ = make_deps(reply, search=FakeSearch(many_results), reader=FakeReader({}))
+    result = await ResearchRun("Who?", deps, options()).run()
+    assert result.status == "failed" and result.error_kind == "fatal"

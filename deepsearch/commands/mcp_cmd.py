@@ -1,0 +1,142 @@
+"""`deepsearch mcp`: the Model Context Protocol server (deepsearch.mcp_server).
+
+Takes the research flags (parsed by the research command's own parser) as every
+call's defaults, plus the server's own options, with serve's rules: refused at start,
+exit 2 with one line, for a bad flag or configuration, a provider that cannot be built,
+a port that cannot be bound, and a non-loopback address without an API key (unless
+--insecure-no-auth). stdio by default: stdout then carries JSON-RPC only.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any, Literal
+
+import typer
+
+from deepsearch.commands.common import ConfigOption
+from deepsearch.commands.serve_cmd import (
+    KEY_ENV,
+    ApiKeyOption,
+    HostOption,
+    MaxBudgetOption,
+    NoAuthOption,
+    PortOption,
+)
+from deepsearch.errors import EXIT_INTERRUPTED, UsageError
+
+HELP = (
+    "Serve research as a Model Context Protocol tool ('research') over stdio, or "
+    "streamable HTTP with --transport http. Accepts the research flags as every call's "
+    "defaults (see: deepsearch research --help)."
+)
+# Research flags of the command line's own output: meaningless for a server.
+NOT_HERE = ("--json", "--quiet", "-q", "--trace", "--record", "--replay", "--replay-lenient")
+
+TransportOption = Annotated[
+    str,
+    typer.Option("--transport", metavar="stdio|http", help="stdio (default) or http."),
+]
+
+
+def mcp_command(
+    ctx: typer.Context,
+    transport: TransportOption = "stdio",
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8000,
+    max_budget: MaxBudgetOption = None,
+    api_key: ApiKeyOption = None,
+    insecure_no_auth: NoAuthOption = False,
+    config: ConfigOption = None,
+) -> None:
+    from deepsearch.commands.serve_cmd import _bind, _is_loopback, _url_host
+
+    mode = _transport(transport)
+    options = _options(ctx.args, config)
+    key = api_key or os.environ.get(KEY_ENV) or None
+    if mode == "http" and not _is_loopback(host) and key is None and not insecure_no_auth:
+        raise UsageError(
+            f"refusing to serve on {host} without an API key: set --api-key or ${KEY_ENV} "
+            "(or pass --insecure-no-auth)"
+        )
+    mcp_config = _config(options, max_budget, key)
+    if mode == "stdio":
+        _run_stdio(mcp_config)
+        return
+    sock = _bind(host, port)
+    from deepsearch.mcp_server.app import http_app
+
+    app = http_app(mcp_config, loopback=_is_loopback(host))
+    typer.echo(
+        f"deepsearch mcp: listening on http://{_url_host(host)}:{sock.getsockname()[1]}/mcp "
+        f"(auth {'on' if key else 'off'}, at most {mcp_config.max_budget} tokens a call)",
+        err=True,
+    )
+    _run_http(app, sock)
+
+
+def _transport(value: str) -> Literal["stdio", "http"]:
+    if value not in ("stdio", "http"):
+        raise UsageError(f"--transport: {value!r} is not stdio or http")
+    return "stdio" if value == "stdio" else "http"
+
+
+def _options(args: list[str], config: Any) -> dict[str, Any]:
+    """The research flags as options (deepsearch.library's names), `--config` among them."""
+    from deepsearch.commands.flags import parse_research_args
+
+    for flag in NOT_HERE:
+        if flag in args:
+            raise UsageError(f"{flag} is the command line's; deepsearch mcp answers over MCP")
+    params = parse_research_args(args, "mcp")
+    if params.get("question"):
+        raise UsageError(f"deepsearch mcp takes no question (got {' '.join(params['question'])!r})")
+    names = ("question", "as_json", "quiet", "trace", "record", "replay", "replay_lenient")
+    options = {
+        k: v for k, v in params.items() if k not in names and v is not None and v is not False
+    }
+    if config is not None or params.get("config") is not None:
+        options["config"] = config or params["config"]
+    return options
+
+
+def _config(options: dict[str, Any], max_budget: int | None, key: str | None) -> Any:
+    """The provider resolved and a run's parts built once (as serve does), so a
+    configuration that cannot work fails now, not at the first call."""
+    from deepsearch.commands.serve_cmd import _preflight
+    from deepsearch.library import load_settings
+    from deepsearch.mcp_server.app import McpConfig
+
+    settings = _preflight(load_settings(options, labels=_flag_labels()))
+    pinned = {**options, "llm_provider": settings.llm.provider}
+    secrets = [*settings.keys.secret_values(), *([key] if key else [])]
+    cap = max_budget or settings.agent.token_budget
+    return McpConfig(options=pinned, max_budget=cap, api_key=key, secrets=secrets)
+
+
+def _flag_labels() -> dict[str, str]:
+    from deepsearch.commands.research_options import FLAG_OF
+
+    return dict(FLAG_OF)
+
+
+def _run_stdio(config: Any) -> None:
+    import asyncio
+
+    from deepsearch.mcp_server.app import serve_stdio
+
+    try:
+        asyncio.run(serve_stdio(config))
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _run_http(app: Any, sock: Any) -> None:
+    import uvicorn
+
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5
+        )
+    )
+    server.run(sockets=[sock])

@@ -1,0 +1,219 @@
+"""The MCP server on the official SDK's low-level `Server`: one tool, `research`, each
+call a deepsearch.session.ResearchSession (as the CLI's run), over stdio or streamable
+HTTP.
+
+- Progress: with a progress token, one notifications/progress per finished step, its
+  message the live view's step line, sent in order before the result.
+- Cancellation: the SDK cancels the call's task on notifications/cancelled; the
+  cancellation reaches the LLM call in flight (no call after it) and the server goes on.
+- Errors are tool results with isError and one line, never a crash of the server.
+- stdio: only JSON-RPC on stdout (anything else printed goes to stderr); the server
+  ends when stdin closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+from mcp.server.lowlevel import Server
+
+from deepsearch import __version__
+from deepsearch.agent.events import AgentEvent, StepFinished
+from deepsearch.errors import ConfigError
+from deepsearch.mcp_server import tool
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+
+@dataclass
+class McpConfig:
+    options: dict[str, Any]  # the server's research options (the flags), provider pinned
+    max_budget: int
+    api_key: str | None = None
+    secrets: list[str] = field(default_factory=list)
+
+    def mask(self, text: str) -> str:
+        for secret in sorted((s for s in self.secrets if s), key=len, reverse=True):
+            text = text.replace(secret, "****")
+        return text
+
+
+def step_line(event: StepFinished) -> str:
+    """The live view's step line, as plain text (commands/live.py renders it)."""
+    from rich.console import Console
+
+    from deepsearch.commands.live import LiveView
+
+    view = LiveView(quiet=True, console=Console(file=io.StringIO()))
+    return view.step_lines(event, None)[0].plain
+
+
+class Progress:
+    """Sends one notifications/progress per finished step, in order, from the run's
+    (synchronous) events; nothing without a progress token."""
+
+    def __init__(self, send: Callable[[int, str], Any] | None) -> None:
+        self._send = send
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.count = 0
+
+    def __call__(self, event: AgentEvent) -> None:
+        if self._send is not None and isinstance(event, StepFinished):
+            self._queue.put_nowait(step_line(event))
+
+    async def __aenter__(self) -> Progress:
+        if self._send is not None:
+            self._task = asyncio.create_task(self._drain())
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if self._task is None:
+            return
+        if kind is None:  # the run is over: the last steps go out before the result
+            self._queue.put_nowait(None)
+            await self._task
+        else:
+            self._task.cancel()
+
+    async def _drain(self) -> None:
+        assert self._send is not None
+        while (line := await self._queue.get()) is not None:
+            self.count += 1
+            try:
+                await self._send(self.count, line)
+            except Exception:  # a client gone mid-run must not break the run
+                return
+
+
+def error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], isError=True
+    )
+
+
+async def call_research(
+    config: McpConfig, arguments: Mapping[str, Any] | None, progress: Progress
+) -> types.CallToolResult:
+    """One call: validated arguments, the run, its result; every failure a result."""
+    from deepsearch.session import ResearchSession
+
+    try:
+        question, knobs = tool.parse_arguments(arguments)
+        settings = tool.call_settings(config.options, knobs, config.max_budget)
+    except (tool.ArgumentError, ConfigError) as exc:
+        return error_result(config.mask(f"error: {exc}"))
+    session = ResearchSession(question, settings, emit=progress)
+    try:
+        async with progress:
+            result = await session.execute()
+    except ConfigError as exc:
+        result = session.refused(exc)
+    structured = tool.output(result).model_dump(mode="json")
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=config.mask(tool.text(result)))],
+        structuredContent=structured,
+        isError=tool.is_error(result),
+    )
+
+
+def build_server(config: McpConfig) -> Server[Any, Any]:
+    server: Server[Any, Any] = Server("deepsearch", version=__version__)
+    research_tool = types.Tool(
+        name=tool.TOOL_NAME,
+        title="Deep research",
+        description=(
+            "Research a question on the web (search, read, reason, check) and return one "
+            "answer with numbered, verbatim-quoted references. Takes minutes; reports "
+            "progress per step."
+        ),
+        inputSchema=tool.input_schema(),
+        outputSchema=tool.output_schema(),
+    )
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return [research_tool]
+
+    @server.call_tool(validate_input=False)
+    async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        if name != tool.TOOL_NAME:
+            return error_result(
+                f"error: unknown tool {name!r} (this server has {tool.TOOL_NAME!r})"
+            )
+        try:
+            return await call_research(config, arguments, Progress(_sender(server)))
+        except Exception as exc:  # a bug: one line for the client, the server goes on
+            return error_result(config.mask(f"error: internal error: {type(exc).__name__}: {exc}"))
+
+    return server
+
+
+def _sender(server: Server[Any, Any]) -> Callable[[int, str], Any] | None:
+    ctx = server.request_context
+    token = ctx.meta.progressToken if ctx.meta is not None else None
+    if token is None:
+        return None
+
+    async def send(count: int, message: str) -> None:
+        await ctx.session.send_progress_notification(
+            token, count, message=message, related_request_id=str(ctx.request_id)
+        )
+
+    return send
+
+
+async def serve_stdio(config: McpConfig) -> None:
+    """Until stdin closes. stdout is the protocol's alone: `print` goes to stderr."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    protocol = anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
+    sys.stdout = sys.stderr
+    server = build_server(config)
+    async with stdio_server(stdout=protocol) as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
+    """The streamable HTTP endpoint at /mcp, behind serve's bearer-key check; on a
+    loopback address the Host header must be a loopback name (DNS rebinding)."""
+    import contextlib
+    from collections.abc import AsyncIterator
+
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.routing import Route
+    from starlette.types import Receive, Scope, Send
+
+    from deepsearch.server.app import authorized, unauthorized
+
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=loopback,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+    manager = StreamableHTTPSessionManager(app=build_server(config), security_settings=security)
+
+    class Endpoint:
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            if not authorized(Request(scope), config.api_key):
+                await unauthorized()(scope, receive, send)
+                return
+            await manager.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    return Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan)

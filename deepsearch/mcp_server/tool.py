@@ -1,0 +1,191 @@
+"""The `research` tool, apart from the SDK: its input and output schemas, the
+validation of a call's arguments, the settings they make and the result it returns.
+
+The per-call knobs are rows of the research options table (their types, bounds and
+help lines come from there: one declaration per option) and reach the settings by the
+same override path as the command line's flags, layered over the server's own flags
+(deepsearch.library.load_settings); the budget is capped by the server's
+`--max-budget`. Provider, search and network options stay the server's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from deepsearch.errors import ConfigError
+
+if TYPE_CHECKING:
+    from deepsearch.agent.result import ResearchResult
+    from deepsearch.commands.research_options import ResearchOption
+    from deepsearch.config import Settings
+
+TOOL_NAME = "research"
+# The options a caller may set per call; everything else is the server's.
+KNOBS = (
+    "effort", "budget", "max_steps", "timeout", "team_size", "language", "max_references",
+    "min_confidence", "no_direct_answer", "boost_hostnames", "bad_hostnames", "only_hostnames",
+)  # fmt: skip
+MAX_QUESTION_CHARS = 100_000  # as serve's conversation limit
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+class ArgumentError(Exception):
+    """A bad tool argument: one line naming it."""
+
+
+class ToolReference(BaseModel):
+    url: str
+    title: str
+    quote: str
+
+
+class ToolUsage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    budget: int
+
+
+class ToolOutput(BaseModel):
+    """The tool's structuredContent (its outputSchema)."""
+
+    answer: str
+    status: str
+    confidence: float
+    references: list[ToolReference]
+    usage: ToolUsage
+    error: str | None = None
+    error_kind: str | None = None
+
+
+def _rows() -> dict[str, ResearchOption]:
+    from deepsearch.commands.research_options import OPTIONS
+
+    return {row.name: row for row in OPTIONS if row.name in KNOBS}
+
+
+def input_schema() -> dict[str, Any]:
+    from deepsearch.config import EFFORT_PRESETS
+
+    properties: dict[str, Any] = {
+        "question": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_QUESTION_CHARS,
+            "description": "The question to research; one cited answer comes back.",
+        }
+    }
+    for name, row in _rows().items():
+        prop: dict[str, Any] = {"type": _JSON_TYPES[row.kind], "description": row.help}
+        if row.low is not None:
+            prop["minimum"] = row.low
+        if row.high is not None:
+            prop["maximum"] = row.high
+        if name == "effort":
+            prop["enum"] = sorted(EFFORT_PRESETS)
+        properties[name] = prop
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["question"],
+        "additionalProperties": False,
+    }
+
+
+def output_schema() -> dict[str, Any]:
+    return ToolOutput.model_json_schema()
+
+
+def parse_arguments(arguments: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """(question, knobs), or an ArgumentError naming the first bad argument."""
+    args = dict(arguments or {})
+    question = args.pop("question", None)
+    if not isinstance(question, str) or not question.strip():
+        raise ArgumentError("question: a non-empty string is required")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ArgumentError(f"question: longer than {MAX_QUESTION_CHARS} characters")
+    rows = _rows()
+    for name, value in args.items():
+        row = rows.get(name)
+        if row is None:
+            raise ArgumentError(f"{name}: unknown argument (known: question, {', '.join(KNOBS)})")
+        _check(row, value)
+    return " ".join(question.split()), args
+
+
+def _check(row: ResearchOption, value: Any) -> None:
+    numeric = row.kind in (int, float) and not isinstance(value, bool)
+    ok = isinstance(value, (int, float) if row.kind is float else row.kind) and (
+        numeric or row.kind not in (int, float)
+    )
+    if not ok:
+        raise ArgumentError(f"{row.name}: must be {_JSON_TYPES[row.kind]}")
+    if row.low is not None and value < row.low:
+        raise ArgumentError(f"{row.name}: must be at least {row.low:g}")
+    if row.high is not None and value > row.high:
+        raise ArgumentError(f"{row.name}: must be at most {row.high:g}")
+
+
+def call_settings(base: Mapping[str, Any], knobs: Mapping[str, Any], max_budget: int) -> Settings:
+    """The server's options with this call's knobs over them, as configuration (a
+    ConfigError names the argument), the budget capped at `max_budget`."""
+    from deepsearch.library import load_settings
+
+    labels = {row.config_key: row.name for row in _rows().values() if row.config_key}
+    settings = load_settings({**base, **knobs}, labels=labels)
+    if settings.agent.token_budget > max_budget:
+        agent = settings.agent.model_copy(update={"budget": max_budget})
+        settings = settings.model_copy(update={"agent": agent})
+    return settings
+
+
+def is_error(result: ResearchResult) -> bool:
+    """As serve's: no answer, or a run that could not go on (the partial answer goes
+    with the error)."""
+    from deepsearch.server.stream import failed
+
+    return failed(result)
+
+
+def output(result: ResearchResult) -> ToolOutput:
+    usage = result.usage
+    return ToolOutput(
+        answer=result.answer,
+        status=result.status,
+        confidence=result.confidence,
+        references=[
+            ToolReference(url=ref.url, title=ref.title, quote=ref.quote)
+            for ref in result.references
+        ],
+        usage=ToolUsage(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            total_tokens=usage.total_tokens,
+            budget=usage.budget,
+        ),
+        error=result.error,
+        error_kind=result.error_kind,
+    )
+
+
+def text(result: ResearchResult) -> str:
+    """The answer with its numbered references (the finalizer's `[^n]:` lines, or a
+    list when the answer carries none); an error leads with its one line."""
+    body = result.answer
+    if result.references and "[^1]:" not in body:
+        listed = (
+            f"[^{i}]: {ref.title or ref.url} — {ref.url}"
+            for i, ref in enumerate(result.references, start=1)
+        )
+        body = body.rstrip() + "\n\n" + "\n".join(listed)
+    if is_error(result):
+        head = f"error: {result.error or 'no answer was found'}"
+        return f"{head}\n\n{body}" if body else head
+    return body
+
+
+def config_message(exc: ConfigError) -> str:
+    return f"error: {exc}"

@@ -1,0 +1,168 @@
+"""One research, assembled and run the same way for every front end: the CLI, `serve`,
+`eval`, `mcp` and the library (`deepsearch.research`). Each adds only its own output.
+
+A session owns the run's parts — the --trace writer, the cassette, the dependencies
+(runtime.build_deps, which also runs the sandbox probe off the event loop: it starts
+processes) and the ResearchRun — and turns every failure into a result the same way:
+
+- a ConfigError before the run (no provider, an empty corpus) is raised: the front end
+  decides (the CLI prints one line and exits 2; serve and mcp answer with a
+  configuration result; eval stops; the library raises it);
+- any other failure becomes a failed result: what the run found so far when it had
+  started, an empty result (`empty_result`, the one builder) when it had not, whose
+  `error_kind` is "fatal" (the run could not go on) unless only the user can fix it;
+- cancellation (a client gone, an MCP cancel) is never caught: it must reach the call
+  in flight. `cut_short` then reports what was found.
+
+Every result leaves through the cassette (`runtime.finish_cassette`): a recording gets
+its result.json, a replay miss fails the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deepsearch.agent.result import ErrorKind, ResearchResult, Status, failure_kind
+from deepsearch.errors import ConfigError
+
+if TYPE_CHECKING:
+    from deepsearch.agent.deps import AgentDeps
+    from deepsearch.agent.events import AgentEvent
+    from deepsearch.agent.loop import ResearchRun
+    from deepsearch.agent.types import KnowledgeItem
+    from deepsearch.cassettes import CassetteSpec
+    from deepsearch.config import Settings
+    from deepsearch.runtime import CassetteSession
+
+Emit = Callable[["AgentEvent"], None]
+
+
+def _ignore(_: object) -> None:
+    return None
+
+
+class ResearchSession:
+    """One question's run. `run` (once built) is readable from outside, so a front end
+    can tell what was spent; `cut_short` reports what was found when it is stopped."""
+
+    def __init__(
+        self,
+        question: str,
+        settings: Settings,
+        *,
+        emit: Emit = _ignore,
+        trace_path: Path | None = None,
+        trace_tags: Mapping[str, Any] | None = None,
+        cassette: CassetteSpec | None = None,
+        knowledge: Sequence[KnowledgeItem] = (),
+        adapt: Callable[[AgentDeps], None] | None = None,
+    ) -> None:
+        self.question, self.settings, self.emit = question, settings, emit
+        self.trace_path, self.trace_tags = trace_path, trace_tags
+        self.cassette_spec = cassette
+        self.knowledge = list(knowledge)  # earlier turns of a conversation (serve)
+        self.adapt = adapt  # a last change to the parts (eval blocks answer-key sites)
+        self.run: ResearchRun | None = None
+        self.cassette: CassetteSession | None = None
+
+    async def execute(self) -> ResearchResult:
+        """The run's result, failures included (see the module docstring)."""
+        try:
+            result = await self._go()
+        except ConfigError:
+            raise
+        except OSError as exc:  # e.g. the trace file cannot be created
+            result = self._failed(self._file_error(exc), exc)
+        except Exception as exc:  # a RunError; a bug must still return what was found
+            from deepsearch.errors import DeepsearchError
+
+            why = str(exc) if isinstance(exc, DeepsearchError) else _internal(exc)
+            result = self._failed(why, exc)
+        return self.finish(result)
+
+    def refused(self, exc: ConfigError) -> ResearchResult:
+        """The result for a configuration that cannot work (for the front ends that
+        answer with a result rather than stop: serve, mcp)."""
+        return self.finish(self._snapshot("failed", str(exc), exc, kind="configuration"))
+
+    def cut_short(self, status: Status, error: str | None = None) -> ResearchResult:
+        """What was found so far (interrupted, cancelled), through the cassette."""
+        return self.finish(self._snapshot(status, error, None))
+
+    def finish(self, result: ResearchResult) -> ResearchResult:
+        from deepsearch.runtime import finish_cassette
+
+        return finish_cassette(self.cassette, result)
+
+    async def _go(self) -> ResearchResult:
+        from deepsearch.agent.loop import ResearchRun
+        from deepsearch.runtime import build_deps, build_trace, open_cassette, run_options
+
+        settings, question = self.settings, self.question
+        trace = build_trace(self.trace_path, settings, question, tags=self.trace_tags)
+        async with AsyncExitStack() as stack:
+            if trace is not None:
+                stack.callback(trace.close)
+            self.cassette = open_cassette(self.cassette_spec, settings)
+            deps = await build_deps(
+                settings, stack=stack, emit=self.emit, trace=trace, cassette=self.cassette,
+                question=question,
+            )  # fmt: skip
+            if self.adapt is not None:
+                self.adapt(deps)
+            run = self.run = ResearchRun(question, deps, run_options(settings))
+            for item in self.knowledge:
+                run.state.add_knowledge(item.model_copy())
+            return await run.run()
+
+    def _failed(self, error: str, exc: BaseException) -> ResearchResult:
+        # Before the run: it could not go on at all ("fatal"), unless only the user can
+        # fix the cause (a rejected key). A started run keeps its own account.
+        kind: ErrorKind = "configuration" if failure_kind(exc) == "configuration" else "fatal"
+        return self._snapshot("failed", error, exc, kind=kind)
+
+    def _snapshot(
+        self,
+        status: Status,
+        error: str | None,
+        failure: BaseException | None,
+        *,
+        kind: ErrorKind | None = None,
+    ) -> ResearchResult:
+        if self.run is not None:
+            return self.run.snapshot(status, error=error, failure=failure)
+        return empty_result(self.question, self.settings, status, error, kind)
+
+    def _file_error(self, exc: OSError) -> str:
+        where = exc.filename or (f"--trace {self.trace_path}" if self.trace_path else "a file")
+        return f"{where}: {exc.strerror or exc}"
+
+
+def _internal(exc: BaseException) -> str:
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def empty_result(
+    question: str,
+    settings: Settings,
+    status: Status,
+    error: str | None = None,
+    kind: ErrorKind | None = None,
+) -> ResearchResult:
+    """The result of a run that found nothing (it never started): nothing spent."""
+    from deepsearch.agent.result import UsageReport
+    from deepsearch.llm.tracker import TokenTracker
+
+    usage = UsageReport.from_tracker(TokenTracker(settings.agent.token_budget))
+    return ResearchResult(
+        question=question,
+        answer="",
+        status=status,
+        usage=usage,
+        elapsed_s=0.0,
+        error=error,
+        error_kind=(kind or "fatal") if error is not None else None,
+    )
