@@ -19,4 +19,4 @@ MAX_REWRITES = 5  # follow-up queries per query-rewriter reply
 LONGEST_QUERY = 200  # one web query
 LONGEST_QUESTION = 400  # one sub-question
 LONGEST_PROBLEM = 2000  # a coding problem statement
-LONGEST_ANSWER = 8000  # an answer, in markdown
+LONGEST_ANSWER = 6000  # an answer, in markdown (~1,500 tokens: within the agent's cap)
