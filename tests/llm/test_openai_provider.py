@@ -37,7 +37,7 @@ async def test_json_schema_success_sends_strict_schema(openai_server: FakeOpenAI
     assert fmt["json_schema"]["schema"]["additionalProperties"] is False
     assert body["messages"][0] == {"role": "system", "content": "Be exact."}
     # a compatible server gets max_tokens, capped by the budget reservation
-    assert body["max_tokens"] == 4096 and "max_completion_tokens" not in body
+    assert body["max_tokens"] == 1024 and "max_completion_tokens" not in body
     assert openai_server.chat_requests[0].headers["authorization"] == f"Bearer {SECRET}"
     assert client.tracker.by_tool()["evaluator"].prompt_tokens == 21
 
