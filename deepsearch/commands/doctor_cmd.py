@@ -151,10 +151,9 @@ def _rung_note(client: LLMClient, model: str) -> str:
     from deepsearch.llm.output_modes import RUNG_WORDS
 
     ladder = getattr(client.provider, "output_modes", None)
-    mode = ladder.remembered.get(model) if ladder is not None else None
-    if mode is None:
+    if ladder is None or model not in ladder.remembered:
         return ""
-    why = ladder.why.get(model, "")
+    mode, why = ladder.remembered[model], ladder.why.get(model, "")
     using = f"using {RUNG_WORDS.get(mode, mode)}"
     return f"; {why}; {using}" if why and not why.startswith("accepts") else f"; {using}"
 

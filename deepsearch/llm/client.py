@@ -164,24 +164,15 @@ class LLMClient:
         value, problem = self._validate(schema, fallback)
         if value is not None:
             return ObjectResult(value=value, usage=usage, attempts=3)
-        raise self._no_valid(tool, schema, problem, fallback.text, fallback_tried=True)
+        raise self._no_valid(tool, schema, problem, fallback.text, fb=True)
 
     def _no_valid(
-        self,
-        tool: ToolName,
-        schema: type[BaseModel],
-        problem: str,
-        raw: str,
-        *,
-        fallback_tried: bool = False,
+        self, tool: ToolName, schema: type[BaseModel], problem: str, raw: str, *, fb: bool = False
     ) -> StructuredOutputError:
-        after = "a retry and the fallback" if fallback_tried else "a retry"
+        model, after = self.model_for(tool), "a retry and the fallback" if fb else "a retry"
+        text = f"{self.provider_name} model {model!r} gave no valid {schema.__name__} after {after}"
         return StructuredOutputError(
-            f"{self.provider_name} model {self.model_for(tool)!r} gave no valid "
-            f"{schema.__name__} after {after}: {problem}",
-            provider=self.provider_name,
-            model=self.model_for(tool),
-            raw=raw[:2000],
+            f"{text}: {problem}", provider=self.provider_name, model=model, raw=raw[:2000]
         )
 
     async def generate_text(
