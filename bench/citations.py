@@ -66,9 +66,9 @@ def answer_for(item: dict[str, Any], corpus: dict[str, list[str]]) -> str:
 
 def script(answer: str) -> Any:
     steps = [
-        {"think": "", "action": "search", "search": {"queries": ["the question"]}},
-        {"think": "", "action": "visit", "visit": {"url_indices": [1, 2, 3, 4, 5]}},
-        {"think": "", "action": "answer", "answer": {"answer": answer}},
+        {"think": "", "action": {"search": {"queries": ["the question"]}}},
+        {"think": "", "action": {"visit": {"url_indices": [1, 2, 3, 4, 5]}}},
+        {"think": "", "action": {"answer": {"answer": answer}}},
     ]
 
     def reply(request: CompletionRequest) -> Any:

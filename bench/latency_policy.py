@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from bench.latency_site import wiki_path
+from deepsearch.agent.schema import allowed_actions
 
 _URL_LINE = re.compile(r"^\[(\d+)\][^\n]*?(https?://\S+)", re.MULTILINE)
 _KNOWLEDGE = re.compile(
@@ -110,18 +111,6 @@ def last_user(body: dict[str, Any]) -> str:
     return str(users[-1].get("content") or "") if users else ""
 
 
-def allowed_actions(schema: dict[str, Any]) -> list[str]:
-    """The `action` values the schema accepts (an enum, a const, or a $ref to one)."""
-    spec = schema.get("properties", {}).get("action", {})
-    if "$ref" in spec:
-        spec = schema.get("$defs", {}).get(spec["$ref"].rsplit("/", 1)[-1], {})
-    options = spec.get("anyOf") or [spec]
-    values: list[str] = []
-    for option in options:
-        values += option.get("enum") or ([option["const"]] if "const" in option else [])
-    return values
-
-
 @dataclass
 class Policy:
     """Callable on a request body; `item` is the question being run."""
@@ -138,7 +127,7 @@ class Policy:
         props = schema.get("properties", {})
         if "action" in props:
             self.agent_prompts.append(system_text(body))
-            reply.update(self.step(system_text(body), allowed_actions(schema)))
+            reply = self.step(system_text(body), allowed_actions(schema))
         elif "needs_definitive" in props:
             reply.update(think="a single fact", needs_definitive=True)
         elif "pass" in props:
@@ -188,10 +177,7 @@ class Policy:
         return self._act(allowed[0], {}, allowed)
 
     def _act(self, action: str, payload: dict[str, Any], allowed: list[str]) -> dict[str, Any]:
-        out: dict[str, Any] = dict.fromkeys(allowed)
-        out.update(think=f"next: {action}", action=action)
-        out[action] = payload or _empty_payload(action)
-        return out
+        return {"think": f"next: {action}", "action": {action: payload or _empty_payload(action)}}
 
     def answer_text(self) -> str:
         """The supporting sentences (verbatim: quotable) and the answer itself."""

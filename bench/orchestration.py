@@ -52,7 +52,7 @@ def cycling_agent(prompt_sizes: list[int]) -> Any:
                 "improvement": "i",
             }
         if request.tool == "agent_beast":
-            return {"think": "", "action": "answer", "answer": {"answer": "done"}}
+            return {"think": "", "action": {"answer": {"answer": "done"}}}
         counter[0] += 1
         prompt_sizes.append(count_tokens(request.system))
         spec = request.json_schema["properties"]["action"]  # type: ignore[index]
@@ -65,8 +65,8 @@ def cycling_agent(prompt_sizes: list[int]) -> Any:
                     "visit": {"url_indices": [1, 2, 3]},
                     "reflect": {"questions": [f"sub-question number {n}?"]},
                 }[action]
-                return {"think": f"step {n}", "action": action, action: payload}
-        return {"think": "", "action": allowed[0], allowed[0]: {"answer": "x"}}
+                return {"think": f"step {n}", "action": {action: payload}}
+        return {"think": "", "action": {allowed[0]: {"answer": "x"}}}
 
     return reply
 

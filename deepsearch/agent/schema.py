@@ -1,19 +1,29 @@
 """The per-step action schema, built from the same allow-flags as the prompt.
 
-`think` + `action` (a Literal of the allowed actions) + one optional payload per
-allowed action. A model validator requires the chosen action's payload, so a reply
-that picks "search" without queries is a validation error the client can feed back.
+`think` + `action`, where `action` is one of the allowed actions: an object with a
+single key, the action's name, holding its payload (`{"search": {"queries": [...]}}`).
+It is a union with one branch per allowed action, each requiring its own non-null
+payload, so no reply a grammar or OpenAI's strict mode lets through can pick an
+action and leave its payload out (the root stays an object, as strict mode wants).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import cache
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model
 
-from deepsearch.agent.limits import MAX_QUERIES, MAX_SUBQUESTIONS, MAX_VISITS
+from deepsearch.agent.limits import (
+    LONGEST_ANSWER,
+    LONGEST_PROBLEM,
+    LONGEST_QUERY,
+    LONGEST_QUESTION,
+    MAX_QUERIES,
+    MAX_SUBQUESTIONS,
+    MAX_VISITS,
+)
 
 ActionName = Literal["search", "visit", "reflect", "answer", "coding"]
 ACTION_ORDER: tuple[ActionName, ...] = ("search", "visit", "reflect", "answer", "coding")
@@ -21,7 +31,7 @@ ACTION_ORDER: tuple[ActionName, ...] = ("search", "visit", "reflect", "answer", 
 
 class SearchPayload(BaseModel):
     action: ClassVar[ActionName] = "search"
-    queries: list[str] = Field(
+    queries: list[Annotated[str, Field(max_length=LONGEST_QUERY)]] = Field(
         max_length=MAX_QUERIES,
         description=f"up to {MAX_QUERIES} short keyword queries, none already run",
     )
@@ -36,7 +46,7 @@ class VisitPayload(BaseModel):
 
 class ReflectPayload(BaseModel):
     action: ClassVar[ActionName] = "reflect"
-    questions: list[str] = Field(
+    questions: list[Annotated[str, Field(max_length=LONGEST_QUESTION)]] = Field(
         max_length=MAX_SUBQUESTIONS, description=f"up to {MAX_SUBQUESTIONS} new sub-questions"
     )
 
@@ -44,8 +54,9 @@ class ReflectPayload(BaseModel):
 class AnswerPayload(BaseModel):
     action: ClassVar[ActionName] = "answer"
     answer: str = Field(
+        max_length=LONGEST_ANSWER,
         description="the complete answer, in markdown; when supported is false: what you "
-        "looked for and what you found instead"
+        "looked for and what you found instead",
     )
     # Structured, not phrase-matched: "I could not find it" is the model's own statement.
     # Defaults keep older replies readable; strict mode still makes the model state both.
@@ -64,7 +75,9 @@ class AnswerPayload(BaseModel):
 
 class CodingPayload(BaseModel):
     action: ClassVar[ActionName] = "coding"
-    problem: str = Field(description="a precise statement of the computation to run")
+    problem: str = Field(
+        max_length=LONGEST_PROBLEM, description="a precise statement of the computation to run"
+    )
 
 
 # The typed action union: a step's payload names its action (`payload.action`).
@@ -93,18 +106,34 @@ class AllowFlags:
 
 class StepBase(BaseModel):
     think: str = Field(max_length=600, description="brief reasoning for this choice")
-    action: str
-
-    @model_validator(mode="after")
-    def _payload_matches_action(self) -> StepBase:
-        if getattr(self, self.action, None) is None:
-            raise ValueError(f'action is "{self.action}" but the "{self.action}" field is missing')
-        return self
+    # The chosen branch: a one-key object `{name: payload}` (see `step_schema`).
+    action: Any
 
     def payload(self) -> ActionPayload:
-        """The chosen action's payload (the validator guarantees it is present)."""
-        payload: ActionPayload = getattr(self, self.action)
+        """The chosen action's payload (the union guarantees it is present)."""
+        payload: ActionPayload = getattr(self.action, type(self.action).action_name)
         return payload
+
+
+def _branch(name: ActionName) -> Any:
+    """The union branch of one action: `{name: payload}`, nothing else, payload required."""
+    branch_fields: dict[str, Any] = {
+        name: (PAYLOADS[name], Field(description=f"the {name} action's fields"))
+    }
+    model = create_model(
+        f"{name.capitalize()}Action", __config__=ConfigDict(extra="forbid"), **branch_fields
+    )
+    model.action_name = name  # type: ignore[attr-defined]
+    return Annotated[model, Tag(name)]
+
+
+def _action_key(value: Any) -> str | None:
+    """The branch a reply names: the one key of its `action` object."""
+    if isinstance(value, dict) and len(value) == 1:
+        return str(next(iter(value)))
+    if isinstance(value, BaseModel):
+        return getattr(type(value), "action_name", None)
+    return None
 
 
 @cache
@@ -112,14 +141,35 @@ def step_schema(allowed: tuple[ActionName, ...]) -> type[StepBase]:
     """A pydantic model accepting exactly the allowed actions (cached per combination)."""
     if not allowed:
         raise ValueError("at least one action must be allowed")
-    action_type = Literal[allowed]  # type: ignore[valid-type]
-    payload_fields: dict[str, Any] = {
-        name: (PAYLOADS[name] | None, Field(None, description=f"payload when action is {name}"))
-        for name in allowed
-    }
+    names = ", ".join(allowed)
+    branches = tuple(_branch(name) for name in allowed)
+    union: Any = Union[branches] if len(branches) > 1 else branches[0]  # noqa: UP007
+    action_type = Annotated[
+        union,
+        Discriminator(
+            _action_key,
+            custom_error_type="action_choice",
+            custom_error_message=f"action must be an object with exactly one key, one of: {names}",
+        ),
+    ]
     return create_model(
         "AgentStep",
         __base__=StepBase,
-        action=(action_type, Field(description="one of: " + ", ".join(allowed))),
-        **payload_fields,
+        action=(
+            action_type,
+            Field(description=f"the one action chosen, as {{name: its fields}}; one of: {names}"),
+        ),
     )
+
+
+def allowed_actions(json_schema: dict[str, Any]) -> list[str]:
+    """The actions a step schema offers, in order: the project's form (with `$defs`) or
+    a wire form (inlined). For fakes and tests that answer what they are offered."""
+    spec = json_schema.get("properties", {}).get("action", {})
+    defs = json_schema.get("$defs", {})
+    names: list[str] = []
+    for branch in spec.get("oneOf") or spec.get("anyOf") or [spec]:
+        if "$ref" in branch:
+            branch = defs.get(branch["$ref"].rsplit("/", 1)[-1], {})
+        names += list(branch.get("properties", {}))
+    return names

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from deepsearch.config import ModelSettings
 
-OutputMode = Literal["json_schema", "json_object", "prompted", "text"]
+OutputMode = Literal["json_schema", "json_object_schema", "json_object", "prompted", "text"]
 
 
 class Message(BaseModel):

@@ -149,7 +149,11 @@ class LLMClient:
         if value is not None:
             return ObjectResult(value=value, usage=usage, attempts=2)
 
-        # Last resort: a distilled schema on the fallback model, extracting from the reply.
+        # The same invalid reply twice: the model cannot do better, asking again wastes
+        # a call. Else, last resort: a distilled schema on the fallback model, when it
+        # is another model, extracting from the reply.
+        if retry.text == completion.text or self.model_for("fallback") == self.model_for(tool):
+            raise self._no_valid(tool, schema, problem, retry.text)
         source = retry.text if retry.text.strip() else completion.text
         fb_system = render("llm/fallback")
         fb_messages = [Message(role="user", content=source[:8000] or render("llm/empty_reply"))]
@@ -160,12 +164,15 @@ class LLMClient:
         value, problem = self._validate(schema, fallback)
         if value is not None:
             return ObjectResult(value=value, usage=usage, attempts=3)
-        raise StructuredOutputError(
-            f"{self.provider_name} model {self.model_for(tool)!r} gave no valid "
-            f"{schema.__name__} after a retry and the fallback: {problem}",
-            provider=self.provider_name,
-            model=self.model_for(tool),
-            raw=fallback.text[:2000],
+        raise self._no_valid(tool, schema, problem, fallback.text, fb=True)
+
+    def _no_valid(
+        self, tool: ToolName, schema: type[BaseModel], problem: str, raw: str, *, fb: bool = False
+    ) -> StructuredOutputError:
+        model, after = self.model_for(tool), "a retry and the fallback" if fb else "a retry"
+        text = f"{self.provider_name} model {model!r} gave no valid {schema.__name__} after {after}"
+        return StructuredOutputError(
+            f"{text}: {problem}", provider=self.provider_name, model=model, raw=raw[:2000]
         )
 
     async def generate_text(

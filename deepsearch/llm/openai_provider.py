@@ -1,12 +1,23 @@
 """OpenAI-compatible provider on the official `openai` SDK (async).
 
-One class serves OpenAI, Ollama (`<ollama_url>/v1`), vLLM, LM Studio, OpenRouter and
-DeepSeek: only the base URL and key differ. Structured output climbs the shared
-ladder (`output_modes`): `response_format` json_schema (strict: the schema is
-rewritten into the strict subset, see `schema_dialects`), JSON mode with the schema
-in the system prompt, then plain prompted JSON; this module only says how each mode
-goes on the wire and which errors reject a mode. Retries (429/5xx/timeouts, with Retry-After and jittered backoff) are the
-SDK's own; this module only maps errors.
+One class serves OpenAI, Ollama (`<ollama_url>/v1`), vLLM, LM Studio, llama.cpp,
+OpenRouter and DeepSeek: only the base URL and key differ. Structured output climbs
+the shared ladder (`output_modes`). On OpenAI's own API: `response_format`
+json_schema in strict mode (the schema rewritten into the strict subset, see
+`schema_dialects`), JSON mode with the schema in the system prompt, then plain
+prompted JSON. On any other server: json_schema with the full schema (`GRAMMAR`
+dialect: length limits kept, for the server's grammar), then
+`{"type": "json_object", "schema": S}` (llama-cpp-python's form), then JSON mode,
+then prompted JSON. Ollama's /v1 endpoint turns a json_schema `response_format` into
+its native `format: <schema>` (Ollama's OpenAI-compatibility docs).
+
+A server refuses a mode with a 4xx, or -- llama-cpp-python -- a 500, whose body names
+the structured-output request (`response_format`, `json_schema`, `schema`, `strict`,
+"not supported"): the next rung is tried at once. The SDK would retry such a 500
+itself (three more identical POSTs); `refusals.NoRetryForRefusals` marks it not retryable
+(the SDK's `x-should-retry` header), so a refused rung costs exactly one request.
+Other retries (429/5xx/timeouts, with Retry-After and jittered backoff) are the SDK's
+own; this module only maps errors.
 A keyless server (vLLM, LM Studio) needs only OPENAI_BASE_URL: a placeholder key is
 sent, since the SDK insists on one. The SDK is imported inside functions so the CLI
 starts fast.
@@ -26,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
-from deepsearch.llm.output_modes import ModeRejected, OutputModeLadder, system_for
+from deepsearch.llm.output_modes import NATIVE_MODES, ModeRejected, OutputModeLadder, system_for
 from deepsearch.llm.provider_common import (
     Embeddings,
     ErrorWording,
@@ -36,21 +47,34 @@ from deepsearch.llm.provider_common import (
     one_line,
     url_password,
 )
-from deepsearch.llm.schema_dialects import OPENAI_STRICT, UnsupportedSchema, to_dialect
+from deepsearch.llm.refusals import NoRetryForRefusals, names_structured_output
+from deepsearch.llm.schema_dialects import (
+    GRAMMAR,
+    OPENAI_STRICT,
+    Dialect,
+    UnsupportedSchema,
+    to_dialect,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from deepsearch.config import ProviderName, Settings
+    from deepsearch.llm.rung_memory import RungMemory
 
-_LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object", "prompted")
-_REJECTION_HINTS = ("response_format", "json_schema", "json_object", "structured output", "schema")
+# OpenAI's own API (and Azure's): the strict subset, no json_object + schema rung.
+_OFFICIAL_LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object", "prompted")
+_LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object_schema", "json_object", "prompted")
+_OFFICIAL_HOSTS = ("api.openai.com", ".openai.azure.com")
+# Statuses a refusal may come with: any client error but auth / rate limit, and the
+# 500s of servers whose request validation fails as a server error.
+_NOT_REFUSALS = frozenset({401, 403, 408, 409, 429})
 _CONTEXT_HINTS = ("context_length_exceeded", "maximum context length", "context length", "too long")
 # Sent when OPENAI_BASE_URL names a server that needs no key: the SDK refuses an empty one.
 KEYLESS_PLACEHOLDER = "not-needed"
 
 
-def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:  # OpenAI's own API
     """The strict-mode form of `schema` (see `schema_dialects`), or None if impossible.
 
     Only a schema strict mode cannot express at all (a free-form object, a
@@ -76,6 +100,8 @@ class OpenAIProvider:
         key_env: str = "OPENAI_API_KEY",
         embedding_model: str | None = None,
         client: AsyncOpenAI | None = None,
+        strict_subset: bool | None = None,
+        rung_memory: RungMemory | None = None,
     ) -> None:
         self.name = name
         self.base_url = base_url or "https://api.openai.com/v1"
@@ -85,11 +111,17 @@ class OpenAIProvider:
         self._timeout_s = timeout_s
         self._max_retries = max_retries
         self._client = client
-        self.output_modes = OutputModeLadder(_LADDER)
+        # None: decided by the host (OpenAI's own API speaks only the strict subset).
+        self.strict_subset = self._is_official if strict_subset is None else strict_subset
+        rungs = _OFFICIAL_LADDER if self.strict_subset else _LADDER
+        self.output_modes = OutputModeLadder(rungs, memory=rung_memory, server=self.base_url)
 
     @classmethod
     def from_settings(cls, settings: Settings, name: ProviderName) -> OpenAIProvider:
+        from deepsearch.llm.rung_memory import RungMemory
+
         llm = settings.llm
+        memory = RungMemory.for_settings(settings)
         if name == "ollama":
             # Ollama ignores the key, but the SDK insists on one.
             return cls(
@@ -100,6 +132,7 @@ class OpenAIProvider:
                 name="ollama",
                 key_env="",
                 embedding_model=llm.embedding_model,
+                rung_memory=memory,
             )
         key = settings.keys.openai_api_key
         api_key = key.get_secret_value().strip() if key else ""
@@ -111,6 +144,7 @@ class OpenAIProvider:
             timeout_s=llm.timeout_s,
             max_retries=llm.max_retries,
             embedding_model=llm.embedding_model,
+            rung_memory=memory,
         )
 
     def prepare(self) -> None:
@@ -123,13 +157,14 @@ class OpenAIProvider:
     @property
     def client(self) -> AsyncOpenAI:
         if self._client is None:
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
             self._client = AsyncOpenAI(
                 api_key=self._api_key or "missing",
                 base_url=self.base_url,
                 timeout=self._timeout_s,
                 max_retries=self._max_retries,
+                http_client=DefaultAsyncHttpxClient(transport=NoRetryForRefusals()),
             )
         return self._client
 
@@ -173,15 +208,18 @@ class OpenAIProvider:
         kwargs: dict[str, Any] = {}
         schema = request.json_schema
         if mode == "json_schema" and schema is not None:
-            strict = strict_schema(schema)
+            wire = self.wire_schema(schema)
             kwargs["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {
                     "name": _schema_name(request.schema_name),
-                    "schema": strict if strict is not None else schema,
-                    "strict": strict is not None,
+                    "schema": wire if wire is not None else schema,
+                    "strict": self.strict_subset and wire is not None,
                 },
             }
+        elif mode == "json_object_schema" and schema is not None:
+            wire = self.wire_schema(schema)
+            kwargs["response_format"] = {"type": "json_object", "schema": wire or schema}
         elif mode == "json_object" and schema is not None:
             kwargs["response_format"] = {"type": "json_object"}
         messages: list[dict[str, str]] = []
@@ -202,7 +240,21 @@ class OpenAIProvider:
 
     @property
     def _is_official(self) -> bool:
-        return "api.openai.com" in self.base_url
+        from urllib.parse import urlsplit
+
+        host = (urlsplit(self.base_url).hostname or "").lower()
+        return any(host == h or (h.startswith(".") and host.endswith(h)) for h in _OFFICIAL_HOSTS)
+
+    @property
+    def dialect(self) -> Dialect:
+        return OPENAI_STRICT if self.strict_subset else GRAMMAR
+
+    def wire_schema(self, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """`schema` as this server's dialect takes it, or None if it cannot say it."""
+        try:
+            return to_dialect(schema, self.dialect)
+        except UnsupportedSchema:
+            return None
 
     async def _send(self, request: CompletionRequest, mode: OutputMode) -> Completion:
         kwargs = self._build_kwargs(request, mode)
@@ -210,8 +262,8 @@ class OpenAIProvider:
             resp = await self.client.chat.completions.create(**kwargs)
         except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
             error = self._map_error(exc, request.settings.model)
-            if mode in ("json_schema", "json_object") and _is_mode_rejection(exc):
-                raise ModeRejected(error) from None
+            if mode in NATIVE_MODES | {"json_object"} and _is_mode_rejection(exc):
+                raise ModeRejected(error, getattr(exc, "status_code", None)) from None
             raise error from None
         completion = _to_completion(resp, mode)
         response_format = kwargs.get("response_format") or {}
@@ -278,12 +330,12 @@ def _is_context_error(exc: Exception) -> bool:
 
 
 def _is_mode_rejection(exc: Exception) -> bool:
-    if getattr(exc, "status_code", None) not in (400, 404, 415, 422, 501):
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int) or status < 400 or status in _NOT_REFUSALS:
         return False
     if _is_context_error(exc):
         return False
-    blob = _error_blob(exc)
-    return any(hint in blob for hint in _REJECTION_HINTS)
+    return names_structured_output(_error_blob(exc))
 
 
 def _to_completion(resp: Any, mode: OutputMode) -> Completion:

@@ -13,6 +13,9 @@ module turns their JSON schema into what a provider's constrained decoding accep
   pydantic model still enforces them after parsing.
 * Gemini `responseJsonSchema`: its documented subset (no `const`, `default`,
   `pattern`, string lengths or exclusive bounds); optional fields stay optional.
+* `GRAMMAR`, for every other OpenAI-compatible server (llama.cpp, vLLM, Ollama, LM
+  Studio), which turns the schema into a grammar: plain JSON Schema that keeps
+  `minLength`/`maxLength`, `minimum`/`maximum` and `minItems`/`maxItems`.
 
 `$ref`s are inlined and `$defs` dropped (every schema here is small and acyclic,
 and both providers handle plain nesting more uniformly than references). A schema
@@ -83,6 +86,24 @@ GEMINI = Dialect(
     all_required=False,
 )
 
+# Any other server (llama.cpp's grammars, vLLM, Ollama, LM Studio): full JSON Schema
+# less what grammar converters handle unevenly. The length and count limits stay: a
+# grammar that enforces them is what stops a weak model's runaway strings.
+GRAMMAR = Dialect(
+    name="grammar",
+    keywords={
+        "string": frozenset({"enum", "minLength", "maxLength"}),
+        "number": frozenset({"enum", "minimum", "maximum"}),
+        "integer": frozenset({"enum", "minimum", "maximum"}),
+        "boolean": frozenset({"enum"}),
+        "array": frozenset({"items", "minItems", "maxItems"}),
+        "object": frozenset({"properties", "required", "additionalProperties"}),
+        "null": frozenset(),
+    },
+    formats=frozenset(),
+    all_required=False,
+)
+
 # How a stripped keyword's intent is worded in the description.
 _WORDING: dict[str, str] = {
     "minLength": "at least {} characters",
@@ -99,7 +120,9 @@ _WORDING: dict[str, str] = {
     "uniqueItems": "no repeated items",
 }
 # Dropped without a word: annotations the model gains nothing from.
-_SILENT = frozenset({"title", "examples", "default", "$schema", "$id", "readOnly", "writeOnly"})
+_SILENT = frozenset(
+    {"title", "examples", "default", "$schema", "$id", "readOnly", "writeOnly", "discriminator"}
+)
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -299,9 +322,10 @@ def _drop(node: Any, data: Any) -> Any:
         return [_drop(node["items"], item) for item in data]
     if not isinstance(data, dict):
         return data
-    for branch in node.get("anyOf", []):
-        if isinstance(branch, dict) and "properties" in branch:
-            return _drop(branch, data)
+    union = node.get("anyOf") or node.get("oneOf") or []
+    branches = [b for b in union if isinstance(b, dict)]
+    if branches:
+        return _drop(_branch_for(branches, data), data)
     props = node.get("properties")
     if not isinstance(props, dict):
         return data
@@ -313,3 +337,12 @@ def _drop(node: Any, data: Any) -> Any:
             continue
         out[key] = _drop(sub, value) if isinstance(sub, dict) else value
     return out
+
+
+def _branch_for(branches: list[dict[str, Any]], data: dict[str, Any]) -> dict[str, Any]:
+    """The union branch whose properties hold every key of `data` (else the first)."""
+    for branch in branches:
+        props = branch.get("properties")
+        if isinstance(props, dict) and set(data) <= set(props):
+            return branch
+    return branches[0]

@@ -15,8 +15,8 @@ from deepsearch.llm.base import Completion, CompletionRequest, Usage
 from tests.agent.helpers import evaluator_reply, make_deps, options
 
 Q = "When was the Eiffel Tower completed?"
-SEARCH = {"think": "look", "action": "search", "search": {"queries": ["eiffel tower"]}}
-ANSWER = {"think": "enough", "action": "answer", "answer": {"answer": "It was completed in 1889."}}
+SEARCH = {"think": "look", "action": {"search": {"queries": ["eiffel tower"]}}}
+ANSWER = {"think": "enough", "action": {"answer": {"answer": "It was completed in 1889."}}}
 BUDGET = 60_000  # a research step may show max(4000, 60000 // 12) = 5000 tokens of knowledge
 SHOWN = re.compile(r"<knowledge-(\d+) ")
 

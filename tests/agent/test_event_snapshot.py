@@ -18,13 +18,13 @@ from tests.agent.helpers import CLASSIFY_SIMPLE, make_deps, options
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "reference_run_events.jsonl"
 Q = "When was the Eiffel Tower completed?"
-SEARCH = {"think": "look it up", "action": "search", "search": {"queries": ["eiffel tower completed"]}}  # fmt: skip
-VISIT = {"think": "read both", "action": "visit", "visit": {"url_indices": [1, 2]}}
-REFLECT = {"think": "one gap", "action": "reflect", "reflect": {"questions": ["Which month was it finished?"]}}  # fmt: skip
-SUB_ANSWER = {"think": "the page says", "action": "answer", "answer": {"answer": "In March 1889."}}  # fmt: skip
-THIN = {"think": "guess", "action": "answer", "answer": {"answer": "Some time in the 1880s."}}
+SEARCH = {"think": "look it up", "action": {"search": {"queries": ["eiffel tower completed"]}}}  # fmt: skip
+VISIT = {"think": "read both", "action": {"visit": {"url_indices": [1, 2]}}}
+REFLECT = {"think": "one gap", "action": {"reflect": {"questions": ["Which month was it finished?"]}}}  # fmt: skip
+SUB_ANSWER = {"think": "the page says", "action": {"answer": {"answer": "In March 1889."}}}  # fmt: skip
+THIN = {"think": "guess", "action": {"answer": {"answer": "Some time in the 1880s."}}}
 FINAL = "It was completed in March 1889.\n\nIt was built for the World's Fair in Paris."
-ANSWER = {"think": "done", "action": "answer", "answer": {"answer": FINAL}}
+ANSWER = {"think": "done", "action": {"answer": {"answer": FINAL}}}
 DEFINITIVE_OK = {"think": "a plain fact", "pass": True}
 STRICT_NO = {"think": "too vague", "pass": False,
              "improvement_plan": "For the best answer, you must cite the year."}  # fmt: skip

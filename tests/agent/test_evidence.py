@@ -162,16 +162,15 @@ def long_page(n: int) -> str:
 
 def scripted_visits(prompts: list[str]) -> Any:
     steps = [
-        {"think": "", "action": "search", "search": {"queries": ["port calder lighthouse"]}},
-        {"think": "", "action": "visit", "visit": {"url_indices": [1]}},
+        {"think": "", "action": {"search": {"queries": ["port calder lighthouse"]}}},
+        {"think": "", "action": {"visit": {"url_indices": [1]}}},
         {
             "think": "",
-            "action": "reflect",
-            "reflect": {"questions": ["What is the tower built of?"]},
+            "action": {"reflect": {"questions": ["What is the tower built of?"]}},
         },
-        {"think": "", "action": "visit", "visit": {"url_indices": [1, 2, 3, 4, 5]}},
-        {"think": "", "action": "search", "search": {"queries": ["tower stone"]}},
-        {"think": "", "action": "visit", "visit": {"url_indices": [1, 2, 3, 4, 5]}},
+        {"think": "", "action": {"visit": {"url_indices": [1, 2, 3, 4, 5]}}},
+        {"think": "", "action": {"search": {"queries": ["tower stone"]}}},
+        {"think": "", "action": {"visit": {"url_indices": [1, 2, 3, 4, 5]}}},
     ]
 
     def reply(request: CompletionRequest) -> Any:
@@ -180,7 +179,7 @@ def scripted_visits(prompts: list[str]) -> Any:
             return steps.pop(0) if len(steps) > 1 else steps[0]
         if request.tool == "agent_beast":
             prompts.append(request.system)
-            return {"think": "", "action": "answer", "answer": {"answer": "Miriam Vosk."}}
+            return {"think": "", "action": {"answer": {"answer": "Miriam Vosk."}}}
         if request.tool == "finalizer":
             return request.messages[-1].content
         return evaluator_reply(request)
@@ -218,9 +217,9 @@ async def test_the_first_hop_stays_in_view_after_many_long_pages() -> None:
 async def test_a_candidate_answer_pins_the_passage_it_rests_on_in_the_loop() -> None:
     first = "https://calder.org/lighthouse"
     steps = [
-        {"think": "", "action": "search", "search": {"queries": ["port calder lighthouse"]}},
-        {"think": "", "action": "visit", "visit": {"url_indices": [1]}},
-        {"think": "", "action": "answer", "answer": {"answer": "Miriam Vosk designed it."}},
+        {"think": "", "action": {"search": {"queries": ["port calder lighthouse"]}}},
+        {"think": "", "action": {"visit": {"url_indices": [1]}}},
+        {"think": "", "action": {"answer": {"answer": "Miriam Vosk designed it."}}},
     ]
     queue = list(steps)
 

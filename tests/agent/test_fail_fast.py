@@ -31,7 +31,7 @@ class Broken:
 
 def searches(n: int) -> list[dict[str, Any]]:
     return [
-        {"think": "look", "action": "search", "search": {"queries": [f"eiffel tower fact {i}"]}}
+        {"think": "look", "action": {"search": {"queries": [f"eiffel tower fact {i}"]}}}
         for i in range(n)
     ]
 
@@ -79,8 +79,8 @@ async def test_a_partial_answer_survives_the_stop() -> None:
 async def test_steps_that_change_nothing_end_the_research_phase_early() -> None:
     # The same query and the same sub-question over and over: after the first two
     # steps nothing new is searched, asked or learned.
-    same = {"think": "look", "action": "search", "search": {"queries": ["eiffel tower"]}}
-    ask = {"think": "hm", "action": "reflect", "reflect": {"questions": [QUESTION]}}
+    same = {"think": "look", "action": {"search": {"queries": ["eiffel tower"]}}}
+    ask = {"think": "hm", "action": {"reflect": {"questions": [QUESTION]}}}
     deps, provider = make_deps(router([same, ask] * 20))
     run = ResearchRun(QUESTION, deps, options(max_steps=50))
     await run.run()
@@ -100,7 +100,7 @@ def test_an_error_says_its_kind_and_a_cut_short_snapshot_carries_it() -> None:
     assert failure_kind(ProviderError("503")) == "fatal"  # retries ran out: exit 1
     assert failure_kind(OSError("disk full")) == "runtime"
 
-    deps, _ = make_deps(router([{"think": "", "action": "answer", "answer": {"answer": "x"}}]))
+    deps, _ = make_deps(router([{"think": "", "action": {"answer": {"answer": "x"}}}]))
     run = ResearchRun("Q?", deps, options())
     cut = run.snapshot("failed", error="401 from the provider", failure=ProviderAuthError("401"))
     assert cut.error_kind == "configuration"

@@ -9,7 +9,7 @@ import pytest
 
 from deepsearch.agent.gating import Gate, after_action
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.schema import AllowFlags, step_schema
+from deepsearch.agent.schema import AllowFlags, allowed_actions, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import ScoredUrl, UrlRecord
 from deepsearch.llm.base import CompletionRequest
@@ -147,28 +147,34 @@ def test_never_leaves_the_model_without_a_move() -> None:
 def test_schema_accepts_exactly_the_allowed_actions() -> None:
     schema = step_schema(("search", "answer"))
     props = schema.model_json_schema()["properties"]
-    assert set(props) == {"think", "action", "search", "answer"}
-    assert schema.model_validate({"think": "", "action": "search", "search": {"queries": ["x"]}})
+    assert set(props) == {"think", "action"}
+    assert allowed_actions(schema.model_json_schema()) == ["search", "answer"]
+    assert schema.model_validate({"think": "", "action": {"search": {"queries": ["x"]}}})
     with pytest.raises(ValueError):
-        schema.model_validate({"think": "", "action": "visit", "visit": {"url_indices": [1]}})
+        schema.model_validate({"think": "", "action": {"visit": {"url_indices": [1]}}})
     with pytest.raises(ValueError):  # chose search but gave no payload
         schema.model_validate({"think": "", "action": "search"})
+    with pytest.raises(ValueError):  # a null payload is no payload
+        schema.model_validate({"think": "", "action": {"search": None}})
+    with pytest.raises(ValueError):  # two actions at once
+        schema.model_validate(
+            {"think": "", "action": {"search": {"queries": ["x"]}, "answer": {"answer": "a"}}}
+        )
 
 
 def _allowed_in(request: CompletionRequest) -> set[str]:
-    spec = request.json_schema["properties"]["action"]  # type: ignore[index]
-    return set(spec.get("enum") or [spec["const"]])
+    return set(allowed_actions(request.json_schema or {}))
 
 
 async def test_loop_shows_the_model_only_allowed_actions() -> None:
     """search → (no search/answer) visit → (no visit) answer rejected → (no answer) ..."""
     script = [
-        {"think": "", "action": "search", "search": {"queries": ["eiffel"]}},
-        {"think": "", "action": "visit", "visit": {"url_indices": [1, 99, -3]}},
-        {"think": "", "action": "answer", "answer": {"answer": "1889"}},
-        {"think": "", "action": "reflect", "reflect": {"questions": ["when did building start?"]}},
-        {"think": "", "action": "answer", "answer": {"answer": "Work started in 1887."}},
-        {"think": "", "action": "answer", "answer": {"answer": "1889, finished in March"}},
+        {"think": "", "action": {"search": {"queries": ["eiffel"]}}},
+        {"think": "", "action": {"visit": {"url_indices": [1, 99, -3]}}},
+        {"think": "", "action": {"answer": {"answer": "1889"}}},
+        {"think": "", "action": {"reflect": {"questions": ["when did building start?"]}}},
+        {"think": "", "action": {"answer": {"answer": "Work started in 1887."}}},
+        {"think": "", "action": {"answer": {"answer": "1889, finished in March"}}},
     ]
     strict_verdicts = [False, True]
 

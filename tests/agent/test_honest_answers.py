@@ -21,14 +21,13 @@ from deepsearch.prompts import render
 from tests.agent.helpers import make_deps, options, router, scripted
 
 Q = "When was the Eiffel Tower completed?"
-SEARCH = {"think": "look", "action": "search", "search": {"queries": ["eiffel tower completed"]}}
-VISIT = {"think": "read", "action": "visit", "visit": {"url_indices": [1, 2]}}
-ANSWER = {"think": "done", "action": "answer", "answer": {"answer": "It was completed in 1889."}}
+SEARCH = {"think": "look", "action": {"search": {"queries": ["eiffel tower completed"]}}}
+VISIT = {"think": "read", "action": {"visit": {"url_indices": [1, 2]}}}
+ANSWER = {"think": "done", "action": {"answer": {"answer": "It was completed in 1889."}}}
 NOT_FOUND_TEXT = "I looked for the completion date; the pages read only describe Paris."
 NOT_FOUND = {
     "think": "nothing",
-    "action": "answer",
-    "answer": {"answer": NOT_FOUND_TEXT, "supported": False},
+    "action": {"answer": {"answer": NOT_FOUND_TEXT, "supported": False}},
 }
 
 
@@ -85,8 +84,7 @@ async def test_a_run_that_ends_without_a_supported_answer_is_not_found() -> None
 
 
 async def test_a_bare_not_found_answer_still_says_what_was_searched_and_read() -> None:
-    bare = {"think": "", "action": "answer",
-            "answer": {"answer": "I could not find it in the sources I read.", "supported": False}}  # fmt: skip
+    bare = {"think": "", "action": {"answer": {"answer": "I could not find it in the sources I read.", "supported": False}}}  # fmt: skip
     deps, _ = make_deps(router([SEARCH, VISIT, bare]))
     result = await ResearchRun(Q, deps, options(max_steps=3)).run()
     assert result.status == "not_found"
@@ -120,7 +118,7 @@ async def test_a_supported_beast_mode_answer_stays_forced_with_lower_confidence(
 
 
 async def test_an_answer_the_model_flags_uncertain_gets_a_lower_confidence() -> None:
-    unsure = {**ANSWER, "answer": {"answer": "It was completed in 1889.", "uncertain": True}}
+    unsure = {**ANSWER, "action": {"answer": {"answer": "It was completed in 1889.", "uncertain": True}}}  # fmt: skip
     flagged, plain = await answered_run(unsure), await answered_run()
     assert flagged.status == plain.status == "answered"
     assert flagged.confidence_basis is not None and flagged.confidence_basis.uncertain
@@ -225,7 +223,7 @@ def test_the_prompts_ask_for_every_field_of_the_answer(prompt: str) -> None:
 
 
 async def test_beast_mode_marks_its_own_answer_uncertain() -> None:
-    unsure = {**ANSWER, "answer": {"answer": "It was completed in 1889.", "uncertain": True}}
+    unsure = {**ANSWER, "action": {"answer": {"answer": "It was completed in 1889.", "uncertain": True}}}  # fmt: skip
     flagged, plain = await forced_run(unsure), await forced_run()
     assert flagged.status == plain.status == "forced"
     assert flagged.confidence_basis is not None and flagged.confidence_basis.uncertain

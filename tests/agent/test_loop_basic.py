@@ -6,11 +6,10 @@ from tests.agent.helpers import make_deps, options, scripted
 
 SEARCH = {
     "think": "look it up",
-    "action": "search",
-    "search": {"queries": ["eiffel tower completed"]},
+    "action": {"search": {"queries": ["eiffel tower completed"]}},
 }
-VISIT = {"think": "read", "action": "visit", "visit": {"url_indices": [1]}}
-ANSWER = {"think": "done", "action": "answer", "answer": {"answer": "It was completed in 1889."}}
+VISIT = {"think": "read", "action": {"visit": {"url_indices": [1]}}}
+ANSWER = {"think": "done", "action": {"answer": {"answer": "It was completed in 1889."}}}
 
 
 async def test_search_visit_answer_is_accepted() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.schema import allowed_actions
 from deepsearch.clock import FakeClock
 from deepsearch.config import ReaderConfig
 from deepsearch.llm.base import CompletionRequest
@@ -98,9 +99,8 @@ def engine(wiki: LoopbackServer) -> FakeSearch:
     return FakeSearch(search)
 
 
-def allowed_actions(request: CompletionRequest) -> list[str]:
-    spec = request.json_schema["properties"]["action"]  # type: ignore[index]
-    return list(spec.get("enum") or [spec["const"]])
+def offered(request: CompletionRequest) -> list[str]:
+    return allowed_actions(request.json_schema or {})
 
 
 def knowledge_of(system: str) -> str:
@@ -112,7 +112,7 @@ def reading_model(prompts: list[str]) -> Any:
     """Acts on what its prompt shows, as a model would."""
 
     def agent(request: CompletionRequest) -> dict[str, Any]:
-        system, allowed = request.system, allowed_actions(request)
+        system, allowed = request.system, offered(request)
         prompts.append(system)
         seen = knowledge_of(system)
         name = _NAME.search(seen)
@@ -121,26 +121,26 @@ def reading_model(prompts: list[str]) -> Any:
             text = (
                 f"The lighthouse was designed by {name.group(1)}, who was born in {born.group(1)}."
             )
-            return {"think": "both hops in view", "action": "answer", "answer": {"answer": text}}
+            return {"think": "both hops in view", "action": {"answer": {"answer": text}}}
         if (
             name
             and "search" in allowed
             and "vosk" not in system.split("<queries-done>")[-1].lower()
         ):
             query = f"{name.group(1)} engineer born"
-            return {"think": "second hop", "action": "search", "search": {"queries": [query]}}
+            return {"think": "second hop", "action": {"search": {"queries": [query]}}}
         if "search" in allowed and "<queries-done>" not in system:
             query = "Port Calder Lighthouse designer"
-            return {"think": "first hop", "action": "search", "search": {"queries": [query]}}
+            return {"think": "first hop", "action": {"search": {"queries": [query]}}}
         if "visit" in allowed:
             picks = [1, 2, 3]
             if name:  # the URL list line naming the second hop, if there is one
                 listed = re.findall(r"^\[(\d+)\].*\n.*" + name.group(1), system, re.M)
                 picks = [int(i) for i in listed] or picks
-            return {"think": "read", "action": "visit", "visit": {"url_indices": picks}}
+            return {"think": "read", "action": {"visit": {"url_indices": picks}}}
         action = "reflect" if "reflect" in allowed else allowed[0]
         payload = {"reflect": {"questions": ["Who designed it?"]}, "answer": {"answer": "unknown"}}
-        return {"think": "stuck", "action": action, action: payload.get(action, {})}
+        return {"think": "stuck", "action": {action: payload.get(action, {})}}
 
     def reply(request: CompletionRequest) -> Any:
         if request.tool in ("agent", "agent_beast"):

@@ -10,6 +10,7 @@ import pytest
 from deepsearch.agent.gating import Gate
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop, Unavailable
+from deepsearch.agent.schema import allowed_actions
 from deepsearch.agent.state import AgentState
 from deepsearch.errors import SandboxUnavailable
 from deepsearch.llm.base import CompletionRequest
@@ -34,8 +35,7 @@ class VanishingSandbox:
 
 
 def _allowed(request: CompletionRequest) -> set[str]:
-    spec = request.json_schema["properties"]["action"]  # type: ignore[index]
-    return set(spec.get("enum") or [spec["const"]])
+    return set(allowed_actions(request.json_schema or {}))
 
 
 def _reply(steps: list[dict[str, Any]]) -> Any:
@@ -45,7 +45,7 @@ def _reply(steps: list[dict[str, Any]]) -> Any:
         if request.tool == "agent":
             return queue.pop(0) if len(queue) > 1 else queue[0]
         if request.tool == "agent_beast":
-            return {"think": "", "action": "answer", "answer": {"answer": "beast guess"}}
+            return {"think": "", "action": {"answer": {"answer": "beast guess"}}}
         if request.tool == "coder":
             return {"think": "", "code": "result = 1 + 1"}
         if request.tool == "finalizer":
@@ -59,11 +59,11 @@ def _reply(steps: list[dict[str, Any]]) -> Any:
 
 async def test_an_unavailable_action_is_never_offered_again() -> None:
     steps = [
-        {"think": "", "action": "search", "search": {"queries": ["mars moons"]}},
-        {"think": "", "action": "coding", "coding": {"problem": "2 + 79"}},
-        {"think": "", "action": "reflect", "reflect": {"questions": ["How many has Mars?"]}},
-        {"think": "", "action": "search", "search": {"queries": ["jupiter moons"]}},
-        {"think": "", "action": "answer", "answer": {"answer": "97"}},
+        {"think": "", "action": {"search": {"queries": ["mars moons"]}}},
+        {"think": "", "action": {"coding": {"problem": "2 + 79"}}},
+        {"think": "", "action": {"reflect": {"questions": ["How many has Mars?"]}}},
+        {"think": "", "action": {"search": {"queries": ["jupiter moons"]}}},
+        {"think": "", "action": {"answer": {"answer": "97"}}},
     ]
     sandbox = VanishingSandbox()
     deps, provider = make_deps(_reply(steps), sandbox=sandbox)
@@ -112,10 +112,10 @@ def test_only_a_refused_answer_forbids_answering_next(outcome: Any, answer_next:
 async def test_a_stop_outcome_ends_research_at_once() -> None:
     """A check out of attempts is a Stop: Beast Mode next, not another research step."""
     steps = [
-        {"think": "", "action": "search", "search": {"queries": ["mars moons"]}},
-        {"think": "", "action": "visit", "visit": {"url_indices": [1]}},
-        {"think": "", "action": "answer", "answer": {"answer": "two"}},
-        {"think": "", "action": "reflect", "reflect": {"questions": ["Jupiter?"]}},
+        {"think": "", "action": {"search": {"queries": ["mars moons"]}}},
+        {"think": "", "action": {"visit": {"url_indices": [1]}}},
+        {"think": "", "action": {"answer": {"answer": "two"}}},
+        {"think": "", "action": {"reflect": {"questions": ["Jupiter?"]}}},
     ]
 
     scripted = _reply(steps)
@@ -140,10 +140,10 @@ async def test_a_rejection_restarts_the_diary_from_its_lesson() -> None:
     from tests.agent.helpers import router
 
     steps = [
-        {"think": "", "action": "search", "search": {"queries": ["eiffel"]}},
-        {"think": "", "action": "visit", "visit": {"url_indices": [1]}},
-        {"think": "", "action": "answer", "answer": {"answer": "1889"}},
-        {"think": "", "action": "reflect", "reflect": {"questions": ["Who built it?"]}},
+        {"think": "", "action": {"search": {"queries": ["eiffel"]}}},
+        {"think": "", "action": {"visit": {"url_indices": [1]}}},
+        {"think": "", "action": {"answer": {"answer": "1889"}}},
+        {"think": "", "action": {"reflect": {"questions": ["Who built it?"]}}},
     ]
     deps, provider = make_deps(router(steps, strict_pass=False))
     run = ResearchRun("When was the Eiffel Tower completed?", deps, options(max_steps=4))
@@ -162,8 +162,8 @@ async def test_a_usable_reply_resets_the_count_of_unusable_ones() -> None:
 
     events: list[Any] = []
     good = {
-        3: {"think": "", "action": "reflect", "reflect": {"questions": ["Which moons?"]}},
-        6: {"think": "", "action": "answer", "answer": {"answer": "97"}},
+        3: {"think": "", "action": {"reflect": {"questions": ["Which moons?"]}}},
+        6: {"think": "", "action": {"answer": {"answer": "97"}}},
     }
 
     others = _reply([good[6]])  # evaluator, finalizer: as in every test here

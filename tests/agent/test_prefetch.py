@@ -79,9 +79,9 @@ def moon_search() -> FakeSearch:
     )
 
 
-SEARCH = {"think": "", "action": "search", "search": {"queries": ["moons of mars"]}}
-VISIT = {"think": "", "action": "visit", "visit": {"url_indices": [1, 2]}}
-ANSWER = {"think": "", "action": "answer", "answer": {"answer": "Mars has two moons."}}
+SEARCH = {"think": "", "action": {"search": {"queries": ["moons of mars"]}}}
+VISIT = {"think": "", "action": {"visit": {"url_indices": [1, 2]}}}
+ANSWER = {"think": "", "action": {"answer": {"answer": "Mars has two moons."}}}
 
 
 async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:

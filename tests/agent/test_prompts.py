@@ -19,11 +19,12 @@ from deepsearch.agent import limits
 from deepsearch.agent.context import build_system_prompt, render_actions
 from deepsearch.agent.retrieval.rewrite import make_query_rewriter
 from deepsearch.agent.retrieval.similarity import LexicalSimilarity
-from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
+from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, allowed_actions, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import ScoredUrl
+from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import Completion, CompletionRequest, Message
-from deepsearch.llm.testing import scripted_client
+from deepsearch.llm.testing import offline_settings, scripted_client
 from deepsearch.prompts import PromptError, render, template_variables
 from deepsearch.resources import prompts_dir
 
@@ -62,10 +63,9 @@ def test_prompt_actions_match_the_schema(allowed: tuple[str, ...]) -> None:
     assert omitted == 0
     in_prompt = set(re.findall(r"<action-(\w+)>", prompt))
     schema = step_schema(flags.allowed()).model_json_schema()["properties"]
-    action = schema["action"]
-    in_schema = set(action.get("enum") or [action["const"]])
+    in_schema = set(allowed_actions(step_schema(flags.allowed()).model_json_schema()))
     assert in_prompt == in_schema == set(allowed)
-    assert set(schema) - {"think", "action"} == set(allowed)
+    assert set(schema) == {"think", "action"}
 
 
 # --------------------------------------------------- every template is used, fully
@@ -238,7 +238,16 @@ async def test_the_fallback_extracts_with_its_template() -> None:
     def reply(req: CompletionRequest) -> str:
         return '{"count": 2}' if req.tool == "fallback" else ""
 
-    client, provider = scripted_client(reply)
+    other = offline_settings(**{"llm.providers.openai.tools.fallback.model": "gpt-4o"})
+    client, provider = scripted_client(reply, settings=other)
+    with pytest.raises(StructuredOutputError):  # "" twice: no fallback, the same reply
+        await client.generate_object("agent", _Short, "s", [Message(role="user", content="?")])
+    replies = iter(["", " "])
+
+    def reply_twice(req: CompletionRequest) -> str:
+        return '{"count": 2}' if req.tool == "fallback" else next(replies)
+
+    client, provider = scripted_client(reply_twice, settings=other)
     await client.generate_object("agent", _Short, "s", [Message(role="user", content="?")])
     fallback = provider.calls_for("fallback")[0]
     assert fallback.system == render("llm/fallback")

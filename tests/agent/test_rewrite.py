@@ -13,15 +13,15 @@ from deepsearch.web.types import SearchQuery, SearchResult
 from tests.agent.helpers import CLASSIFY_SIMPLE, evaluator_reply, make_deps, options
 
 QUESTION = "What is the latest population of Tokyo?"
-ANSWER = {"think": "", "action": "answer", "answer": {"answer": "About 14 million."}}
+ANSWER = {"think": "", "action": {"answer": {"answer": "About 14 million."}}}
 
 
 def search_step(*queries: str) -> dict[str, Any]:
-    return {"think": "", "action": "search", "search": {"queries": list(queries)}}
+    return {"think": "", "action": {"search": {"queries": list(queries)}}}
 
 
 def reflect_step(question: str) -> dict[str, Any]:
-    return {"think": "", "action": "reflect", "reflect": {"questions": [question]}}
+    return {"think": "", "action": {"reflect": {"questions": [question]}}}
 
 
 def results_for(query: SearchQuery) -> list[SearchResult]:

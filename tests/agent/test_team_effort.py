@@ -11,6 +11,7 @@ import pytest
 
 from deepsearch.agent.deps import AgentDeps
 from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.schema import allowed_actions
 from deepsearch.agent.team import testing as team_world
 from deepsearch.agent.team.recheck import MAX_RECHECKS
 from deepsearch.agent.team.testing import FIGURES, QUESTION, World, parts_in
@@ -28,8 +29,7 @@ def _props(request: CompletionRequest) -> dict[str, Any]:
 
 
 def offered(request: CompletionRequest) -> set[str]:
-    action = _props(request).get("action", {})
-    return set(action.get("enum") or [action.get("const")])
+    return set(allowed_actions(request.json_schema or {}))
 
 
 def deps_for(router: Any) -> tuple[AgentDeps, Any, FakeSearch]:

@@ -11,12 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.schema import allowed_actions
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
 
-SEARCH = {"think": "more", "action": "search", "search": {"queries": ["q"]}}
+SEARCH = {"think": "more", "action": {"search": {"queries": ["q"]}}}
 
 
 def endless_search(counter: list[int]) -> Any:
@@ -25,19 +26,17 @@ def endless_search(counter: list[int]) -> Any:
     def reply(request: CompletionRequest) -> Any:
         if request.tool == "agent":
             counter[0] += 1
-            spec = request.json_schema["properties"]["action"]  # type: ignore[index]
-            allowed = spec.get("enum") or [spec["const"]]
+            allowed = allowed_actions(request.json_schema or {})
             if "search" in allowed:
                 return {
                     "think": "",
-                    "action": "search",
-                    "search": {"queries": [f"query {counter[0]}"]},
+                    "action": {"search": {"queries": [f"query {counter[0]}"]}},
                 }
             if "visit" in allowed:
-                return {"think": "", "action": "visit", "visit": {"url_indices": [1]}}
-            return {"think": "", "action": allowed[0], allowed[0]: _payload(allowed[0])}
+                return {"think": "", "action": {"visit": {"url_indices": [1]}}}
+            return {"think": "", "action": {allowed[0]: _payload(allowed[0])}}
         if request.tool == "agent_beast":
-            return {"think": "forced", "action": "answer", "answer": {"answer": "best guess"}}
+            return {"think": "forced", "action": {"answer": {"answer": "best guess"}}}
         if request.tool == "finalizer":
             return request.messages[-1].content
         return evaluator_reply(request, strict_pass=False)
@@ -118,9 +117,11 @@ async def test_unusable_replies_end_the_run_without_looping() -> None:
     result = await ResearchRun("Who?", deps, options()).run()
     assert result.status == "failed"
     assert "no usable reply" in (result.error or "")
-    # 3 failed steps (each: call, corrective retry, fallback) + beast (same three)
+    # 3 failed steps (each: call, corrective retry) + beast (the same two); the same
+    # reply twice ends a call, and the fallback is the same model: never asked
     assert len(provider.calls_for("agent")) == 3 * 2
-    assert len(provider.calls_for("fallback")) == 4
+    assert len(provider.calls_for("agent_beast")) == 2
+    assert len(provider.calls_for("fallback")) == 0
 
 
 async def test_missing_usage_is_estimated_never_nan() -> None:
@@ -188,16 +189,14 @@ def test_any_valid_reply_sequence_ends_within_limits(
     data: st.DataObject, budget: int, max_steps: int
 ) -> None:
     def reply(request: CompletionRequest) -> Any:
-        props = (request.json_schema or {}).get("properties", {})
         if request.tool in ("agent", "agent_beast"):
             if data.draw(st.integers(0, 20), label="garbage") == 0:
                 return "not json at all"
-            allowed = props["action"].get("enum") or [props["action"]["const"]]
+            allowed = allowed_actions(request.json_schema or {})
             action = data.draw(st.sampled_from(allowed), label="action")
             return {
                 "think": data.draw(texts),
-                "action": action,
-                action: random_payload(data.draw, action),
+                "action": {action: random_payload(data.draw, action)},
             }
         if request.tool != "agent" and data.draw(st.integers(0, 12), label="tool garbage") == 0:
             return "{ not valid"
@@ -282,7 +281,7 @@ async def test_an_evaluator_that_cannot_judge_never_accepts() -> None:
         if request.tool in ("evaluator", "fallback") and "pass" in props:
             return "garbage"  # no verdict from the evaluator, nor from the fallback model
         if request.tool in ("agent", "agent_beast"):
-            return {"think": "", "action": "answer", "answer": {"answer": "unchecked"}}
+            return {"think": "", "action": {"answer": {"answer": "unchecked"}}}
         if request.tool == "finalizer":
             return request.messages[-1].content
         return evaluator_reply(request)

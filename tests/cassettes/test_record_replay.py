@@ -220,7 +220,7 @@ def test_an_interrupted_recording_keeps_its_calls_and_result(
 
     def interrupt_on_the_visit(body: dict) -> object:
         reply = route(body)  # type: ignore[misc]
-        if isinstance(reply, dict) and reply.get("action") == "visit":
+        if isinstance(reply, dict) and "visit" in (reply.get("action") or {}):
             asked.append("visit")
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the model's reply is on the way
         return reply

@@ -129,18 +129,34 @@ def test_precedence_env_over_file_over_default(tmp_path: Path) -> None:
     assert loaded.settings.llm.model == "flag-model" and loaded.sources["llm.model"] == "flag"
 
 
-def test_doctor_fails_a_model_that_answers_the_round_trip_wrongly(
+def test_doctor_judges_the_round_trip_on_form_not_content(
     search_fake: FakeSearchServers,
 ) -> None:
+    # A valid {"ok": false} proves what the check is for: a reply parsed and validated.
     with FakeOpenAIServer(handler=lambda body: {"ok": False}, api_key=SECRET) as server:
         done = run_in_process(
             "doctor", "--json", OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=server.base_url,
             **search_env(search_fake),
         )  # fmt: skip
     row = {r["name"]: r for r in json.loads(done.stdout)["checks"]}["structured output"]
-    assert done.returncode == 1
-    assert row["status"] == "fail" and '{"ok": false}' in row["detail"]
-    assert "valid" not in row["detail"]  # the row must not contradict its own status
+    assert row["status"] == "ok" and "valid Ping in 1 attempt(s)" in row["detail"]
+
+
+def test_doctor_says_which_rung_a_server_accepts_and_why(
+    search_fake: FakeSearchServers,
+) -> None:
+    from tests.fakes.local_servers import FakeLlamaCppPythonServer
+
+    with FakeLlamaCppPythonServer(handler=lambda body: {"ok": True}) as server:
+        done = run_in_process(
+            "doctor", "--json", OPENAI_BASE_URL=server.base_url, **search_env(search_fake)
+        )
+    row = {r["name"]: r for r in json.loads(done.stdout)["checks"]}["structured output"]
+    assert row["status"] == "ok", row
+    assert row["detail"].endswith(
+        "; refuses response_format json_schema (HTTP 500); using json_object + schema"
+    )
+    assert server.refused_posts == 1
 
 
 def test_user_config_from_environment_variable(tmp_path: Path) -> None:

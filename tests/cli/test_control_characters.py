@@ -35,8 +35,7 @@ ANY_C1 = re.compile("[\x80-\x9f]")
 # The model's answer carries every C1 character, as text copied from a page can.
 LACED_STEP = {
     "think": "enough",
-    "action": "answer",
-    "answer": {"answer": ANSWER.replace("Stephen King.", f"Stephen King.{C1}")},
+    "action": {"answer": {"answer": ANSWER.replace("Stephen King.", f"Stephen King.{C1}")}},
 }
 
 

@@ -125,11 +125,10 @@ def router(steps: list[dict[str, Any] | Reply], *, strict_pass: bool = True) -> 
 
 SEARCH = {
     "think": "find the films",
-    "action": "search",
-    "search": {"queries": ["films shot in Leland North Carolina 1986"]},
+    "action": {"search": {"queries": ["films shot in Leland North Carolina 1986"]}},
 }
-VISIT = {"think": "read both", "action": "visit", "visit": {"url_indices": [1, 2]}}
-ANSWER_STEP = {"think": "enough", "action": "answer", "answer": {"answer": ANSWER}}
+VISIT = {"think": "read both", "action": {"visit": {"url_indices": [1, 2]}}}
+ANSWER_STEP = {"think": "enough", "action": {"answer": {"answer": ANSWER}}}
 
 
 def run_cli(
@@ -367,7 +366,7 @@ def test_research_over_a_local_corpus_with_no_web(tmp_path: Path) -> None:
     for title, text in FIXTURE["paragraphs"].items():
         (corpus / f"{slug(title)}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
     steps = [
-        {"think": "", "action": "search", "search": {"queries": ["Leland North Carolina films"]}},
+        {"think": "", "action": {"search": {"queries": ["Leland North Carolina films"]}}},
         VISIT,
         ANSWER_STEP,
     ]

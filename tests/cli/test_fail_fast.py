@@ -66,8 +66,7 @@ def test_a_dead_search_endpoint_ends_within_two_steps_with_a_named_cause(
     tmp_path: Path,
 ) -> None:
     searches = [
-        {"think": "", "action": "search", "search": {"queries": [f"query number {i}"]}}
-        for i in range(20)
+        {"think": "", "action": {"search": {"queries": [f"query number {i}"]}}} for i in range(20)
     ]
     with FakeOpenAIServer(router(searches)) as llm:
         done = run_in_process(

@@ -27,10 +27,11 @@ from tests.fakes.search_servers import FakeSearchServers
 
 NOT_FOUND_STEP = {
     "think": "nothing fits",
-    "action": "answer",
-    "answer": {
-        "answer": "I looked for films shot in Leland; the pages read name none.",
-        "supported": False,
+    "action": {
+        "answer": {
+            "answer": "I looked for films shot in Leland; the pages read name none.",
+            "supported": False,
+        }
     },
 }
 

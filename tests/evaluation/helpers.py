@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from deepsearch.agent.schema import allowed_actions
 from tests.cli.test_config_and_doctor import Outcome, run_in_process
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
@@ -102,22 +103,21 @@ class Router:
         raise AssertionError(f"unexpected schema {name}")
 
     def step(self, body: dict[str, Any], question: str) -> dict[str, Any]:
-        schema = body["response_format"]["json_schema"]["schema"]["properties"]["action"]
-        allowed = schema.get("enum") or [schema.get("const")]
+        allowed = allowed_actions(body["response_format"]["json_schema"]["schema"])
         with self.lock:
             self.steps[question] += 1
             step = self.steps[question]
         if self.direct and step == 1:
-            return {"think": "", "action": "answer", "answer": self.answer_for(question)}
+            return {"think": "", "action": {"answer": self.answer_for(question)}}
         if step == 1 and "search" in allowed:
-            return {"think": "", "action": "search", "search": {"queries": [question]}}
+            return {"think": "", "action": {"search": {"queries": [question]}}}
         if step == 2 and "visit" in allowed:
-            return {"think": "", "action": "visit", "visit": {"url_indices": [1]}}
+            return {"think": "", "action": {"visit": {"url_indices": [1]}}}
         if "answer" in allowed:
-            return {"think": "", "action": "answer", "answer": self.answer_for(question)}
+            return {"think": "", "action": {"answer": self.answer_for(question)}}
         if "search" in allowed:
-            return {"think": "", "action": "search", "search": {"queries": [f"{question} {step}"]}}
-        return {"think": "", "action": "visit", "visit": {"url_indices": [step % 5 + 1]}}
+            return {"think": "", "action": {"search": {"queries": [f"{question} {step}"]}}}
+        return {"think": "", "action": {"visit": {"url_indices": [step % 5 + 1]}}}
 
     def grade(self, content: str) -> dict[str, str]:
         gold = content.split("<gold-target>\n")[1].split(" ")[0].split("\n")[0]

@@ -204,4 +204,4 @@ class CountingSandbox:
 
 
 def _act(action: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return {"think": f"next: {action}", "action": action, action: payload}
+    return {"think": f"next: {action}", "action": {action: payload}}

@@ -28,8 +28,12 @@ def openai_client(
     budget: int = 1_000_000,
     settings: Settings | None = None,
     name: str = "openai",
+    strict_subset: bool | None = True,
 ) -> tuple[LLMClient, OpenAIProvider]:
+    """A client over the fake at `base_url`, which stands for OpenAI's own API
+    (`strict_subset=True`) unless told otherwise (None: decided by the host)."""
     provider = OpenAIProvider(
+        strict_subset=strict_subset,
         api_key="ollama" if name == "ollama" else SECRET,
         base_url=base_url,
         max_retries=max_retries,

@@ -11,7 +11,7 @@ from deepsearch.errors import BudgetExceeded, ContextLengthError, StructuredOutp
 from deepsearch.llm.base import Completion, CompletionRequest, Usage
 from deepsearch.llm.client import LLMClient, distill_schema
 from deepsearch.llm.provider_common import Embeddings
-from deepsearch.llm.testing import scripted_client
+from deepsearch.llm.testing import offline_settings, scripted_client
 from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -36,13 +36,19 @@ async def test_validation_error_is_shown_in_one_retry() -> None:
     )
 
 
+# The fallback is another model (the shipped OpenAI table uses one model for all).
+OTHER_FALLBACK = {"llm.providers.openai.tools.fallback.model": "gpt-4o"}
+
+
 async def test_distilled_schema_on_the_fallback_tool() -> None:
+    replies = iter(["I cannot produce JSON today.", "Nor now."])
+
     def reply(req: CompletionRequest) -> str:
         if req.tool == "fallback":
             return '{"title": "fine", "count": 1}'
-        return "I cannot produce JSON today."
+        return next(replies)
 
-    client, provider = scripted_client(reply)
+    client, provider = scripted_client(reply, settings=offline_settings(**OTHER_FALLBACK))
     result = await client.generate_object("agent", Short, "s", ASK)
     assert result.value.title == "fine" and result.attempts == 3
     fallback = provider.calls_for("fallback")[0]
@@ -54,11 +60,38 @@ async def test_distilled_schema_on_the_fallback_tool() -> None:
 
 
 async def test_never_returns_an_unvalidated_object_and_never_loops() -> None:
-    client, provider = scripted_client(lambda req: '{"title": 5}')
+    replies = iter(['{"title": 5}', '{"title": 6}', '{"title": 7}'])
+    settings = offline_settings(**OTHER_FALLBACK)
+    client, provider = scripted_client(lambda req: next(replies), settings=settings)
     with pytest.raises(StructuredOutputError) as info:
         await client.generate_object("agent", Short, "s", ASK)
     assert len(provider.calls) == 3
+    assert info.value.raw == '{"title": 7}'
+
+
+async def test_the_same_invalid_reply_twice_ends_the_call_without_the_fallback() -> None:
+    settings = offline_settings(**OTHER_FALLBACK)
+    client, provider = scripted_client(lambda req: '{"title": 5}', settings=settings)
+    with pytest.raises(StructuredOutputError, match="after a retry:") as info:
+        await client.generate_object("agent", Short, "s", ASK)
+    assert [c.tool for c in provider.calls] == ["agent", "agent"]
     assert info.value.raw == '{"title": 5}'
+
+
+async def test_the_fallback_is_skipped_when_it_is_the_same_model() -> None:
+    replies = iter(['{"title": 5}', '{"title": 6}'])
+    client, provider = scripted_client(lambda req: next(replies))  # one model for all tools
+    assert client.model_for("fallback") == client.model_for("agent")
+    with pytest.raises(StructuredOutputError, match="after a retry:"):
+        await client.generate_object("agent", Short, "s", ASK)
+    assert [c.tool for c in provider.calls] == ["agent", "agent"]
+
+
+async def test_the_corrective_retry_carries_the_validation_error() -> None:
+    replies = iter(['{"title": "ok"}', '{"title": "ok", "count": 1}'])
+    client, provider = scripted_client(lambda req: next(replies))
+    await client.generate_object("agent", Short, "s", ASK)
+    assert "count: Field required" in provider.calls[1].messages[-1].content
 
 
 async def test_over_long_strings_are_trimmed_not_rejected() -> None:

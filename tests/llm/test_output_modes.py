@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from deepsearch.config import ModelSettings
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, Message, OutputMode
 from deepsearch.llm.output_modes import ModeRejected, OutputModeLadder, system_for
+from deepsearch.llm.rung_memory import RungMemory
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}}
 OPENAI_RUNGS: tuple[OutputMode, ...] = ("json_schema", "json_object", "prompted")
@@ -93,3 +96,48 @@ def test_a_ladder_must_end_on_a_prompted_rung() -> None:
         OutputModeLadder(("json_schema",))
     with pytest.raises(ValueError, match="last rung"):
         OutputModeLadder(())
+
+
+LOCAL_RUNGS: tuple[OutputMode, ...] = (
+    "json_schema",
+    "json_object_schema",
+    "json_object",
+    "prompted",
+)
+
+
+async def test_the_rung_is_kept_on_disk_per_server_and_model(tmp_path: Path) -> None:
+    path = tmp_path / "output-modes.json"
+    first, endpoint = (
+        OutputModeLadder(LOCAL_RUNGS, memory=RungMemory(path), server="http://a/v1"),
+        Endpoint("json_schema"),
+    )
+    await first.complete(request(), endpoint.send)
+    assert first.why == {"m1": "refuses response_format json_schema"}
+    # The next run on the same server starts there; another server climbs from the top.
+    again = OutputModeLadder(LOCAL_RUNGS, memory=RungMemory(path), server="http://a/v1")
+    other = OutputModeLadder(LOCAL_RUNGS, memory=RungMemory(path), server="http://b/v1")
+    endpoint.sent.clear()
+    await again.complete(request(), endpoint.send)
+    await other.complete(request(), endpoint.send)
+    assert endpoint.sent == ["json_object_schema", "json_schema", "json_object_schema"]
+    assert again.why["m1"] == "refuses response_format json_schema"  # said by the earlier run
+
+
+async def test_a_stored_rung_refused_now_climbs_on_from_there(tmp_path: Path) -> None:
+    path = tmp_path / "output-modes.json"
+    RungMemory(path).put("http://a/v1", "m1", "json_object_schema", "earlier")
+    ladder = OutputModeLadder(LOCAL_RUNGS, memory=RungMemory(path), server="http://a/v1")
+    endpoint = Endpoint("json_object_schema")  # the server changed since
+    assert (await ladder.complete(request(), endpoint.send)).mode == "json_object"
+    assert endpoint.sent == ["json_object_schema", "json_object"]
+    assert RungMemory(path).get("http://a/v1", "m1").mode == "json_object"  # type: ignore[union-attr]
+
+
+def test_an_unreadable_memory_is_an_empty_one(tmp_path: Path) -> None:
+    path = tmp_path / "output-modes.json"
+    path.write_text("{not json", encoding="utf-8")
+    assert RungMemory(path).get("http://a/v1", "m1") is None
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    RungMemory(blocker / "output-modes.json").put("s", "m", "json_object", "")  # no raise

@@ -85,9 +85,7 @@ def test_the_checkers_reject_what_pydantic_emits() -> None:
     assert "'default' is not supported" in openai_problems
     gemini_problems = " ".join(gemini_rules.violations(raw))
     assert "'maxLength'" in gemini_problems and "'default'" in gemini_problems
-    assert "'const'" in " ".join(
-        gemini_rules.violations(step_schema(("answer",)).model_json_schema())
-    )
+    assert "'oneOf' is not supported" in openai_problems  # the raw action union
 
 
 def _obj(**props: Any) -> dict[str, Any]:
@@ -135,9 +133,13 @@ def test_stripped_limits_keep_their_intent_in_the_description() -> None:
 def test_optional_fields_become_required_and_nullable() -> None:
     strict = strict_schema(step_schema(("search", "answer")).model_json_schema())
     assert strict is not None
-    assert strict["required"] == ["think", "action", "search", "answer"]
-    branches = strict["properties"]["search"]["anyOf"]
-    assert {"type": "null"} in branches and branches[0]["required"] == ["queries"]
+    assert strict["required"] == ["think", "action"]
+    # One branch per action, each requiring its own payload, which is never nullable.
+    search, answer = strict["properties"]["action"]["anyOf"]
+    assert search["required"] == ["search"] and search["properties"]["search"]["type"] == "object"
+    assert answer["properties"]["answer"]["required"] == ["answer", "supported", "uncertain"]
+    supported = answer["properties"]["answer"]["properties"]["supported"]
+    assert {"type": "null"} in supported["anyOf"]  # optional: nullable, null is the default
     # An optional field whose own type excludes null is made nullable, not forced.
     evals = strict_schema(QuestionEval.model_json_schema())
     assert evals is not None and evals["required"] == list(QuestionEval.model_fields)
@@ -207,13 +209,11 @@ async def test_step_schemas_pass_the_strict_fake(
         "answer": {"answer": "42"},
         "coding": {"problem": "1+1"},
     }
-    reply = {"think": "t", "action": action} | {
-        name: payload[name] if name == action else None for name in allowed
-    }
+    reply = {"think": "t", "action": {action: payload[action]}}
     openai_server.enqueue(json.dumps(reply))
     client, _ = openai_client(openai_server.base_url)
     result = await client.generate_object("agent", schema, "s", ASK)
-    assert result.value.action == action
+    assert result.value.payload().action == action
     assert openai_server.schema_rejections == []
     sent = openai_server.chat_requests[0].body["response_format"]["json_schema"]
     assert sent["strict"] is True
@@ -222,10 +222,10 @@ async def test_step_schemas_pass_the_strict_fake(
 async def test_gemini_fake_rejects_outside_the_subset_and_provider_stays_native(
     gemini_server: FakeGeminiServer,
 ) -> None:
-    gemini_server.enqueue('{"think": "t", "action": "answer", "answer": {"answer": "42"}}')
+    gemini_server.enqueue('{"think": "t", "action": {"answer": {"answer": "42"}}}')
     client, provider = gemini_client(gemini_server.url)
     result = await client.generate_object("agent", step_schema(ACTION_ORDER), "s", ASK)
-    assert result.value.action == "answer" and gemini_server.schema_rejections == []
+    assert result.value.payload().action == "answer" and gemini_server.schema_rejections == []
     assert "responseJsonSchema" in gemini_server.generate_requests[0].body["generationConfig"]
     await provider.aclose()
 
@@ -257,7 +257,9 @@ async def test_every_schema_is_accepted_strict_by_the_fake_and_natively_by_gemin
     from deepsearch.llm.gemini_provider import GeminiProvider
     from deepsearch.llm.openai_provider import OpenAIProvider
 
-    openai = OpenAIProvider(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    openai = OpenAIProvider(
+        api_key="k", base_url=openai_server.base_url, max_retries=0, strict_subset=True
+    )
     gemini = GeminiProvider(api_key="k", base_url=gemini_server.url, max_retries=0)
     model = offline_settings().tool_settings("openai", "agent")
     for name, schema in SCHEMAS:

@@ -49,12 +49,11 @@ def answer_sentence(question: Question, text: str) -> str:
 def steps(question: Question, world: dict[str, Any]) -> list[dict[str, Any]]:
     gold = world["pages"][0]["text"]
     return [
-        {"think": "search", "action": "search", "search": {"queries": [world["query"]]}},
-        {"think": "read both", "action": "visit", "visit": {"url_indices": [1, 2]}},
+        {"think": "search", "action": {"search": {"queries": [world["query"]]}}},
+        {"think": "read both", "action": {"visit": {"url_indices": [1, 2]}}},
         {
             "think": "the page says it",
-            "action": "answer",
-            "answer": {"answer": answer_sentence(question, gold)},
+            "action": {"answer": {"answer": answer_sentence(question, gold)}},
         },
     ]
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepsearch.agent.judging.evaluator import QuestionEval
+from deepsearch.agent.schema import allowed_actions
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult
@@ -145,13 +146,12 @@ def declining_planner(request: CompletionRequest) -> dict[str, Any]:
 
 
 def _allowed(request: CompletionRequest) -> set[str]:
-    action = (request.json_schema or {}).get("properties", {}).get("action", {})
-    return set(action.get("enum") or [action.get("const")])
+    return set(allowed_actions(request.json_schema or {}))
 
 
 def _answer(known: list[str]) -> dict[str, Any]:
     text = " ".join(f"{p.capitalize()} had {FIGURES[p]} people in 2020." for p in known)
-    return {"think": "all parts known", "action": "answer", "answer": {"answer": text}}
+    return {"think": "all parts known", "action": {"answer": {"answer": text}}}
 
 
 def _fallback_move(allowed: set[str], listed: dict[str, int], known: list[str]) -> dict[str, Any]:
@@ -159,14 +159,13 @@ def _fallback_move(allowed: set[str], listed: dict[str, int], known: list[str]) 
     if "visit" in allowed and listed:
         return {
             "think": "read",
-            "action": "visit",
-            "visit": {"url_indices": [min(listed.values())]},
+            "action": {"visit": {"url_indices": [min(listed.values())]}},
         }
     if "search" in allowed:
         query = "census 2020 " + " ".join(known or list(FIGURES)[:1])
-        return {"think": "search", "action": "search", "search": {"queries": [query]}}
+        return {"think": "search", "action": {"search": {"queries": [query]}}}
     if "reflect" in allowed:
-        return {"think": "think", "action": "reflect", "reflect": {"questions": []}}
+        return {"think": "think", "action": {"reflect": {"questions": []}}}
     return _answer(known)
 
 
@@ -192,9 +191,9 @@ def agent_step(request: CompletionRequest) -> dict[str, Any]:
     url, query = _next_hop([p for p in needed if p not in known][0], request.system)
     target = listed.get(url)
     if target is not None and "visit" in allowed:
-        return {"think": "read it", "action": "visit", "visit": {"url_indices": [target]}}
+        return {"think": "read it", "action": {"visit": {"url_indices": [target]}}}
     if "search" in allowed:
-        return {"think": "look it up", "action": "search", "search": {"queries": [query]}}
+        return {"think": "look it up", "action": {"search": {"queries": [query]}}}
     return _fallback_move(allowed, listed, known)
 
 

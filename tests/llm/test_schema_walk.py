@@ -1,0 +1,113 @@
+"""No wire schema the project can send admits a reply its own validation rejects for a
+missing or null required part.
+
+Walks every schema `generate_object` can send -- each tool's, the agent step for each
+of the 31 combinations of allowed actions, each in its distilled (fallback) form --
+through every dialect a rung can put on the wire (OpenAI strict, Gemini, the grammar
+dialect of other servers, and the project's own schema that the prompted rungs show),
+and builds the minimal, null-filled instances each wire schema admits: one per choice
+at every union (exhaustively), null wherever null is allowed, optional properties
+absent, the minimum elsewhere. Each must pass the client's own validation.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from deepsearch.agent.schema import step_schema
+from deepsearch.llm.base import Completion
+from deepsearch.llm.gemini_provider import gemini_schema
+from deepsearch.llm.openai_provider import strict_schema
+from deepsearch.llm.schema_dialects import GRAMMAR, distill_schema, inline_refs, to_dialect
+from deepsearch.llm.testing import scripted_client
+from tests.llm.test_schema_subsets import COMBOS, OTHER_SCHEMAS
+
+MODELS: list[tuple[str, type[BaseModel]]] = [(f"step{list(c)}", step_schema(c)) for c in COMBOS] + [
+    (m.__name__, m) for m in OTHER_SCHEMAS
+]
+
+
+def wire_forms(schema: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
+    return {
+        "openai-strict": strict_schema(schema),
+        "gemini": gemini_schema(schema),
+        "grammar": to_dialect(schema, GRAMMAR),
+        "prompted": inline_refs(schema),
+    }
+
+
+def minimal_instances(node: Any) -> Iterator[Any]:
+    """Every minimal instance `node` admits: one per union branch (exhaustive)."""
+    if not isinstance(node, dict):
+        yield None
+        return
+    if "anyOf" in node or "oneOf" in node:
+        for branch in node.get("anyOf") or node.get("oneOf"):
+            yield from minimal_instances(branch)
+        return
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        yield None
+    elif "enum" in node or "const" in node:
+        yield node["enum"][0] if "enum" in node else node["const"]
+    elif kind == "object" or "properties" in node:
+        yield from _objects(node)
+    elif kind == "array":
+        count = node.get("minItems", 0)
+        for item in minimal_instances(node.get("items", {})) if count else [None]:
+            yield [item] * count
+    else:
+        yield _scalar(node)
+
+
+def _objects(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The required properties only, each at every one of its minimal values."""
+    required = [k for k in node.get("properties", {}) if k in set(node.get("required", []))]
+    choices = [list(minimal_instances(node["properties"][k])) for k in required]
+    for combo in itertools.product(*choices):
+        yield dict(zip(required, combo, strict=True))
+
+
+def _scalar(node: dict[str, Any]) -> Any:
+    kind = node.get("type")
+    if kind in ("integer", "number"):
+        return node.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return "x" * node.get("minLength", 0)
+
+
+CASES = [
+    (f"{name} {form}{' distilled' if distilled else ''}", model, distilled, form)
+    for name, model in MODELS
+    for distilled in (False, True)
+    for form in ("openai-strict", "gemini", "grammar", "prompted")
+]
+
+
+def test_the_walk_covers_every_tool_and_every_action_combination() -> None:
+    assert len(MODELS) == 31 + len(OTHER_SCHEMAS) and len(CASES) == 8 * len(MODELS)
+    assert list(minimal_instances({"anyOf": [{"type": "string"}, {"type": "null"}]})) == ["", None]
+
+
+@pytest.mark.parametrize(("label", "model", "distilled", "form"), CASES, ids=[c[0] for c in CASES])
+def test_no_minimal_wire_instance_is_rejected_for_a_missing_or_null_part(
+    label: str, model: type[BaseModel], distilled: bool, form: str
+) -> None:
+    project = model.model_json_schema()
+    schema = distill_schema(project) if distilled else project
+    wire = wire_forms(schema)[form]
+    if wire is None:  # this dialect cannot say it: sent without a schema, nothing to walk
+        return
+    client, _ = scripted_client(lambda request: "{}")
+    instances = list(itertools.islice(minimal_instances(wire), 5000))
+    assert instances, label
+    for instance in instances:
+        value, problem = client._validate(model, Completion(text=json.dumps(instance)))
+        assert value is not None, f"{label}: {instance} rejected: {problem}"
