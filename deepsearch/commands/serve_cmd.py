@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.applications import Starlette
 
+    from deepsearch.commands.signals import Caught
     from deepsearch.config import Settings
 
 HELP = (
@@ -198,8 +199,8 @@ def _run(app: Starlette, sock: socket.socket) -> None:
     timeout and dropping the connections; the exit code is the signal's (130/143/129)."""
     from deepsearch.commands.signals import signals_interrupt
 
-    server = _server(app)
     with signals_interrupt() as caught:
+        server = _server(app, caught)
         try:
             server.run(sockets=[sock])
         except KeyboardInterrupt:  # uvicorn raises the signal it caught again, at the end
@@ -208,7 +209,8 @@ def _run(app: Starlette, sock: socket.socket) -> None:
             raise typer.Exit(caught.exit_code()) from None
 
 
-def _server(app: Starlette) -> uvicorn.Server:
+def _server(app: Starlette, caught: Caught) -> uvicorn.Server:
+    """uvicorn's server, whose shutdown first cuts short every run in flight."""
     import uvicorn
 
     from deepsearch.server.app import ServerState
@@ -217,7 +219,8 @@ def _server(app: Starlette) -> uvicorn.Server:
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            how = f"{_signal_name(self)}: " if _signal_name(self) else ""
+            name = _signal_name(caught.signum, self)
+            how = f"{name}: " if name else ""
             cut = state.stop_all("the server is shutting down")
             runs = f"{cut} run{'' if cut == 1 else 's'} in flight cut short" if cut else "idle"
             state.config.log(f"deepsearch serve: shutting down ({how}{runs})")
@@ -234,8 +237,10 @@ def _server(app: Starlette) -> uvicorn.Server:
     )
 
 
-def _signal_name(server: uvicorn.Server) -> str:
+def _signal_name(ours: int | None, server: uvicorn.Server) -> str:
+    """The signal that stops the server: SIGHUP reaches uvicorn as its SIGINT."""
     import signal
 
     captured: list[int] = getattr(server, "_captured_signals", [])
-    return signal.Signals(captured[0]).name if captured else ""
+    first = ours if ours is not None else (captured[0] if captured else None)
+    return signal.Signals(first).name if first is not None else ""

@@ -2,7 +2,8 @@
 signal to the installed script. It stops at once instead of waiting out uvicorn's
 graceful timeout: each run in flight is cancelled as a disconnect cancels it, a whole
 request gets a 503 in OpenAI's error shape, a stream an error event then `[DONE]`,
-each request is logged once in the server's own format, and the exit code is 143."""
+each request is logged once in the server's own format, and the exit code is 143 (129
+for SIGHUP)."""
 
 from __future__ import annotations
 
@@ -57,9 +58,14 @@ def ask(base_url: str, *, stream: bool, into: list[Any]) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_sigterm_answers_the_requests_in_flight_and_exits_143(
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["sigterm", "sighup"]
+)
+def test_a_signal_answers_the_requests_in_flight_and_exits_128_plus_n(
     search: FakeSearchServers,  # noqa: F811
     tmp_path: Path,
+    signum: int,
+    code: int,
 ) -> None:
     whole: list[Any] = []
     streamed: list[Any] = []
@@ -83,15 +89,15 @@ def test_sigterm_answers_the_requests_in_flight_and_exits_143(
                 client.start()
             wait_until(lambda: _steps(llm) >= 3, alive=lambda: proc.poll() is None,
                        what="both runs stalled")  # fmt: skip
-            proc.send_signal(signal.SIGTERM)
-            code = proc.wait(timeout=60)
+            proc.send_signal(signum)
+            returncode = proc.wait(timeout=60)
             for client in clients:
                 client.join(timeout=30)
             out.reader.join(timeout=10)
         finally:
             if proc.poll() is None:
                 proc.kill()
-    assert code == 143, out.lines
+    assert returncode == code, out.lines
 
     [(status, lines)] = whole
     assert status == 503, lines
@@ -110,7 +116,8 @@ def test_sigterm_answers_the_requests_in_flight_and_exits_143(
     requests = [line for line in log if "chatcmpl-" in line]
     assert sorted(line.split("status=")[1].split()[0] for line in requests) == ["200", "503"]
     assert all("run=interrupted" in line for line in requests), requests
-    assert any("shutting down (SIGTERM: 2 runs in flight cut short)" in line for line in log)
+    name = signal.Signals(signum).name
+    assert any(f"shutting down ({name}: 2 runs in flight cut short)" in line for line in log), log
 
 
 def _steps(llm: FakeOpenAIServer) -> int:
