@@ -97,7 +97,8 @@ def make_app(*, full: bool = True) -> typer.Typer:
         register(app)
     else:
         for name, text in COMMAND_HELP.items():
-            app.command(name, help=text)(_listing_only)
+            # short_help: click would cut a help line at 45 characters, mid-sentence.
+            app.command(name, help=text, short_help=text)(_listing_only)
     return app
 
 
@@ -110,11 +111,43 @@ def route(args: list[str], *, stdin_is_tty: bool) -> list[str]:
     or nothing with a question piped on stdin) means `deepsearch research ...`."""
     if len(args) == 1 and args[0] in WORD_FLAGS:
         return [WORD_FLAGS[args[0]]]
+    if len(args) == 2 and args[0] == "help" and args[1] in SUBCOMMANDS:
+        return [args[1], "--help"]  # as `git help commit`: that command's help, no run
     if not args:
         return [] if stdin_is_tty else ["research"]  # bare on a terminal: the help
     if args[0] in ROOT_FLAGS or args[0] in SUBCOMMANDS:
         return args
+    if (moved := _command_after_options(args)) is not None:
+        return moved
     return ["research", *args]
+
+
+def _command_after_options(args: list[str]) -> list[str] | None:
+    """`deepsearch --config F config`: options typed before the command, moved after
+    it (every command takes them there). The command is the first word that is not an
+    option or an option's value; None when that word is not a command (a question)."""
+    if not args[0].startswith("-") or not SUBCOMMANDS.intersection(args):
+        return None
+    takes_value = _value_flags()
+    index = 0
+    while index < len(args) and args[index].startswith("-") and args[index] != "--":
+        flag = args[index]
+        index += 2 if flag in takes_value else 1
+    if index < len(args) and args[index] in SUBCOMMANDS:
+        return [args[index], *args[:index], *args[index + 1 :]]
+    return None
+
+
+def _value_flags() -> set[str]:
+    """Every option of every command that takes a value (`--config`, `--budget`,
+    `--port`, ...); switches (`--json`) and `--flag=value` take none after them."""
+    command = typer.main.get_command(make_app(full=True))
+    flags: set[str] = set()
+    for sub in getattr(command, "commands", {}).values():
+        for param in sub.params:
+            if param.param_type_name == "option" and not getattr(param, "is_flag", False):
+                flags.update(param.opts)
+    return flags
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -104,7 +104,7 @@ def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> 
     from deepsearch.cassettes import Player
 
     if isinstance(session, Player):
-        miss = session.first_miss(result.visited_urls)
+        miss = session.first_miss(result.visited_urls, question=result.question)
         if miss is not None:
             result = result.model_copy(
                 update={"status": "failed", "error": miss, "error_kind": "fatal"}
@@ -273,19 +273,9 @@ def corpus_progress(emit: Callable[[AgentEvent], None]) -> Callable[[IndexProgre
 
 
 def index_summary(p: IndexProgress) -> str:
-    """`corpus: 15 documents indexed from 17 files (4.2 MB; 12 unchanged); 2 binary files skipped`."""
-    from deepsearch.commands.units import size
-
-    read = p.files_total - p.reused
-    line = (
-        f"corpus: {p.documents} documents indexed from {p.files_total} files "
-        f"({size(p.bytes_total)}; {p.reused} unchanged, {read} read)"
-    )
-    if p.binary_skipped:
-        line += f"; {p.binary_skipped} binary file{'s' if p.binary_skipped != 1 else ''} skipped"
-    if p.unreadable:
-        line += f"; {p.unreadable} unreadable"
-    return line
+    """`corpus: 15 documents indexed from 17 files (4.2 MB; 12 unchanged, 5 read); 2 binary
+    files skipped` (IndexProgress.summary: skipped, empty and unchanged told apart)."""
+    return p.summary()
 
 
 def llm_tap(

@@ -179,6 +179,7 @@ class ResearchRun:
             status=status,
             steps=self.team.all_steps(self.state.steps),
             team=self.team.report(),
+            team_not_formed=self.team.not_formed,
             visited_urls=list(self.state.visited),
             read_urls=list(self.state.read_urls),
             usage=UsageReport.from_tracker(self.deps.llm.tracker),

@@ -95,6 +95,9 @@ class ResearchResult(BaseModel):
     confidence_basis: ConfidenceBasis | None = None
     steps: list[StepRecord] = Field(default_factory=list)
     team: list[TeamMember] = Field(default_factory=list)  # --team-size: the sub-researches
+    # Why `team` is empty: "team size 1", "declined: <the planner's reason>", "budget
+    # too small to split", ... (README, Team mode); null when a team formed.
+    team_not_formed: str | None = None
     visited_urls: list[str] = Field(default_factory=list)
     read_urls: list[str] = Field(default_factory=list)
     usage: UsageReport

@@ -59,29 +59,42 @@ class Player:
                 self._misses.append((kind, str(exc)))
             raise
 
-    def first_miss(self, visited: Iterable[str] = ()) -> str | None:
+    def first_miss(self, visited: Iterable[str] = (), *, question: str | None = None) -> str | None:
         """The first miss that mattered: any LLM, embedding, search or sandbox call
         (strict), or a read of a URL the run went on to visit; a background read
-        nobody used does not count. Lenient replay counts only LLM calls."""
+        nobody used does not count. Lenient replay counts only LLM calls. `question`:
+        the one asked now, named in the message when the recording's was another."""
         used = {f"read of {url!r}" for url in visited}
         for kind, message in self._misses:
             if kind == "read":
                 if not self.lenient and any(message.startswith(u) for u in used):
-                    return message + self._options_hint()
+                    return message + self._hint(question)
             elif kind == "llm" or not self.lenient:
-                return message + self._options_hint()
+                return message + self._hint(question)
         return None
 
-    def _options_hint(self) -> str:
-        """`; recorded with agent.budget=200000 (now 100000)`: the usual cause of a miss
-        is replaying with other research options than the recording had."""
+    def _hint(self, question: str | None) -> str:
+        """The usual causes of a miss: another question than the recording's (named
+        first: it changes every prompt), or other research options, as
+        `; recorded with agent.budget=200000 (now 100000)`."""
+        recorded_question = str(self.run.get("question") or "")
+        asked = self.redactor.text(question) if question is not None else None
+        hints = []
+        if (
+            asked is not None
+            and recorded_question
+            and " ".join(asked.split()) != " ".join(recorded_question.split())
+        ):
+            hints.append(f"recorded for another question: {recorded_question!r} (now {asked!r})")
         recorded = self.run.get("options") or {}
         changed = [
             f"{key}={recorded[key]!r} (now {self.options[key]!r})"
             for key in sorted(set(recorded) & set(self.options))
             if recorded[key] != self.options[key]
         ]
-        return f"; recorded with {', '.join(changed)}" if changed else ""
+        if changed:
+            hints.append(f"recorded with {', '.join(changed)}")
+        return "".join(f"; {hint}" for hint in hints)
 
     def provider_name(self, settings: Settings) -> ProviderName:
         recorded = str(self.run.get("provider") or "openai")

@@ -55,7 +55,7 @@ def _print(loaded: LoadedConfig, *, as_json: bool, show_all: bool) -> None:
     decisions = run_decisions(loaded)
     if as_json:  # always complete: a script should not need --all
         payload: dict[str, object] = {
-            "run": {d.what: {"value": d.value, "why": d.why} for d in decisions}
+            "run": {d.json_key: {"value": d.data, "why": d.why} for d in decisions}
         }
         for key, (value, source) in effective_values(loaded).items():
             payload[key] = {"value": value, "source": source}

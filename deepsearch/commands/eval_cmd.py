@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from deepsearch.commands.common import PlainSwitchesCommand
-from deepsearch.errors import EXIT_INTERRUPTED, CommandFailed, UsageError
+from deepsearch.errors import CommandFailed, UsageError
 
 if TYPE_CHECKING:
     from deepsearch.config import Settings
@@ -149,6 +149,7 @@ def _items(path: Path, shard_spec: str | None) -> list[EvalItem]:
 
 
 def _run(plan: EvalPlan, items: list[EvalItem], *, quiet: bool, as_json: bool) -> int:
+    from deepsearch.commands.signals import signals_interrupt
     from deepsearch.evaluation.progress import EvalProgress
     from deepsearch.evaluation.runner import EvalRunner
 
@@ -157,14 +158,19 @@ def _run(plan: EvalPlan, items: list[EvalItem], *, quiet: bool, as_json: bool) -
     done_before = [line for line in runner.results.done() if line.id in {i.id for i in items}]
     todo = runner.pending(items)
     progress.start(done_before)
-    try:
-        asyncio.run(runner.run(todo))
-    except KeyboardInterrupt:
-        raise CommandFailed(
-            f"interrupted; run the same command again to resume ({plan.out})", EXIT_INTERRUPTED
-        ) from None
-    finally:
-        progress.stop()  # before any line: the progress bar owns stderr until then
+    # SIGTERM / SIGHUP (a CI cancel, `timeout`, `docker stop`) unwind as Ctrl-C does:
+    # the questions in flight are cancelled, no line is written for them, every line
+    # already written stays whole; the exit code is the signal's (143 / 129).
+    with signals_interrupt() as caught:
+        try:
+            asyncio.run(runner.run(todo))
+        except KeyboardInterrupt:
+            raise CommandFailed(
+                f"interrupted; run the same command again to resume ({plan.out})",
+                caught.exit_code(),
+            ) from None
+        finally:
+            progress.stop()  # before any line: the progress bar owns stderr until then
     wanted = {item.id for item in items}
     lines = [line for line in runner.results.done() if line.id in wanted]
     _report(lines, plan.out, as_json=as_json)

@@ -202,7 +202,10 @@ class LiveView:
         elapsed = self._clock.monotonic() - self._started
         spent = f"{tokens(self._tokens)}/{tokens(self._budget)} tok" if self._budget else ""
         clock = f"{int(elapsed // 60)}:{int(elapsed % 60):02d}"
-        parts = [f"{self._label}: {self.doing()}", clock, spent]
+        doing = self.doing()
+        # "Beast Mode: forcing ..." already names the phase: not "Beast Mode: Beast Mode: ..."
+        head = doing if doing.startswith(f"{self._label}:") else f"{self._label}: {doing}"
+        parts = [head, clock, spent]
         return "  ".join(p for p in parts if p)
 
     def step_lines(self, event: StepFinished, width: int | None) -> list[Text]:

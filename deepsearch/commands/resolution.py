@@ -4,7 +4,7 @@ first; `doctor` names the provider the same way."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from deepsearch.commands.units import tokens
 from deepsearch.config import LoadedConfig, ProviderName, Settings, redact_userinfo
@@ -12,9 +12,19 @@ from deepsearch.errors import ConfigError
 
 
 class Decision(NamedTuple):
+    """One row: `what` and `value` are the table's text; `key` and `data` are the same
+    for a script (`config --json`): a snake_case name (the flag's or key's own, as
+    `max_steps`) and the typed value (`500000`, not "500k tokens"; null for none)."""
+
     what: str
     value: str
     why: str
+    key: str = ""
+    data: Any = None
+
+    @property
+    def json_key(self) -> str:
+        return self.key or self.what.replace(" ", "_")
 
 
 def provider_reason(settings: Settings, name: ProviderName, sources: dict[str, str]) -> str:
@@ -39,7 +49,7 @@ def _llm(loaded: LoadedConfig) -> list[Decision]:
     try:
         name = resolve_provider(settings)
     except ConfigError as exc:
-        return [Decision("llm provider", "none", str(exc))]
+        return [Decision("llm provider", "none", str(exc), "llm_provider", None)]
     model = settings.tool_settings(name, "agent").model
     if settings.llm.model:
         model_why = f"llm.model from {sources.get('llm.model', 'config')}"
@@ -49,9 +59,17 @@ def _llm(loaded: LoadedConfig) -> list[Decision]:
     base = {"openai": settings.llm.openai_base_url, "gemini": settings.llm.gemini_base_url}
     endpoint = settings.llm.ollama_url if name == "ollama" else base.get(name)
     return [
-        Decision("llm provider", name, provider_reason(settings, name, sources)),
-        Decision("model", model, model_why),
-        Decision("endpoint", redact_userinfo(endpoint or "the provider's default"), ""),
+        Decision(
+            "llm provider", name, provider_reason(settings, name, sources), "llm_provider", name
+        ),  # fmt: skip
+        Decision("model", model, model_why, "model", model),
+        Decision(
+            "endpoint",
+            redact_userinfo(endpoint or "the provider's default"),
+            "",
+            "endpoint",
+            redact_userinfo(endpoint) if endpoint else None,
+        ),  # fmt: skip
     ]
 
 
@@ -64,12 +82,22 @@ def _search(loaded: LoadedConfig) -> list[Decision]:
         shown = f"{shown} + local corpus (fused)" if web else "local corpus"
     rows = [
         Decision(
-            "search", shown, f"search.providers from {sources.get('search.providers', 'built-in')}"
+            "search",
+            shown,
+            f"search.providers from {sources.get('search.providers', 'built-in')}",
+            "search",
+            chain,
         )
     ]
     if settings.search.corpus_dir:
         rows.append(
-            Decision("corpus", settings.search.corpus_dir, sources.get("search.corpus_dir", ""))
+            Decision(
+                "corpus",
+                settings.search.corpus_dir,
+                sources.get("search.corpus_dir", ""),
+                "corpus",
+                settings.search.corpus_dir,
+            )
         )
     return rows
 
@@ -81,11 +109,25 @@ def _limits(loaded: LoadedConfig) -> list[Decision]:
     else:
         budget_why = f"effort {agent.effort} ({sources.get('agent.effort', 'built-in')})"
     timeout = f"{agent.timeout_s:g} s" if agent.timeout_s else "none"
+
+    def why(key: str) -> str:
+        return sources.get(f"agent.{key}", "built-in")
+
     return [
-        Decision("budget", f"{tokens(agent.token_budget)} tokens", budget_why),
-        Decision("max steps", str(agent.max_steps), sources.get("agent.max_steps", "built-in")),
-        Decision("timeout", timeout, sources.get("agent.timeout_s", "built-in")),
-        Decision("team size", _team(agent.team_size), sources.get("agent.team_size", "built-in")),
+        Decision(
+            "budget",
+            f"{tokens(agent.token_budget)} tokens",
+            budget_why,
+            "budget",
+            agent.token_budget,
+        ),  # fmt: skip
+        Decision(
+            "max steps", str(agent.max_steps), why("max_steps"), "max_steps", agent.max_steps
+        ),  # fmt: skip
+        Decision("timeout", timeout, why("timeout_s"), "timeout_s", agent.timeout_s or None),
+        Decision(
+            "team size", _team(agent.team_size), why("team_size"), "team_size", agent.team_size
+        ),  # fmt: skip
     ]
 
 

@@ -22,8 +22,10 @@ from deepsearch.config import MIN_BUDGET
 from deepsearch.errors import UsageError
 
 if TYPE_CHECKING:
+    import uvicorn
     from starlette.applications import Starlette
 
+    from deepsearch.commands.signals import Caught
     from deepsearch.config import Settings
 
 HELP = (
@@ -191,15 +193,54 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def _run(app: Starlette, sock: socket.socket) -> None:
+    """Serve until Ctrl-C, SIGTERM or SIGHUP. Then uvicorn stops accepting, and every
+    run in flight is cut short at once and its client answered (a 503, or an error
+    event in a stream: ResearchResponse), instead of uvicorn waiting out its graceful
+    timeout and dropping the connections; the exit code is the signal's (130/143/129)."""
+    from deepsearch.commands.signals import signals_interrupt
+
+    with signals_interrupt() as caught:
+        server = _server(app, caught)
+        try:
+            server.run(sockets=[sock])
+        except KeyboardInterrupt:  # uvicorn raises the signal it caught again, at the end
+            if caught.signum is None:
+                raise  # Ctrl-C: click's Abort, exit 130
+            raise typer.Exit(caught.exit_code()) from None
+
+
+def _server(app: Starlette, caught: Caught) -> uvicorn.Server:
+    """uvicorn's server, whose shutdown first cuts short every run in flight."""
     import uvicorn
 
-    server = uvicorn.Server(
+    from deepsearch.server.app import ServerState
+
+    state: ServerState = app.state.deepsearch
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            name = _signal_name(caught.signum, self)
+            how = f"{name}: " if name else ""
+            cut = state.stop_all("the server is shutting down")
+            runs = f"{cut} run{'' if cut == 1 else 's'} in flight cut short" if cut else "idle"
+            state.config.log(f"deepsearch serve: shutting down ({how}{runs})")
+            await super().shutdown(sockets)
+
+    return Server(
         uvicorn.Config(
             app,
             log_level="warning",
             access_log=False,  # the app logs one line per request itself
             lifespan="off",
-            timeout_graceful_shutdown=5,
+            timeout_graceful_shutdown=5,  # a safety net: the runs end at once (stop_all)
         )
     )
-    server.run(sockets=[sock])
+
+
+def _signal_name(ours: int | None, server: uvicorn.Server) -> str:
+    """The signal that stops the server: SIGHUP reaches uvicorn as its SIGINT."""
+    import signal
+
+    captured: list[int] = getattr(server, "_captured_signals", [])
+    first = ours if ours is not None else (captured[0] if captured else None)
+    return signal.Signals(first).name if first is not None else ""

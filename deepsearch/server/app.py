@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -34,6 +34,10 @@ RETRY_AFTER_S = 5
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+class Stoppable(Protocol):
+    def stop(self, why: str) -> None: ...
 
 
 @dataclass
@@ -60,6 +64,16 @@ class ServerState:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.active = 0
+        self.stopping = False
+        self.in_flight: set[Stoppable] = set()  # the responses whose runs are going
+
+    def stop_all(self, why: str) -> int:
+        """The server is shutting down: every run in flight is cancelled now (as a
+        disconnect cancels one) and its client answered; how many there were."""
+        self.stopping = True
+        for response in list(self.in_flight):
+            response.stop(why)
+        return len(self.in_flight)
 
     def log(
         self,
@@ -111,9 +125,8 @@ def create_app(config: ServerConfig) -> Starlette:
         model = request.path_params.get("model")
         if model is None:
             return JSONResponse(shapes.models_list())
-        if model != shapes.MODEL_ID:
-            body = shapes.error_body(f"the model {model!r} does not exist", code="model_not_found")
-            return error_response(404, body)
+        if model not in shapes.MODEL_IDS:
+            return model_not_found(model)
         return JSONResponse(shapes.models_list()["data"][0])
 
     async def health(request: Request) -> Response:
@@ -127,7 +140,7 @@ def create_app(config: ServerConfig) -> Starlette:
         detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
         return error_response(status, shapes.error_body(str(detail), code=str(status)))
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/health", health, methods=["GET"]),
             Route("/v1/models", models, methods=["GET"]),
@@ -136,6 +149,20 @@ def create_app(config: ServerConfig) -> Starlette:
         ],
         exception_handlers={HTTPException: http_error},
     )
+    app.state.deepsearch = state  # for the server's shutdown (serve_cmd)
+    return app
+
+
+def model_not_found(model: str) -> JSONResponse:
+    """OpenAI's answer to a model it does not have (the ids of /v1/models are the names
+    this server answers to)."""
+    known = ", ".join(shapes.MODEL_IDS)
+    body = shapes.error_body(
+        f"the model {model!r} does not exist (this server serves: {known})",
+        param="model",
+        code="model_not_found",
+    )
+    return error_response(404, body)
 
 
 async def read_json(request: Request) -> Any:
@@ -172,6 +199,12 @@ async def chat_completions(request: Request, state: ServerState) -> Response:
     except RequestError as exc:
         state.log(request_id, 400, started)
         return error_response(400, shapes.error_body(str(exc), param=exc.param))
+    if chat.model not in shapes.MODEL_IDS:
+        state.log(request_id, 404, started)
+        return model_not_found(chat.model)
+    if state.stopping:  # on a connection opened before the shutdown began
+        state.log(request_id, 503, started, question=question)
+        return error_response(503, shapes.stopping_body("the server is shutting down"))
     if state.active >= config.max_concurrent:
         state.log(request_id, 429, started, question=question)
         message = f"all {config.max_concurrent} research slots are busy; retry later"

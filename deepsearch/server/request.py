@@ -67,6 +67,11 @@ class ChatMessage(BaseModel):
 PositiveCount = Annotated[StrictInt, Field(ge=1, le=1000)]
 
 
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    include_usage: StrictBool = False
+
+
 class ChatRequest(BaseModel):
     """A `POST /v1/chat/completions` body; unknown fields are ignored."""
 
@@ -85,6 +90,12 @@ class ChatRequest(BaseModel):
     max_annotations: Annotated[StrictInt, Field(ge=0, le=50)] | None = None
     language_code: str | None = None
     team_size: Annotated[StrictInt, Field(ge=1, le=MAX_TEAM_SIZE)] | None = None
+    n: StrictInt | None = None  # one research, one answer: only 1 is served
+    stream_options: StreamOptions | None = None
+
+    @property
+    def include_usage(self) -> bool:
+        return self.stream_options is not None and self.stream_options.include_usage
 
 
 def parse_request(body: Any) -> ChatRequest:
@@ -97,6 +108,12 @@ def parse_request(body: Any) -> ChatRequest:
         first = exc.errors()[0]
         param = ".".join(str(p) for p in first["loc"]) or None
         raise RequestError(f"{param}: {first['msg']}", param) from None
+    if request.n is not None and request.n != 1:
+        raise RequestError(
+            f"n: {request.n} choices are not supported (one research gives one answer; "
+            "send n=1 or leave it out)",
+            "n",
+        )
     code = request.language_code
     if code is not None and code.lower().split("-")[0] not in NAMES:
         known = ", ".join(sorted(NAMES))

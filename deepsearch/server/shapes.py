@@ -19,6 +19,7 @@ from deepsearch.agent.result import ResearchResult
 from deepsearch.agent.types import Reference
 
 MODEL_ID = "deepsearch"
+MODEL_IDS = (MODEL_ID,)  # what /v1/models lists: the only names a request may give
 ANSWER_CHUNK_CHARS = 400  # content deltas: whole lines, about this long
 
 
@@ -126,6 +127,19 @@ def chunk(
     return sse(body)
 
 
+def usage_chunk(request_id: str, created: int, result: ResearchResult) -> bytes:
+    """`stream_options.include_usage`'s last chunk before `[DONE]`: no choices, the usage."""
+    body = {
+        "id": request_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": MODEL_ID,
+        "choices": [],
+        "usage": usage(result),
+    }
+    return sse(body)
+
+
 def sse(body: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
 
@@ -162,5 +176,13 @@ def error_body(
 def models_list() -> dict[str, Any]:
     return {
         "object": "list",
-        "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "deepsearch"}],
+        "data": [
+            {"id": model, "object": "model", "created": 0, "owned_by": "deepsearch"}
+            for model in MODEL_IDS
+        ],
     }
+
+
+def stopping_body(message: str, **extra: Any) -> dict[str, Any]:
+    """The 503 of a server shutting down (a run it cut short: `partial_answer`)."""
+    return error_body(message, kind="server_error", code="server_shutting_down", **extra)

@@ -39,8 +39,21 @@ class _Gone:
     """Queue marker: the client disconnected."""
 
 
+class _Stop:
+    """Queue marker: the server is shutting down."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
 class ClientGone(Exception):
     pass
+
+
+class ServerStopping(Exception):
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 def failed(result: ResearchResult) -> bool:
@@ -81,10 +94,15 @@ class ResearchResponse:
         self.created = int(time.time())
         self.result: ResearchResult | None = None
 
+    def stop(self, why: str) -> None:
+        """The server is shutting down: end the run now and answer (ServerState)."""
+        self.queue.put_nowait(_Stop(why))
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         task = asyncio.create_task(self.job.execute())
         task.add_done_callback(lambda _: self.queue.put_nowait(_Finished()))
         watcher = asyncio.create_task(self._watch(receive))
+        self.state.in_flight.add(self)
         status = 500  # unless the response below says otherwise
         try:
             if self.chat.stream:
@@ -93,13 +111,38 @@ class ResearchResponse:
                 status = await self._whole(send, task)
         except ClientGone:
             status = CLIENT_GONE
+        except ServerStopping as stopping:
+            status = await self._stopped(send, task, stopping.why)
         finally:
+            self.state.in_flight.discard(self)
             watcher.cancel()
-            if not task.done():
-                task.cancel()  # the client is gone: the LLM call in flight is cancelled
-                await asyncio.wait({task}, timeout=CANCEL_WAIT_S)
+            await self._cancel(task)  # the client is gone: the LLM call in flight is cancelled
             self.state.active -= 1
             self._log(status)
+
+    async def _cancel(self, task: asyncio.Task[ResearchResult]) -> None:
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=CANCEL_WAIT_S)
+
+    async def _stopped(self, send: Send, task: asyncio.Task[ResearchResult], why: str) -> int:
+        """The run cut short by the shutdown, at once (as a disconnect cuts it): a 503
+        in OpenAI's error shape, or in a stream an error event and `[DONE]`, with what
+        was found so far as `partial_answer`."""
+        await self._cancel(task)
+        run = self.job.run
+        self.result = run.snapshot("interrupted", error=why) if run is not None else None
+        partial = self.result.answer if self.result is not None else ""
+        body = shapes.stopping_body(why, partial_answer=partial or None, status="interrupted")
+        try:
+            if not self.chat.stream:
+                await self._send_json(send, 503, body)
+                return 503
+            await self._body(send, shapes.sse(body))
+            await self._body(send, shapes.DONE, more=False)
+        except ClientGone:
+            return CLIENT_GONE
+        return 200  # the stream's status, sent before the shutdown
 
     async def _watch(self, receive: Receive) -> None:
         while True:
@@ -112,6 +155,8 @@ class ResearchResponse:
         item = await self.queue.get()
         if isinstance(item, _Gone):
             raise ClientGone
+        if isinstance(item, _Stop):
+            raise ServerStopping(item.why)
         return item
 
     async def _finish(self, task: asyncio.Task[ResearchResult]) -> ResearchResult:
@@ -180,18 +225,24 @@ class ResearchResponse:
     async def _answer(self, send: Send, result: ResearchResult) -> None:
         for piece in shapes.answer_pieces(result.answer):
             await self._event(send, {"content": piece})
+        # With stream_options.include_usage, as OpenAI: the usage in a last chunk of its
+        # own (`choices: []`), null on every other; without, on the finish chunk.
+        separate = self.chat.include_usage
         final = shapes.chunk(
             self.id,
             self.created,
             {"annotations": shapes.url_annotations(result.answer, result.references)},
             finish=shapes.finish_reason(result),
-            usage=shapes.usage(result),
+            usage=None if separate else shapes.usage(result),
             **shapes.extras(result, self.chat.max_returned_urls),
         )
         await self._body(send, final)
+        if separate:
+            await self._body(send, shapes.usage_chunk(self.id, self.created, result))
 
     async def _event(self, send: Send, delta: dict[str, Any]) -> None:
-        await self._body(send, shapes.chunk(self.id, self.created, delta))
+        extra = {"usage": None} if self.chat.include_usage else {}
+        await self._body(send, shapes.chunk(self.id, self.created, delta, **extra))
 
     async def _body(self, send: Send, data: bytes, *, more: bool = True) -> None:
         await self._send(send, {"type": "http.response.body", "body": data, "more_body": more})

@@ -228,3 +228,16 @@ async def test_beast_mode_marks_its_own_answer_uncertain() -> None:
     assert flagged.status == plain.status == "forced"
     assert flagged.confidence_basis is not None and flagged.confidence_basis.uncertain
     assert flagged.confidence < plain.confidence
+
+
+async def test_a_long_query_is_listed_whole_words_in_the_not_found_answer() -> None:
+    """The "Looked for" list cut a query mid-word (issue 22, item 12)."""
+    long_query = " ".join(f"eiffelword{i}" for i in range(30))  # 359 characters
+    search = {"think": "", "action": "search", "search": {"queries": [long_query]}}
+    bare = {"think": "", "action": "answer",
+            "answer": {"answer": "I could not find it.", "supported": False}}  # fmt: skip
+    deps, _ = make_deps(router([search, VISIT, bare]))
+    result = await ResearchRun(Q, deps, options(max_steps=3)).run()
+    assert result.status == "not_found"
+    listed = result.answer.split('Looked for: "')[1].split('"')[0]
+    assert 100 < len(listed) <= 200 and long_query.startswith(listed + " "), listed

@@ -41,6 +41,7 @@ async def test_a_split_into_three_children_stays_within_their_shares() -> None:
     deps, provider = world_deps(World(), events=events)
     result = await ResearchRun(QUESTION, deps, options(team_size=3)).run()
     assert result.status == "answered"
+    assert result.team_not_formed is None
     assert [m.id for m in result.team] == ["1", "2", "3"]
     assert all(m.status == "answered" for m in result.team)
     shares = [m.budget_share for m in result.team]
@@ -114,6 +115,8 @@ async def test_a_declined_split_runs_no_child() -> None:
     result = await ResearchRun(QUESTION, deps, options(team_size=3)).run()
     assert result.status == "answered"
     assert result.team == []
+    # --json says why (issue 22, item 9): declined, with the planner's own reason
+    assert result.team_not_formed == "declined: better researched as one"
     assert {s.agent for s in result.steps} == {"main"}
     assert len(provider.calls_for("research_planner")) == 1
     questions = {c.messages[0].content for c in provider.calls_for("agent")}
@@ -124,13 +127,14 @@ async def test_team_size_one_never_calls_the_planner() -> None:
     deps, provider = world_deps(World())
     result = await ResearchRun(QUESTION, deps, options()).run()
     assert result.status == "answered" and result.team == []
+    assert result.team_not_formed == "team size 1"
     assert provider.calls_for("research_planner") == []
 
 
 async def test_a_budget_too_small_for_two_shares_is_not_split() -> None:
     deps, provider = world_deps(World(), budget=20_000)
     result = await ResearchRun(QUESTION, deps, options(team_size=3)).run()
-    assert result.team == []
+    assert result.team == [] and result.team_not_formed == "budget too small to split"
     assert len(provider.calls_for("research_planner")) == 1
     assert result.usage.total_tokens <= 20_000
 

@@ -232,3 +232,27 @@ def test_an_interrupted_recording_keeps_its_calls_and_result(
     saved = json.loads((cassette / "result.json").read_text("utf-8"))
     assert saved["status"] == "interrupted" and saved["steps"] == out["steps"]
     assert (cassette / "search.jsonl").read_text("utf-8"), "the finished calls are kept"
+
+
+def test_a_replay_of_another_question_names_the_question(
+    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The miss blamed the budget (issue 22, item 7): with another question and another
+    budget, the question is what the message names first."""
+    from tests.cassettes.conftest import QUESTION
+
+    cassette = tmp_path / "cassette"
+    record(capsys, world, cassette)
+    args = list(world.args())
+    budget = args.index("--budget") + 1 if "--budget" in args else None
+    if budget is not None:
+        args[budget] = str(int(args[budget]) + 1000)
+    else:
+        args += ["--budget", "123000"]
+    capsys.readouterr()
+    code = run(["Who directed Maximum Overdrive?", *args, "--replay", str(cassette)])
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert code == 1
+    assert "; recorded for another question: " in error, error
+    assert repr(QUESTION) in error and "(now 'Who directed Maximum Overdrive?')" in error
+    assert error.index("another question") < error.index("recorded with agent.budget")

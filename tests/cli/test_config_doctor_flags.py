@@ -24,10 +24,13 @@ def config_json(*args: str, **env: str) -> dict[str, dict[str, object]]:
 def test_config_says_what_a_run_would_use_and_why() -> None:
     rows = config_json(OPENAI_API_KEY=SECRET)
     run = rows["run"]
-    assert run["llm provider"] == {"value": "openai", "why": "OPENAI_API_KEY is set"}
+    assert run["llm_provider"] == {"value": "openai", "why": "OPENAI_API_KEY is set"}
     assert run["model"]["value"] == "gpt-4o-mini" and "default" in str(run["model"]["why"])
-    assert run["search"]["value"] == "duckduckgo"
-    assert run["budget"] == {"value": "500k tokens", "why": "effort medium (default)"}
+    assert run["search"]["value"] == ["duckduckgo"]
+    # Typed values under the flags' own names (issue 22, item 11): data, not display text.
+    assert run["budget"] == {"value": 500_000, "why": "effort medium (default)"}
+    assert run["max_steps"]["value"] == 100 and run["timeout_s"]["value"] is None
+    assert run["team_size"]["value"] == 1 and run["endpoint"]["value"] is None
     assert SECRET not in json.dumps(rows)
     # The setting itself says the choice is automatic, not "-" beside "openai" above
     # (JSON keeps the real value: null).
@@ -44,8 +47,26 @@ def test_config_takes_the_research_flags(tmp_path: Path) -> None:
     )  # fmt: skip
     assert rows["llm.model"] == {"value": "gpt-x", "source": "--model"}
     assert rows["run"]["model"] == {"value": "gpt-x", "why": "llm.model from --model"}
-    assert rows["run"]["search"]["value"] == "searxng + local corpus (fused)"
-    assert rows["run"]["budget"] == {"value": "20k tokens", "why": "agent.budget from --budget"}
+    assert rows["run"]["search"]["value"] == ["searxng", "local"]
+    assert rows["run"]["corpus"]["value"] == str((tmp_path / "notes").resolve())
+    assert rows["run"]["budget"] == {"value": 20_000, "why": "agent.budget from --budget"}
+    table = run_in_process(
+        "config",
+        "--model",
+        "gpt-x",
+        "--search-provider",
+        "searxng",
+        "--searxng-url",
+        "http://s.test",
+        "--corpus",
+        str(tmp_path / "notes"),
+        "--budget",
+        "20000",
+        OPENAI_API_KEY=SECRET,
+        COLUMNS="200",
+    ).stdout
+    assert "run: search = searxng + local corpus (fused)" in table  # the table's own text
+    assert "run: budget = 20k tokens" in table
 
 
 @pytest.mark.parametrize(

@@ -68,10 +68,11 @@ def test_a_dead_search_endpoint_ends_within_two_steps_with_a_named_cause(
     searches = [
         {"think": "", "action": {"search": {"queries": [f"query number {i}"]}}} for i in range(20)
     ]
+    dead = closed_port_url()
     with FakeOpenAIServer(router(searches)) as llm:
         done = run_in_process(
             "research", "Who directed the film?", *OPENAI, "--search-provider", "searxng",
-            "--searxng-url", closed_port_url(), "--allow-private-urls",
+            "--searxng-url", dead, "--allow-private-urls",
             OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=llm.base_url,
             DEEPSEARCH_CACHE_DIR=str(tmp_path / "cache"),
         )  # fmt: skip
@@ -79,7 +80,8 @@ def test_a_dead_search_endpoint_ends_within_two_steps_with_a_named_cause(
     out = json.loads(done.stdout)
     assert out["status"] == "failed" and out["error_kind"] == "fatal"
     assert len(out["steps"]) <= 2
-    assert "searxng: network (ConnectError)" in out["error"]
+    # where it went and what happened (issue 22, item 12), not a bare "ConnectError"
+    assert f"searxng: network (ConnectError: connection refused by {dead})" in out["error"]
 
 
 @pytest.mark.parametrize("value", ["not a host!", "wikipedia", "en.wikipedia.org,,a b"])

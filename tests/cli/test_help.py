@@ -124,3 +124,14 @@ def test_each_traced_run_starts_with_a_header(tmp_path: Path) -> None:
     assert headers[0]["settings"]["search.providers"] == ["searxng"]
     assert headers[0]["settings"]["keys.openai_api_key"].startswith("****")
     assert SECRET not in trace.read_text("utf-8")
+
+
+def test_the_root_help_lists_each_command_with_its_whole_line() -> None:
+    """click cut each line at 45 characters, mid-sentence (issue 22, item 12)."""
+    from deepsearch.commands.common import COMMAND_HELP
+    from tests.cli.inprocess import run_cli_in_process
+
+    # cli.run as the console script calls it: the fast root help, commands not imported
+    text = " ".join(run_cli_in_process("--help", env={"COLUMNS": "200"}).stdout.split())
+    for name, line in COMMAND_HELP.items():
+        assert f"{name} {line}" in text, text

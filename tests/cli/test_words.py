@@ -48,6 +48,20 @@ def run_routed(*args: str, stdin: str | None = None, tty: bool = True, **env: st
         ([], True, []),
         ([], False, ["research"]),
         (["help", "me"], True, ["research", "help", "me"]),
+        # issue 22, item 1: `help <command>` is that command's help, as `git help commit`
+        (["help", "serve"], True, ["serve", "--help"]),
+        (["help", "research"], True, ["research", "--help"]),
+        # item 2: options typed before the command go after it
+        (["--config", "my.json", "config"], True, ["config", "--config", "my.json"]),
+        (["--json", "doctor"], True, ["doctor", "--json"]),
+        (
+            ["--json", "--config", "m.json", "doctor"],
+            True,
+            ["doctor", "--json", "--config", "m.json"],
+        ),
+        (["--budget", "9000", "eval", "q.jsonl"], True, ["eval", "--budget", "9000", "q.jsonl"]),
+        (["--json", "is", "eval", "hard"], True, ["research", "--json", "is", "eval", "hard"]),
+        (["--model", "config"], True, ["research", "--model", "config"]),  # a flag's value
     ],
 )
 def test_route(args: list[str], tty: bool, expected: list[str]) -> None:
@@ -132,3 +146,42 @@ def test_a_piped_question_and_unquoted_words_reach_the_run(tmp_path: Path) -> No
     for done in (piped, words):
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["question"] == "Which film was shot in Leland?"
+
+
+def test_help_for_a_command_prints_its_help_and_makes_no_llm_call(tmp_path: Path) -> None:
+    """`deepsearch help serve` was researched as a question (issue 22, item 1)."""
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+        env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url, "HOME": str(tmp_path)}
+        for command, usage in (("serve", "deepsearch serve"), ("eval", "deepsearch eval"),
+                               ("research", 'deepsearch [OPTIONS] "QUESTION"')):  # fmt: skip
+            done = run_cli_in_process("help", command, env=env)
+            assert done.returncode == 0, done.stderr
+            assert usage in done.stdout, done.stdout
+    assert not llm.chat_requests
+
+
+def test_options_before_a_command_apply_to_it(tmp_path: Path) -> None:
+    """`deepsearch --config F config` said "'config' is not a question" (item 2)."""
+    config = tmp_path / "my.json"
+    config.write_text(json.dumps({"agent": {"max_steps": 7}}), "utf-8")
+    env = {"HOME": str(tmp_path), "OPENAI_API_KEY": SECRET}
+    done = run_cli_in_process("--config", str(config), "--json", "config", env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["run"]["max_steps"]["value"] == 7
+    from tests.cli.test_config_and_doctor import closed_port_url
+
+    offline = {**env, "OPENAI_BASE_URL": closed_port_url()}
+    doctor = run_cli_in_process(
+        "--json",
+        "doctor",
+        "--llm-provider",
+        "openai",
+        "--search-provider",
+        "searxng",
+        "--searxng-url",
+        closed_port_url(),
+        env=offline,
+    )
+    assert doctor.stdout.lstrip().startswith("{"), doctor.stderr
+    served = run_cli_in_process("--json", "serve", env=env)
+    assert served.returncode == 2 and "deepsearch serve answers over HTTP" in served.stderr

@@ -184,7 +184,8 @@ def test_the_command_serves_the_sdk(search: FakeSearchServers, tmp_path: Path) -
     assert outcome.returncode == 130, outcome.stderr  # Ctrl-C, as for a research run
     banner, _, rest = outcome.stderr.partition("\n")
     assert "Traceback" not in rest
-    [line] = [line for line in rest.splitlines() if line.strip()]
+    [line, stopped] = [line for line in rest.splitlines() if line.strip()]
+    assert stopped == "deepsearch serve: shutting down (SIGINT: idle)"
     assert "status=200" in line and SECRET not in rest and "srv-key" not in banner + rest
 
 

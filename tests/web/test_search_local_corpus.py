@@ -189,3 +189,66 @@ def test_local_sources_show_as_paths() -> None:
     assert (
         paths_in_text("read 2: file:///a%20b.md, https://x.org") == "read 2: /a b.md, https://x.org"
     )
+
+
+def test_counts_tell_skipped_empty_and_unchanged_apart(
+    notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22, item 10: a file over the cap is its own count with a human size (not
+    "unreadable", not in the total), an empty file is no document, plural forms, and a
+    re-run with nothing changed still prints its summary line."""
+    from deepsearch.web.search import local_progress
+
+    monkeypatch.setattr(local_module, "MAX_FILE_BYTES", 30_000)
+    monkeypatch.setattr(local_progress, "MAX_FILE_BYTES", 30_000)
+    (notes / "huge.md").write_text("# Big\n\n" + "word " * 10_000, encoding="utf-8")  # 50 kB
+    (notes / "blank.txt").write_text("  \n\n ", encoding="utf-8")
+    seen: list[IndexProgress] = []
+    corpus(notes, tmp_path, on_progress=seen.append).ensure_index()
+    built = seen[-1]
+    assert (built.documents, built.too_large, built.empty, built.unreadable) == (3, 1, 1, 0)
+    assert built.bytes_total == sum(
+        p.stat().st_size for p in notes.iterdir() if p.name != "huge.md"
+    )
+    line = index_summary(built)
+    assert line.startswith("corpus: 3 documents indexed from 6 files"), line
+    assert "1 file over the 30.0 kB cap skipped (50.0 kB)" in line
+    assert "1 empty file skipped" in line and "unreadable" not in line
+
+    again: list[IndexProgress] = []
+    reused = corpus(notes, tmp_path, on_progress=again.append)
+    reused.ensure_index()
+    assert reused.last_index_event == "loaded"
+    assert [p.finished for p in again] == [True], "the summary, also when nothing changed"
+    line = index_summary(again[0])
+    assert line.startswith("corpus: 3 documents indexed from 6 files")
+    assert "nothing changed" in line and "1 empty file skipped" in line
+
+
+def test_one_document_is_singular(tmp_path: Path) -> None:
+    root = tmp_path / "one"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nAlpha.", encoding="utf-8")
+    seen: list[IndexProgress] = []
+    corpus(root, tmp_path, on_progress=seen.append).ensure_index()
+    assert index_summary(seen[-1]).startswith("corpus: 1 document indexed from 1 file (")
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Tide tables of Saint-Malo\n\nThe tide reaches 13 metres.", "Tide tables of Saint-Malo"),
+        ("Tide tables\n===========\nThe tide reaches 13 metres.", "Tide tables"),
+        ("The tide reaches 13 metres at Saint-Malo.\n\nMore text.", "tide notes"),
+        ("Just one line", "tide notes"),
+    ],
+)
+def test_a_plain_text_files_title_is_its_heading_line(
+    tmp_path: Path, text: str, title: str
+) -> None:
+    from deepsearch.web.search.local_files import extract_document
+
+    path = tmp_path / "tide_notes.txt"
+    path.write_text(text, encoding="utf-8")
+    got = extract_document(path)
+    assert got is not None and got[0] == title

@@ -24,6 +24,7 @@ MIN_ON_TOPIC_TO_SKIP_REWRITE = 3
 ON_TOPIC_SHARE = 0.5
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
+MAX_QUERY_CHARS = 200  # a query searched (and listed in "Looked for") is at most this long
 
 
 def _clean(text: str) -> str:
@@ -42,8 +43,18 @@ def new_queries(state: AgentState, queries: list[str]) -> list[str]:
         key = _key(query)
         if key and key not in seen:
             seen.add(key)
-            fresh.append(_SPACE.sub(" ", query.strip())[:200])
+            fresh.append(clip_query(query))
     return fresh
+
+
+def clip_query(query: str, limit: int = MAX_QUERY_CHARS) -> str:
+    """At most `limit` characters, cut at a word boundary: the query is searched and
+    shown as the run's record ("Looked for: ..."), never with half a word."""
+    text = _SPACE.sub(" ", query.strip())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit + 1)
+    return text[:cut] if cut > limit // 2 else text[:limit]  # one huge word: a plain cut
 
 
 def add_to_pool(state: AgentState, result: SearchResult, weight: float = 1.0) -> None:

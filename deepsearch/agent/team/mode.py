@@ -65,6 +65,10 @@ class TeamMode:
     def __init__(self, size: int) -> None:
         self.size = size
         self.planned = False
+        # Why no team formed, for the result's `team_not_formed` (None once one did).
+        self.not_formed: str | None = (
+            "team size 1" if size < 2 else "not planned: the planner runs after the first search"
+        )
         self.children: list[Child] = []
         self.split_at = 0  # how many of the parent's steps came before the children's
 
@@ -84,13 +88,16 @@ class TeamMode:
         try:
             parts, why = await plan_team(run.deps.llm, run.state, self.size)
         except (StructuredOutputError, BudgetExceeded) as exc:
+            self.not_formed = f"no plan: {type(exc).__name__}"
             _notice(run, f"team: no plan ({type(exc).__name__}); researching alone")
             return
         shares = budget_shares(run.deps.llm.tracker, len(parts))
         if not parts or not shares:
-            reason = (why or "one problem") if not parts else "budget too small to split"
+            reason = why if not parts else "budget too small to split"
+            self.not_formed = reason
             _notice(run, f"team: not split ({reason[:160]})")
             return
+        self.not_formed = None
         self._start(run, parts[: len(shares)], shares)
         await self._run_all(run)
 

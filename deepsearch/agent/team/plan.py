@@ -64,8 +64,9 @@ def _subproblems(plan: ResearchPlan, question: str, team_size: int) -> list[str]
 
 
 async def plan_team(llm: LLMClient, state: AgentState, team_size: int) -> tuple[list[str], str]:
-    """(sub-problems, the planner's reason); no sub-problems when it declines to split
-    or proposes fewer than two (one sub-problem is the question again)."""
+    """(sub-problems, why); no sub-problems when it declines to split or proposes fewer
+    than two (one sub-problem is the question again), and `why` then says which, with
+    the planner's reason ("declined: better researched as one")."""
     content = render(
         "research_planner_input", question=state.question, snippets=first_snippets(state) or "-"
     )
@@ -76,5 +77,10 @@ async def plan_team(llm: LLMClient, state: AgentState, team_size: int) -> tuple[
         [Message(role="user", content=content)],
     )
     plan = result.value
-    parts = _subproblems(plan, state.question, team_size) if plan.split else []
-    return (parts if len(parts) >= 2 else []), plan.think
+    reason = " ".join(plan.think.split()) or "no reason given"
+    if not plan.split:
+        return [], f"declined: {reason}"
+    parts = _subproblems(plan, state.question, team_size)
+    if len(parts) < 2:
+        return [], f"fewer than two distinct sub-questions proposed: {reason}"
+    return parts, reason

@@ -63,7 +63,32 @@ def transport_error(provider: str, exc: Exception) -> SearchProviderError:
         )
     if isinstance(exc, httpx.ConnectError) and _unknown_host(exc):
         return SearchProviderError(provider, "network", f"{name}: unknown host", configuration=True)
-    return SearchProviderError(provider, "network", name)
+    where = _origin(exc)
+    if isinstance(exc, httpx.ConnectError) and _refused(exc):
+        return SearchProviderError(provider, "network", f"{name}: connection refused by {where}")
+    return SearchProviderError(provider, "network", f"{name} at {where}" if where else name)
+
+
+def _origin(exc: Exception) -> str:
+    """`http://127.0.0.1:8888`: where the failed request went (scheme, host and port
+    only: a path or query may carry a key)."""
+    try:
+        url = exc.request.url  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # an error raised without its request
+        return ""
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}"
+
+
+def _refused(exc: BaseException) -> bool:
+    """Nothing listens there (ECONNREFUSED), whichever layer raised it."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    text = str(exc).lower()
+    return "connection refused" in text or "errno 111" in text
 
 
 # Block-level tags separate words; inline ones (<b>, <em> ...) sit inside a sentence.

@@ -31,8 +31,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel
-
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import ConfigError
 from deepsearch.web.search.local_files import (
@@ -40,6 +38,7 @@ from deepsearch.web.search.local_files import (
     extract_document,
     split_passages,
 )
+from deepsearch.web.search.local_progress import MAX_FILE_BYTES, IndexProgress, human_size
 from deepsearch.web.types import Page, ReadFailure, SearchQuery, SearchResult
 
 log = logging.getLogger(__name__)
@@ -52,23 +51,10 @@ CONTENT_TYPES = {
     ".htm": "text/html",
     ".pdf": "application/pdf",
 }
-MAX_FILE_BYTES = 50 * 1024 * 1024
-_INDEX_FORMAT = 2  # 2: encodings detected, binary files skipped
+_INDEX_FORMAT = 3  # 2: encodings detected, binary files skipped; 3: empty files, .txt titles
 FILE_CACHE = ".files"
-
-
-class IndexProgress(BaseModel):
-    """How far an index build is (for the live view) and, at the end, what it did."""
-
-    files_done: int = 0
-    files_total: int = 0
-    bytes_done: int = 0
-    bytes_total: int = 0
-    reused: int = 0  # unchanged files whose passages came from the cache
-    binary_skipped: int = 0
-    unreadable: int = 0
-    documents: int = 0  # files in the index
-    finished: bool = False
+SUMMARY_FILE = "summary.json"  # the build's IndexProgress: the summary of a reused index
+__all__ = ["MAX_FILE_BYTES", "IndexProgress", "LocalCorpus"]
 
 
 ProgressFn = Callable[[IndexProgress], None]
@@ -154,7 +140,7 @@ class LocalCorpus:
         "unreadable", "too large") — and whether it came from the cache (unchanged)."""
         st = path.stat()
         if st.st_size > MAX_FILE_BYTES:
-            log.warning("corpus: skipping %s (larger than %d bytes)", path.name, MAX_FILE_BYTES)
+            log.warning("corpus: skipping %s (over %s)", path.name, human_size(MAX_FILE_BYTES))
             return "too large", False
         rel = str(path.relative_to(self.root))
         stamp = [_INDEX_FORMAT, rel, st.st_size, st.st_mtime_ns]
@@ -172,6 +158,8 @@ class LocalCorpus:
             log.warning("corpus: cannot read %s (%s)", path.name, type(exc).__name__)
             return "unreadable", False
         result: Extracted = "binary" if got is None else (got[0], split_passages(got[1]))
+        if not isinstance(result, str) and not result[1]:
+            result = "empty"  # no text at all: not a document
         # Written aside and renamed: a concurrent run never reads half an entry.
         part = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
         part.write_text(json.dumps({"stamp": stamp, "result": result}), encoding="utf-8")
@@ -183,16 +171,22 @@ class LocalCorpus:
     ) -> tuple[list[dict[str, str]], list[list[Any]], IndexProgress]:
         files = self.files()
         sizes = [p.stat().st_size for p in files]
-        progress = IndexProgress(files_total=len(files), bytes_total=sum(sizes))
+        read = sum(s for s in sizes if s <= MAX_FILE_BYTES)  # a skipped file is not read
+        progress = IndexProgress(files_total=len(files), bytes_total=read)
         docs: list[dict[str, str]] = []
         passages: list[list[Any]] = []
         for path, size in zip(files, sizes, strict=True):
             got, reused = self._file_passages(path, cache_dir)
             progress.reused += reused
             progress.files_done += 1
-            progress.bytes_done += size
+            progress.bytes_done += size if got != "too large" else 0
             if got == "binary":
                 progress.binary_skipped += 1
+            elif got == "too large":
+                progress.too_large += 1
+                progress.too_large_bytes += size
+            elif got == "empty":
+                progress.empty += 1
             elif isinstance(got, str):
                 progress.unreadable += 1
             else:
@@ -209,6 +203,14 @@ class LocalCorpus:
                 self.on_progress(progress.model_copy())
             except Exception:  # a display problem must not stop indexing
                 pass
+
+    def _report_unchanged(self, target: Path) -> None:
+        """The summary line of a run that reused the index: what its build found."""
+        try:
+            built = IndexProgress.model_validate_json((target / SUMMARY_FILE).read_text("utf-8"))
+        except (OSError, ValueError):  # an index from before the summary was kept
+            built = IndexProgress(documents=len(self._loaded[3]) if self._loaded else 0)
+        self._report(built.model_copy(update={"finished": True, "unchanged": True}))
 
     def _build(self, target: Path) -> None:
         import bm25s
@@ -227,6 +229,8 @@ class LocalCorpus:
                 retriever.save(str(tmp / "bm25"), show_progress=False)
             (tmp / "passages.json").write_text(json.dumps(passages), encoding="utf-8")
             (tmp / "docs.json").write_text(json.dumps(docs), encoding="utf-8")
+            done = progress.model_copy(update={"finished": True})
+            (tmp / SUMMARY_FILE).write_text(done.model_dump_json(), encoding="utf-8")
             try:
                 tmp.rename(target)
             except OSError:  # another run renamed its identical build first
@@ -265,6 +269,7 @@ class LocalCorpus:
                 try:
                     self._load(target, fp)
                     self.last_index_event = "loaded"
+                    self._report_unchanged(target)
                     return
                 except Exception as exc:  # damaged on disk: build it again
                     log.warning("corpus index unreadable (%s); rebuilding", type(exc).__name__)
@@ -330,7 +335,8 @@ class LocalCorpus:
         if isinstance(path, ReadFailure):
             return path
         if path.stat().st_size > MAX_FILE_BYTES:
-            return ReadFailure(url=url, kind="too_large", detail=f"over {MAX_FILE_BYTES} bytes")
+            cap = human_size(MAX_FILE_BYTES)
+            return ReadFailure(url=url, kind="too_large", detail=f"over the {cap} cap")
         try:
             got = extract_document(path)
         except Exception as exc:

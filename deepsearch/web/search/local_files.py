@@ -73,6 +73,29 @@ def title_from_markdown(text: str) -> str:
     return match.group(1).strip() if match else ""
 
 
+MAX_TITLE_CHARS = 120
+_UNDERLINE = re.compile(r"^\s*(?:=+|-+)\s*$")
+
+
+def title_from_plain(text: str) -> str:
+    """A plain-text file's title: its first line when that line reads as a heading
+    (short, not a sentence's end, with more text after it: a blank line or an
+    `===` / `---` underline between), else ""."""
+    lines = text.lstrip("\ufeff").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if start is None:
+        return ""
+    first = " ".join(lines[start].split()).lstrip("#").strip()
+    rest = lines[start + 1 :]
+    if not first or len(first) > MAX_TITLE_CHARS or first[-1] in ".,;:":
+        return ""
+    if rest and _UNDERLINE.match(rest[0]):
+        return first
+    if len(rest) >= 2 and not rest[0].strip() and any(line.strip() for line in rest[1:]):
+        return first
+    return ""
+
+
 def _extract_html(raw: str) -> tuple[str, str]:
     """The web reader's extraction (same caps and fallbacks), with the <title> text."""
     from deepsearch.web.extract import html_to_text
@@ -102,7 +125,7 @@ def extract_document(path: Path) -> tuple[str, str] | None:
         if suffix in (".html", ".htm"):
             title, text = _extract_html(raw)
         elif suffix == ".txt":
-            title, text = "", raw
+            title, text = title_from_plain(raw), raw
         else:  # markdown: the plain text a reader sees, as for web pages
             from deepsearch.web.markdown_plain import markdown_to_plain
 

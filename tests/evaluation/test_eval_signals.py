@@ -1,0 +1,109 @@
+"""`deepsearch eval` under SIGTERM / SIGHUP and in a log (issue 22, items 3 and 4): a
+real signal to the installed script, stderr a pipe as in CI. The signal ends it as
+Ctrl-C does (the lines written stay whole, the resume hint, 128+n); the log has a
+plain line for each finished question from the start; a resume says what was done."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.test_end_to_end import DEEPSEARCH, wait_until
+from tests.evaluation.helpers import (
+    SECRET,
+    Router,
+    eval_args,
+    pages,
+    search_results,
+    write_questions,
+)
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.search_servers import FakeSearchServers
+from tests.fakes.web_server import LoopbackServer
+
+STALLED = "Country3"  # its agent step never returns: the signal finds it in flight
+
+
+class StallOne(Router):
+    def __call__(self, body: dict[str, Any]) -> Any:
+        reply = super().__call__(body)
+        if STALLED in body["messages"][-1]["content"] and isinstance(reply, Reply):
+            return Reply(content=reply.content, delay_s=60)
+        return reply
+
+
+@pytest.fixture
+def searx() -> Iterator[FakeSearchServers]:
+    with LoopbackServer(routes=pages()) as web, FakeSearchServers() as srv:
+        srv.always("searxng", 200, {"results": search_results(web)})
+        yield srv
+
+
+def results(out: Path) -> list[dict[str, Any]]:
+    path = out / "results.jsonl"
+    if not path.is_file():
+        return []
+    text = path.read_text("utf-8")
+    assert text == "" or text.endswith("\n"), "a half-written line"
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def start_eval(llm: FakeOpenAIServer, args: list[str], tmp: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url,
+           "HOME": str(tmp), "DEEPSEARCH_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1"}  # fmt: skip
+    return subprocess.Popen(
+        [str(DEEPSEARCH), "eval", *args], env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def stalled_in_flight(llm: FakeOpenAIServer) -> bool:
+    return any(STALLED in json.dumps(r.body) for r in llm.chat_requests)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["sigterm", "sighup"]
+)
+def test_a_signal_stops_the_eval_like_ctrl_c_and_a_log_gets_plain_lines(
+    searx: FakeSearchServers, tmp_path: Path, signum: int, code: int
+) -> None:
+    questions, out = write_questions(tmp_path / "q.jsonl", n=4), tmp_path / "out"
+    args = [str(questions), "--out", str(out), "--grader", "exact", "--concurrency", "1",
+            *[a for a in eval_args(searx) if a != "--quiet"]]  # fmt: skip
+    with FakeOpenAIServer(StallOne(direct=True)) as llm:
+        proc = start_eval(llm, args, tmp_path)
+        try:
+            wait_until(lambda: stalled_in_flight(llm) and len(results(out)) == 2,
+                       alive=lambda: proc.poll() is None, what="question 3 in flight")  # fmt: skip
+            proc.send_signal(signum)
+            _, stderr = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == code, stderr
+    assert [row["id"] for row in results(out)] == ["c01", "c02"], "no line for c03"
+    assert "run the same command again to resume" in stderr and str(out) in stderr
+    assert "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if line.startswith("eval  ")]
+    assert [line.split()[1] for line in lines] == ["1/4", "2/4"], stderr
+    assert "accuracy 100% (2/2)" in lines[1] and "c02 correct" in lines[1]
+    assert "━" not in stderr, "no progress bar in a log"
+
+    with FakeOpenAIServer(Router(direct=True)) as llm:
+        proc = start_eval(llm, args, tmp_path)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "resuming, 2 of 4 already done" in stderr
+    assert [line.split()[1] for line in stderr.splitlines() if line.startswith("eval  ")] == [
+        "3/4",
+        "4/4",
+    ]
+    assert len(results(out)) == 4
