@@ -233,9 +233,8 @@ async def test_beast_mode_marks_its_own_answer_uncertain() -> None:
 async def test_a_long_query_is_listed_whole_words_in_the_not_found_answer() -> None:
     """The "Looked for" list cut a query mid-word (issue 22, item 12)."""
     long_query = " ".join(f"eiffelword{i}" for i in range(30))  # 359 characters
-    search = {"think": "", "action": "search", "search": {"queries": [long_query]}}
-    bare = {"think": "", "action": "answer",
-            "answer": {"answer": "I could not find it.", "supported": False}}  # fmt: skip
+    search = {"think": "", "action": {"search": {"queries": [long_query]}}}
+    bare = {"think": "", "action": {"answer": {"answer": "I could not find it.", "supported": False}}}  # fmt: skip
     deps, _ = make_deps(router([search, VISIT, bare]))
     result = await ResearchRun(Q, deps, options(max_steps=3)).run()
     assert result.status == "not_found"
