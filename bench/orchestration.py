@@ -19,6 +19,7 @@ from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.judging.evaluator import QuestionEval
+from deepsearch.agent.schema import allowed_actions
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.clock import SystemClock
 from deepsearch.llm.base import Completion, CompletionRequest
@@ -55,8 +56,7 @@ def cycling_agent(prompt_sizes: list[int]) -> Any:
             return {"think": "", "action": {"answer": {"answer": "done"}}}
         counter[0] += 1
         prompt_sizes.append(count_tokens(request.system))
-        spec = request.json_schema["properties"]["action"]  # type: ignore[index]
-        allowed = spec.get("enum") or [spec["const"]]
+        allowed = allowed_actions(request.json_schema or {})
         n = counter[0]
         for action in ("search", "visit", "reflect"):
             if action in allowed:

@@ -80,3 +80,13 @@ def numbers_in(text: str) -> set[str]:
             token = token.replace(",", "")  # "1,083.5"
         out.add(token)
     return out
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at the last space when there is one in the
+    second half: a trimmed query, question or answer never ends in half a word. Text
+    without spaces (one huge word, or CJK) gets a plain cut."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit + 1)
+    return text[:cut] if cut > limit // 2 else text[:limit]

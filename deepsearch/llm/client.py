@@ -40,6 +40,7 @@ from deepsearch.llm.tokens import (
 )
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.prompts import render
+from deepsearch.text import cut_at_word
 
 T = TypeVar("T", bound=BaseModel)
 MIN_OUTPUT_TOKENS = 256
@@ -79,16 +80,33 @@ def _trim_to_limits(value: Any, error: ValidationError) -> Any:
         limit = (err.get("ctx") or {}).get("max_length")
         if limit is None:
             continue
-        *path, last = err["loc"]
+        *path, last = _data_path(fixed, err["loc"])
         node = fixed
         try:
             for part in path:
                 node = node[part]
-            node[last] = node[last][:limit]
+            long = node[last]
+            node[last] = cut_at_word(long, limit) if isinstance(long, str) else long[:limit]
             changed = True
         except (KeyError, IndexError, TypeError):
             continue
     return fixed if changed else value
+
+
+def _data_path(value: Any, loc: tuple[int | str, ...]) -> list[int | str]:
+    """The error's location in the data: a union's tag (the agent step's
+    `action.search.search.queries.0`) names a branch, not a key, and is skipped."""
+    path: list[int | str] = []
+    node = value
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, str) and part not in node:
+            continue  # a union member's tag
+        path.append(part)
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return path
 
 
 def _retry_prompt(problem: str, finish_reason: str | None) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from deepsearch.agent.schema import allowed_actions
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult
@@ -89,8 +90,7 @@ def engine(wiki: LoopbackServer, *, answerable: bool) -> FakeSearch:
 
 
 def _allowed(request: CompletionRequest) -> list[str]:
-    spec = request.json_schema["properties"]["action"]  # type: ignore[index]
-    return list(spec.get("enum") or [spec["const"]])
+    return allowed_actions(request.json_schema or {})
 
 
 def _knowledge(system: str) -> str:

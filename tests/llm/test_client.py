@@ -100,6 +100,24 @@ async def test_over_long_strings_are_trimmed_not_rejected() -> None:
     assert result.value.title == "x" * 10 and result.attempts == 1
 
 
+async def test_over_long_strings_inside_the_step_union_are_trimmed_at_a_word() -> None:
+    """The agent step's error locations carry the union branch's tag
+    (`action.search.search.queries.0`): the trim must still find the string, and cut
+    it at a word, not fail the call (a verbose `think`, a long query)."""
+    from deepsearch.agent.limits import LONGEST_QUERY
+    from deepsearch.agent.schema import step_schema
+
+    query = " ".join(f"word{i}" for i in range(80))  # ~470 characters
+    reply = {"think": "t " * 400, "action": {"search": {"queries": [query]}}}
+    client, _ = scripted_client(lambda req: json.dumps(reply))
+    result = await client.generate_object("agent", step_schema(("search", "answer")), "s", ASK)
+    assert result.attempts == 1
+    step = result.value.model_dump()
+    kept = step["action"]["search"]["queries"][0]
+    assert len(kept) <= LONGEST_QUERY and query.startswith(kept + " ")
+    assert len(step["think"]) <= 600
+
+
 def test_distill_keeps_structure() -> None:
     schema = Short.model_json_schema()
     distilled = distill_schema(schema)

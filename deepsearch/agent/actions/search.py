@@ -17,6 +17,7 @@ from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.web.search.chain import SearchUnavailable
+from deepsearch.text import cut_at_word
 from deepsearch.web.types import SearchQuery, SearchResult
 
 # A raw pass with this many on-topic results needs no second (rewritten) pass.
@@ -50,11 +51,7 @@ def new_queries(state: AgentState, queries: list[str]) -> list[str]:
 def clip_query(query: str, limit: int = MAX_QUERY_CHARS) -> str:
     """At most `limit` characters, cut at a word boundary: the query is searched and
     shown as the run's record ("Looked for: ..."), never with half a word."""
-    text = _SPACE.sub(" ", query.strip())
-    if len(text) <= limit:
-        return text
-    cut = text.rfind(" ", 0, limit + 1)
-    return text[:cut] if cut > limit // 2 else text[:limit]  # one huge word: a plain cut
+    return cut_at_word(_SPACE.sub(" ", query.strip()), limit)
 
 
 def add_to_pool(state: AgentState, result: SearchResult, weight: float = 1.0) -> None:
