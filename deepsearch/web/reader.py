@@ -21,7 +21,7 @@ from deepsearch.clock import Clock, SystemClock
 from deepsearch.web.cache import WebCache, cache_key
 from deepsearch.web.host_limits import HostLimiter, retry_after_s
 from deepsearch.web.ssrf import BlockedURL, HostResolutionError, Resolver, SSRFGuard
-from deepsearch.web.types import Page, ReadFailure, ReadFailureKind
+from deepsearch.web.types import Page, RawPage, ReadFailure, ReadFailureKind
 
 if TYPE_CHECKING:
     import httpx
@@ -43,12 +43,6 @@ DEFAULT_HEADERS = {
 }
 _REDIRECT_CODES = {301, 302, 303, 307, 308}
 THROTTLE_CODES = {429, 503}
-
-
-class _Fetched(BaseModel):
-    final_url: str
-    content_type: str
-    body: bytes
 
 
 class _Throttled(BaseModel):
@@ -172,22 +166,27 @@ class LocalReader:
     # ------------------------------------------------------------ reading
 
     async def read(self, url: str) -> Page | ReadFailure:
+        fetched = await self.fetch_raw(url)
+        return await self.extract_raw(fetched) if isinstance(fetched, RawPage) else fetched
+
+    async def fetch_raw(self, url: str) -> RawPage | Page | ReadFailure:
+        """The first half of `read`: the body, not yet extracted (a cached page comes
+        whole). A prefetch stops here, so a page nobody reads costs no extraction."""
         url = url.strip()
         try:
-            return await self._read(url)
+            return await self._fetch_raw(url)
         except Exception as exc:  # the agent must never see a raw library error
             return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
 
-    async def _read(self, url: str) -> Page | ReadFailure:
+    async def _fetch_raw(self, url: str) -> RawPage | Page | ReadFailure:
         try:
             host, _ = self._guard.check_scheme(url)
         except BlockedURL as exc:
             blocked = bool(urlsplit(url).scheme) and "scheme" in str(exc)
             kind: ReadFailureKind = "blocked" if blocked else "invalid_url"
             return ReadFailure(url=url, kind=kind, detail=str(exc))
-        key = page_cache_key(url)
         if self._cache is not None:
-            cached = self._cache.get(key)
+            cached = self._cache.get(page_cache_key(url))
             if cached is not None:
                 # The page may have been cached by a run with --allow-private-urls: this
                 # run's guard must still approve the host before the page is served.
@@ -199,10 +198,18 @@ class LocalReader:
                     except HostResolutionError as exc:
                         return ReadFailure(url=url, kind="dns", detail=str(exc))
                 return Page.model_validate(cached)
+        return await self._fetch_polite(host, url)
 
-        fetched = await self._fetch_polite(host, url)
-        if isinstance(fetched, ReadFailure):
-            return fetched
+    async def extract_raw(self, fetched: RawPage) -> Page | ReadFailure:
+        """The second half of `read`: the page's text (in a worker thread), cached."""
+        url = fetched.url
+        try:
+            return await self._extract(fetched)
+        except Exception as exc:  # the agent must never see a raw library error
+            return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
+
+    async def _extract(self, fetched: RawPage) -> Page | ReadFailure:
+        url = fetched.url
         try:
             from deepsearch.web.extract import Unsupported, extract_body
 
@@ -228,10 +235,12 @@ class LocalReader:
             fetched_at=self._clock.now().isoformat(),
         )
         if self._cache is not None:
-            self._cache.set(key, page.model_dump(mode="json"), ttl_s=self._page_ttl_s)
+            self._cache.set(
+                page_cache_key(url), page.model_dump(mode="json"), ttl_s=self._page_ttl_s
+            )
         return page
 
-    async def _fetch_polite(self, host: str, url: str) -> _Fetched | ReadFailure:
+    async def _fetch_polite(self, host: str, url: str) -> RawPage | ReadFailure:
         """Fetch under the host's and the global limit; one retry after a 429/503."""
         limiter = self._host_slot(host)
         first = await self._fetch_limited(limiter, url)
@@ -244,7 +253,7 @@ class LocalReader:
 
     async def _fetch_limited(
         self, limiter: HostLimiter, url: str
-    ) -> _Fetched | _Throttled | ReadFailure:
+    ) -> RawPage | _Throttled | ReadFailure:
         """One fetch inside the host's and the global slot; a throttled answer lowers
         the host's limit (once per generation of concurrent reads)."""
         async with limiter, self._global_slot():
@@ -254,7 +263,7 @@ class LocalReader:
             limiter.throttled(since=generation)
         return fetched
 
-    async def _fetch_mapped(self, url: str) -> _Fetched | _Throttled | ReadFailure:
+    async def _fetch_mapped(self, url: str) -> RawPage | _Throttled | ReadFailure:
         """_fetch with the total timeout, every error mapped to a ReadFailure."""
         import httpx
 
@@ -276,7 +285,7 @@ class LocalReader:
         except httpx.HTTPError as exc:
             return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
 
-    async def _fetch(self, url: str) -> _Fetched | _Throttled | ReadFailure:
+    async def _fetch(self, url: str) -> RawPage | _Throttled | ReadFailure:
         client = self._http()
         seen = {url}
         current = url
@@ -327,7 +336,7 @@ class LocalReader:
             return
         self._guard.check_peer(peer)
 
-    async def _read_body(self, url: str, response: httpx.Response) -> _Fetched | ReadFailure:
+    async def _read_body(self, url: str, response: httpx.Response) -> RawPage | ReadFailure:
         from deepsearch.web.extract import classify, split_content_type
 
         limit = self.config.max_bytes
@@ -348,7 +357,9 @@ class LocalReader:
             body += chunk
             if len(body) > limit:
                 return ReadFailure(url=url, kind="too_large", detail=f"over {limit} bytes")
-        return _Fetched(final_url=str(response.url), content_type=content_type, body=bytes(body))
+        return RawPage(
+            url=url, final_url=str(response.url), content_type=content_type, body=bytes(body)
+        )
 
 
 def build_reader(
