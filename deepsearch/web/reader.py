@@ -2,8 +2,8 @@
 
 The local reader fetches with one shared httpx client whose connections go
 through the SSRF guard, follows redirects by hand (the guard runs on every
-hop), streams bodies under a byte cap, and extracts text in a worker thread.
-Each host gets `per_host_concurrency` reads at once until it answers 429/503:
+hop), streams bodies under a byte cap, and extracts text in a worker thread
+(`read` = `fetch_raw` + `extract_raw`: a prefetch stops after the fetch). Each host gets `per_host_concurrency` reads at once until it answers 429/503:
 then that read waits (Retry-After, capped) and is retried once, and the host's
 limit is halved for the rest of the run.
 """
@@ -18,6 +18,7 @@ from urllib.parse import urljoin, urlsplit
 from pydantic import BaseModel
 
 from deepsearch.clock import Clock, SystemClock
+from deepsearch.web import warmup
 from deepsearch.web.cache import WebCache, cache_key
 from deepsearch.web.host_limits import HostLimiter, retry_after_s
 from deepsearch.web.ssrf import BlockedURL, HostResolutionError, Resolver, SSRFGuard
@@ -66,6 +67,10 @@ def page_cache_key(url: str) -> str:
     except Exception:  # normalization is a nicety for the key, never a blocker
         normalized = None
     return cache_key("page", PAGE_TEXT_FORMAT, normalized or url)
+
+
+def _unexpected(url: str, exc: Exception) -> ReadFailure:
+    return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
 
 
 def _exception_chain(exc: BaseException) -> list[BaseException]:
@@ -124,6 +129,7 @@ class LocalReader:
         # "come back in an hour" cannot stall a run; default when none is sent.
         self.max_retry_wait_s = 5.0
         self.default_retry_wait_s = 1.0
+        self._extractors_warm = False
 
     # ------------------------------------------------------------ plumbing
 
@@ -170,13 +176,15 @@ class LocalReader:
         return await self.extract_raw(fetched) if isinstance(fetched, RawPage) else fetched
 
     async def fetch_raw(self, url: str) -> RawPage | Page | ReadFailure:
-        """The first half of `read`: the body, not yet extracted (a cached page comes
-        whole). A prefetch stops here, so a page nobody reads costs no extraction."""
+        """The body, not yet extracted (a cached page comes whole)."""
         url = url.strip()
+        if not self._extractors_warm:  # once: the extractor's imports beside this fetch
+            self._extractors_warm = True
+            warmup.start()
         try:
             return await self._fetch_raw(url)
         except Exception as exc:  # the agent must never see a raw library error
-            return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
+            return _unexpected(url, exc)
 
     async def _fetch_raw(self, url: str) -> RawPage | Page | ReadFailure:
         try:
@@ -202,11 +210,10 @@ class LocalReader:
 
     async def extract_raw(self, fetched: RawPage) -> Page | ReadFailure:
         """The second half of `read`: the page's text (in a worker thread), cached."""
-        url = fetched.url
         try:
             return await self._extract(fetched)
         except Exception as exc:  # the agent must never see a raw library error
-            return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
+            return _unexpected(fetched.url, exc)
 
     async def _extract(self, fetched: RawPage) -> Page | ReadFailure:
         url = fetched.url

@@ -316,3 +316,19 @@ async def test_read_is_a_fetch_then_an_extraction(
     assert calls == [site.url("/article")]
     assert extracted == page(await reader.read(site.url("/article")))
     assert failure(await reader.fetch_raw(site.url("/missing"))).status == 404
+
+
+async def test_the_extractor_imports_start_once_beside_the_first_fetch(
+    site: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deepsearch.web import warmup
+
+    started: list[int] = []
+    monkeypatch.setattr(warmup, "start", lambda: started.append(1))
+    fresh = make_reader()
+    assert not started
+    await fresh.fetch_raw(site.url("/article"))
+    await fresh.read(site.url("/article"))
+    assert started == [1]
+    await fresh.aclose()
+    warmup.import_extractors()  # never raises, whatever is installed
