@@ -86,6 +86,21 @@ def measure_pass(
     return rows
 
 
+FLOOR = "import os, sys; sys.stdout.write('{}'); sys.stdout.flush(); os._exit(0)"
+
+
+def tail_floor(runs: int = 5) -> float:
+    """The exit tail this instrument measures on a process that exits right after its
+    write (scheduling and pipe latency at the current load): the floor of the figure."""
+    from bench.latency import run_child
+
+    tails = [
+        run_child([sys.executable, "-c", FLOOR], env=dict(os.environ), cwd=".").exit_tail_s
+        for _ in range(runs)
+    ]
+    return _median(tails)
+
+
 def warm_up(bench: Bench, item: Item, codes: dict[str, str | None]) -> None:
     """One unmeasured run per code: its bytecode is written, as an install's is."""
     for source in codes.values():
@@ -185,9 +200,13 @@ def run() -> str:
         warm_up(bench, items[0], codes)
         load_before = _load()
         quiet = measure_pass(bench, items, runs, "quiet ", codes)
+        floors = [tail_floor()]
         with hogs(n_hogs):
             loaded = measure_pass(bench, items, runs, "loaded", codes)
-    return render(quiet, loaded, n_hogs=n_hogs, runs=runs, load=load_before, codes=codes)
+            floors.append(tail_floor())
+    return render(
+        quiet, loaded, n_hogs=n_hogs, runs=runs, load=load_before, codes=codes, floors=floors
+    )
 
 
 def render(
@@ -198,6 +217,7 @@ def render(
     runs: int,
     load: str,
     codes: dict[str, str | None],
+    floors: list[float],
 ) -> str:
     questions = len(next(iter(quiet.values()))) // max(1, runs)
     named = ", ".join(f"{k}: `{v or 'this checkout'}`" for k, v in codes.items())
@@ -214,7 +234,9 @@ ratio). CPU = user + system time of the deepsearch process alone (`os.wait4` rus
 Exit tail = the answer's last bytes on stdout to the process's exit. Fetched, not read =
 page requests that served no page of the run's `read_urls` (a second fetch of a page
 read counts too). Code measured ({named}), alternated question by question. Load
-average (1/5 min) before the first run: {load}.
+average (1/5 min) before the first run: {load}. The exit tail this instrument reads on a
+process that exits right after its write (its floor: scheduling and pipe latency):
+{floors[0]:.2f} s quiet, {floors[1]:.2f} s loaded.
 """
     ]
     for name in codes:
