@@ -27,7 +27,6 @@ Kind = Literal["html", "pdf", "text", "json"]
 # An lxml element: lxml ships no type stubs (none are installed), so it is Any here.
 Element = Any
 
-
 # trafilatura takes ~0.8 s per MB; article content sits well inside the first MBs.
 MAX_HTML_CHARS = 3_000_000
 MAX_LINKS = 500
