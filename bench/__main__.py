@@ -21,6 +21,7 @@ BENCHMARKS = [
     "citations",
     "orchestration",
     "latency",
+    "lean",
     "team",
     "stopping",
 ]

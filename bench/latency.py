@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -29,15 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.latency_measure import llm_rounds, total_composition, union_s
+from bench.latency_measure import llm_rounds, total_composition, union_s, unread_fetches
 from bench.latency_policy import Item, Policy, contains_answer
 from bench.latency_servers import FakeArticleSite, FakeLLMServer, FakeSearxng, Timeline, Wait
 from bench.latency_site import Site
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa100"
+# ../shared/data beside the checkout; from a worktree in /work/wt/<name>, one level up.
+_ROOTS = Path(__file__).resolve().parents[2:4]
+DATA = next(
+    (d for r in _ROOTS if (d := r / "shared" / "data" / "hotpotqa100").is_dir()),
+    _ROOTS[0] / "shared" / "data" / "hotpotqa100",
+)
 QUESTIONS = 10
 MAX_STEPS = 12  # a 2-hop run needs ~4 steps; the cap only bounds a lost run
-RUN_TIMEOUT_S = 90.0  # a good run takes ~15 s; this bounds a hung one
+# A good run takes ~15 s; this bounds a hung one (BENCH_RUN_TIMEOUT: a loaded machine).
+RUN_TIMEOUT_S = float(os.environ.get("BENCH_RUN_TIMEOUT", "90"))
 
 
 @dataclass
@@ -55,6 +60,10 @@ class Figures:
     tokens: int
     searches: int
     pages: int
+    exit_tail_s: float = 0.0  # the answer written (last stdout bytes) to the process gone
+    read: int = 0  # pages the run read (its `read_urls`)
+    unread: int = 0  # page requests that served no page the run read
+    read_urls: list[str] = field(default_factory=list, repr=False)
     actions: list[str] = field(default_factory=list)
     waits: list[Wait] = field(default_factory=list, repr=False)
     agent_prompts: list[str] = field(default_factory=list, repr=False)  # as the LLM got them
@@ -73,6 +82,8 @@ class Bench:
     timeline: Timeline = field(default_factory=Timeline)
     policy: Policy = field(default_factory=Policy)
     stack: ExitStack = field(default_factory=ExitStack)
+    # Another checkout's code to run (its folder goes on PYTHONPATH); None: this one.
+    source: str | None = field(default_factory=lambda: os.environ.get("BENCH_SOURCE") or None)
 
     def __enter__(self) -> Bench:
         kw = {"scale": self.scale}
@@ -89,6 +100,8 @@ class Bench:
     def command(self, question: str) -> list[str]:
         script = Path(sys.executable).parent / "deepsearch"
         head = [str(script)] if script.exists() else [sys.executable, "-m", "deepsearch"]
+        if self.source:  # another checkout's code (on PYTHONPATH: _env)
+            head = [sys.executable, "-m", "deepsearch"]
         return [
             *head,
             question,
@@ -111,36 +124,80 @@ class Bench:
         self.policy.agent_prompts = []
         self.timeline.take()
         with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
-            env = _env(self.llm.base_url, Path(tmp))
-            cpu_before = _children_cpu()
-            started = time.perf_counter()
-            try:
-                done = subprocess.run(
-                    self.command(item.question),
-                    env=env,
-                    cwd=tmp,
-                    capture_output=True,
-                    text=True,
-                    timeout=RUN_TIMEOUT_S,
-                    check=False,
-                )
-                out = _parse(done.stdout, done.stderr)
-            except subprocess.TimeoutExpired:
-                out = {"status": f"killed after {RUN_TIMEOUT_S:.0f} s"}
-            wall = time.perf_counter() - started
-        figures = _figures(item, out, wall, started, self.timeline.take())
-        figures.cpu_s = _children_cpu() - cpu_before
+            env = _env(self.llm.base_url, Path(tmp), self.source)
+            child = run_child(self.command(item.question), env=env, cwd=tmp)
+        out = _parse(child.stdout, child.stderr) if not child.killed else {}
+        if child.killed:
+            out = {"status": f"killed after {RUN_TIMEOUT_S:.0f} s"}
+        figures = _figures(item, out, child.wall_s, child.started, self.timeline.take())
+        figures.cpu_s = child.cpu_s
+        figures.exit_tail_s = child.exit_tail_s
+        figures.read_urls = [str(u) for u in out.get("read_urls") or []]
+        figures.read = len(figures.read_urls)
+        figures.unread = unread_fetches(figures.waits, figures.read_urls)
         figures.agent_prompts = self.policy.agent_prompts
         return figures
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+@dataclass
+class Child:
+    stdout: str
+    stderr: str
+    started: float
+    wall_s: float
+    cpu_s: float  # user + system of this child alone (its wait4 rusage)
+    exit_tail_s: float  # the last stdout bytes to the process's exit
+    killed: bool = False
 
 
-def _env(base_url: str, home: Path) -> dict[str, str]:
+def run_child(command: list[str], *, env: dict[str, str], cwd: str) -> Child:
+    """Run one process to its end: its own CPU time (wait4's rusage, so other children
+    of the bench do not count) and its exit tail (the time from its last stdout bytes,
+    the answer, to its exit as wait4 sees it)."""
+    import threading
+
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
+    last_out = [started]
+
+    def pump(name: str, stream: Any) -> None:
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            if name == "out":
+                last_out[0] = time.perf_counter()
+            chunks[name].append(chunk)
+
+    pumps = [
+        threading.Thread(target=pump, args=("out", proc.stdout), daemon=True),
+        threading.Thread(target=pump, args=("err", proc.stderr), daemon=True),
+    ]
+    for thread in pumps:
+        thread.start()
+    killer = threading.Timer(RUN_TIMEOUT_S, proc.kill)
+    killer.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    ended = time.perf_counter()
+    killer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for thread in pumps:
+        thread.join()
+    return Child(
+        stdout=b"".join(chunks["out"]).decode("utf-8", "replace"),
+        stderr=b"".join(chunks["err"]).decode("utf-8", "replace"),
+        started=started,
+        wall_s=ended - started,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        exit_tail_s=ended - last_out[0] if chunks["out"] else float("nan"),
+        killed=proc.returncode == -9,
+    )
+
+
+def _env(base_url: str, home: Path, source: str | None = None) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("DEEPSEARCH_", "OPENAI_"))}
+    # An installed deepsearch runs from its bytecode: never recompile every module per run.
+    keep.pop("PYTHONDONTWRITEBYTECODE", None)
     for key in ("GEMINI_API_KEY", "JINA_API_KEY", "BRAVE_API_KEY", "SERPER_API_KEY"):
         keep.pop(key, None)
     for key in list(keep):  # loopback only: no proxy in the way
@@ -153,6 +210,7 @@ def _env(base_url: str, home: Path) -> dict[str, str]:
         "HOME": str(home),
         "DEEPSEARCH_CACHE_DIR": str(home / "cache"),
         "NO_COLOR": "1",
+        **({"PYTHONPATH": source} if source else {}),
     }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from urllib.parse import unquote, urlsplit
 
 from bench.latency_servers import Wait
 from deepsearch.llm.tokens import count_tokens
@@ -85,3 +86,20 @@ def total_composition(prompts: Iterable[str]) -> dict[str, int]:
         for part, n in composition(prompt).items():
             total[part] += n
     return total
+
+
+def unread_fetches(waits: Sequence[Wait], read_urls: Iterable[str]) -> int:
+    """Page requests that did not serve a page the run read (a page read once but
+    fetched twice counts its second fetch too)."""
+    read = {unquote(urlsplit(u).path).rstrip("/") for u in read_urls}
+    served: set[str] = set()
+    wasted = 0
+    for w in waits:
+        if w.kind != "page":
+            continue
+        path = unquote(urlsplit(w.label).path).rstrip("/")
+        if path in read and path not in served:
+            served.add(path)
+        else:
+            wasted += 1
+    return wasted

@@ -1,4 +1,4 @@
-from deepsearch.cli import main
+from deepsearch.entry import main
 
 if __name__ == "__main__":
     main()

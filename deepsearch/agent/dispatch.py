@@ -31,9 +31,7 @@ async def perform(run: ResearchRun, payload: ActionPayload) -> Outcome:
     match payload:
         case SearchPayload():
             freshness = run.gate.needs_freshness
-            return await handle_search(
-                payload, st, deps, options, needs_freshness=freshness, prefetch=run.prefetch
-            )
+            return await handle_search(payload, st, deps, options, needs_freshness=freshness)
         case VisitPayload():
             return await handle_visit(payload, st, deps, options, prefetch=run.prefetch)
         case ReflectPayload():

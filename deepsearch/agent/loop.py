@@ -47,7 +47,13 @@ from deepsearch.agent.progress import ProgressWatch, ReadWatch
 from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind
 from deepsearch.agent.retrieval.evidence import refresh_state
 from deepsearch.agent.retrieval.ranking import refresh_url_list
-from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, step_schema
+from deepsearch.agent.schema import (
+    AllowFlags,
+    AnswerPayload,
+    StepBase,
+    VisitPayload,
+    step_schema,
+)
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.team.mode import TeamMode
 from deepsearch.agent.types import Reference
@@ -244,16 +250,27 @@ class ResearchRun:
             await self._classify_question()
         await refresh_url_list(st, self.deps, self.options)
         flags = self.gate.allowed(st)
-        wanted = choose_targets(st, [])[: self.prefetch.limit]  # what a visit would read
-        self.prefetch.retain(wanted)
-        self.prefetch.start(wanted)
+        self._prefetch(st, flags)
         self._emit(
             StepStarted(step=st.step, question=st.current_question, allowed=list(flags.allowed()))
         )
         decision = await self._decide(flags, tool="agent", beast=False)
+        payload = decision.payload() if decision is not None else None
+        # Reads the model did not pick stop now (a visit's own top-ups are its picks too).
+        picks = payload.url_indices if isinstance(payload, VisitPayload) else None
+        self.prefetch.retain(choose_targets(st, picks) if picks is not None else [])
         if decision is None:
             return False
         return await self._act(decision)
+
+    def _prefetch(self, st: AgentState, flags: AllowFlags) -> None:
+        """Fetch what a visit would read while the model decides, when a visit is the
+        likely next move: fresh search results, none read yet (after a visit the model
+        mostly answers or searches again, and those fetches would be wasted)."""
+        likely = flags.visit and bool(st.steps) and st.steps[-1].action == "search"
+        wanted = choose_targets(st, [])[: self.prefetch.limit] if likely else []
+        self.prefetch.retain(wanted)
+        self.prefetch.start(wanted)
 
     async def _decide(self, flags: AllowFlags, *, tool: ToolName, beast: bool) -> StepBase | None:
         st = self.state

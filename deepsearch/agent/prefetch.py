@@ -1,40 +1,60 @@
-"""Read the top-ranked unread URLs in the background while the model decides a step.
+"""Fetch the top-ranked unread URLs in the background while the model decides a step.
 
-A visit then usually finds its pages already read: `read` awaits a read in flight
-(or takes a finished one) instead of reading the URL a second time. Prefetching is
-bounded (`limit` reads in flight), reads that leave the top of the list are
-cancelled (`retain`), and `aclose` cancels everything at the end of the run. No
-tokens are spent, so nothing is counted in the budget.
+A visit then usually finds its pages already fetched: `read` awaits a fetch in flight
+(or takes a finished one) instead of fetching the URL a second time. With a reader
+that reads in two phases (`TwoPhaseReader`: the local one), a background read stops
+after the fetch and the page is extracted only when a visit reads it, so a
+prefetched page nobody reads costs no extraction. Prefetching is bounded (`limit`
+reads in flight), reads that leave the top of the list or that the model did not
+pick are cancelled (`retain`), and `aclose` cancels everything at the end of the run.
+No tokens are spent, so nothing is counted in the budget.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
+from typing import TypeVar
 
 from deepsearch.agent.limits import MAX_VISITS
-from deepsearch.web.types import Page, Reader, ReadFailure
+from deepsearch.web.types import Page, RawPage, Reader, ReadFailure, TwoPhaseReader
 
-DEFAULT_LIMIT = MAX_VISITS  # what one visit reads
+# A visit reads the model's picks first, then tops up by rank to MAX_VISITS. The model
+# usually picks one page outside the ranked top: prefetching the top MAX_VISITS - 1
+# leaves room for it, so every prefetched page is read unless two or more picks lie
+# outside (with MAX_VISITS, the last one fetched was mostly never read).
+DEFAULT_LIMIT = MAX_VISITS - 1
 MAX_KEPT = 8  # finished reads kept for a later visit
+_T = TypeVar("_T")
 
 
 async def safe_read(reader: Reader, url: str) -> Page | ReadFailure:
     """The reader's result; an exception becomes a failure (the reader promises not
     to raise; stay safe if it does)."""
+    return await _safe(reader.read(url), url)
+
+
+async def _safe(call: Awaitable[_T], url: str) -> _T | ReadFailure:
     try:
-        return await reader.read(url)
+        return await call
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         return ReadFailure(url=url, kind="network", detail=str(exc)[:200] or type(exc).__name__)
 
 
+async def safe_fetch(reader: Reader, url: str) -> Page | RawPage | ReadFailure:
+    """A background read: the fetch alone when the reader has two phases."""
+    if isinstance(reader, TwoPhaseReader):
+        return await _safe(reader.fetch_raw(url), url)
+    return await safe_read(reader, url)
+
+
 class Prefetcher:
     def __init__(self, reader: Reader, *, limit: int = DEFAULT_LIMIT) -> None:
         self.reader = reader
         self.limit = limit
-        self._tasks: dict[str, asyncio.Task[Page | ReadFailure]] = {}
+        self._tasks: dict[str, asyncio.Task[Page | RawPage | ReadFailure]] = {}
         self.started: list[str] = []  # every URL a background read was started for
 
     def in_flight(self) -> list[str]:
@@ -46,7 +66,7 @@ class Prefetcher:
             if len(self.in_flight()) >= self.limit:
                 break
             if url not in self._tasks:
-                self._tasks[url] = asyncio.create_task(safe_read(self.reader, url))
+                self._tasks[url] = asyncio.create_task(safe_fetch(self.reader, url))
                 self.started.append(url)
         self._forget_old()
 
@@ -59,12 +79,18 @@ class Prefetcher:
                 del self._tasks[url]
 
     async def read(self, url: str) -> Page | ReadFailure:
-        """The URL's page: the background read's result if one was started, else a
-        fresh read. Each URL is read at most once."""
+        """The URL's page: the background read's result if one was started (extracted
+        now), else a fresh read. Each URL is fetched at most once."""
         task = self._tasks.pop(url, None)  # retain() drops what it cancels: never stale
         if task is None:
             return await safe_read(self.reader, url)
-        return await task
+        fetched = await task
+        return await self._extract(fetched) if isinstance(fetched, RawPage) else fetched
+
+    async def _extract(self, fetched: RawPage) -> Page | ReadFailure:
+        if not isinstance(self.reader, TwoPhaseReader):  # never: only its fetch_raw makes one
+            return ReadFailure(url=fetched.url, kind="extract", detail="no extractor")
+        return await _safe(self.reader.extract_raw(fetched), fetched.url)
 
     async def aclose(self) -> None:
         """Cancel every background read and wait for them to finish."""

@@ -2,8 +2,8 @@
 
 The local reader fetches with one shared httpx client whose connections go
 through the SSRF guard, follows redirects by hand (the guard runs on every
-hop), streams bodies under a byte cap, and extracts text in a worker thread.
-Each host gets `per_host_concurrency` reads at once until it answers 429/503:
+hop), streams bodies under a byte cap, and extracts text in a worker thread
+(`read` = `fetch_raw` + `extract_raw`: a prefetch stops after the fetch). Each host gets `per_host_concurrency` reads at once until it answers 429/503:
 then that read waits (Retry-After, capped) and is retried once, and the host's
 limit is halved for the rest of the run.
 """
@@ -18,10 +18,11 @@ from urllib.parse import urljoin, urlsplit
 from pydantic import BaseModel
 
 from deepsearch.clock import Clock, SystemClock
+from deepsearch.web import warmup
 from deepsearch.web.cache import WebCache, cache_key
 from deepsearch.web.host_limits import HostLimiter, retry_after_s
 from deepsearch.web.ssrf import BlockedURL, HostResolutionError, Resolver, SSRFGuard
-from deepsearch.web.types import Page, ReadFailure, ReadFailureKind
+from deepsearch.web.types import Page, RawPage, ReadFailure, ReadFailureKind
 
 if TYPE_CHECKING:
     import httpx
@@ -45,12 +46,6 @@ _REDIRECT_CODES = {301, 302, 303, 307, 308}
 THROTTLE_CODES = {429, 503}
 
 
-class _Fetched(BaseModel):
-    final_url: str
-    content_type: str
-    body: bytes
-
-
 class _Throttled(BaseModel):
     """A 429/503 answer: the host asks us to slow down."""
 
@@ -72,6 +67,10 @@ def page_cache_key(url: str) -> str:
     except Exception:  # normalization is a nicety for the key, never a blocker
         normalized = None
     return cache_key("page", PAGE_TEXT_FORMAT, normalized or url)
+
+
+def _unexpected(url: str, exc: Exception) -> ReadFailure:
+    return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
 
 
 def _exception_chain(exc: BaseException) -> list[BaseException]:
@@ -130,6 +129,7 @@ class LocalReader:
         # "come back in an hour" cannot stall a run; default when none is sent.
         self.max_retry_wait_s = 5.0
         self.default_retry_wait_s = 1.0
+        self._extractors_warm = False
 
     # ------------------------------------------------------------ plumbing
 
@@ -172,22 +172,29 @@ class LocalReader:
     # ------------------------------------------------------------ reading
 
     async def read(self, url: str) -> Page | ReadFailure:
-        url = url.strip()
-        try:
-            return await self._read(url)
-        except Exception as exc:  # the agent must never see a raw library error
-            return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
+        fetched = await self.fetch_raw(url)
+        return await self.extract_raw(fetched) if isinstance(fetched, RawPage) else fetched
 
-    async def _read(self, url: str) -> Page | ReadFailure:
+    async def fetch_raw(self, url: str) -> RawPage | Page | ReadFailure:
+        """The body, not yet extracted (a cached page comes whole)."""
+        url = url.strip()
+        if not self._extractors_warm:  # once: the extractor's imports beside this fetch
+            self._extractors_warm = True
+            warmup.start()
+        try:
+            return await self._fetch_raw(url)
+        except Exception as exc:  # the agent must never see a raw library error
+            return _unexpected(url, exc)
+
+    async def _fetch_raw(self, url: str) -> RawPage | Page | ReadFailure:
         try:
             host, _ = self._guard.check_scheme(url)
         except BlockedURL as exc:
             blocked = bool(urlsplit(url).scheme) and "scheme" in str(exc)
             kind: ReadFailureKind = "blocked" if blocked else "invalid_url"
             return ReadFailure(url=url, kind=kind, detail=str(exc))
-        key = page_cache_key(url)
         if self._cache is not None:
-            cached = self._cache.get(key)
+            cached = self._cache.get(page_cache_key(url))
             if cached is not None:
                 # The page may have been cached by a run with --allow-private-urls: this
                 # run's guard must still approve the host before the page is served.
@@ -199,10 +206,17 @@ class LocalReader:
                     except HostResolutionError as exc:
                         return ReadFailure(url=url, kind="dns", detail=str(exc))
                 return Page.model_validate(cached)
+        return await self._fetch_polite(host, url)
 
-        fetched = await self._fetch_polite(host, url)
-        if isinstance(fetched, ReadFailure):
-            return fetched
+    async def extract_raw(self, fetched: RawPage) -> Page | ReadFailure:
+        """The second half of `read`: the page's text (in a worker thread), cached."""
+        try:
+            return await self._extract(fetched)
+        except Exception as exc:  # the agent must never see a raw library error
+            return _unexpected(fetched.url, exc)
+
+    async def _extract(self, fetched: RawPage) -> Page | ReadFailure:
+        url = fetched.url
         try:
             from deepsearch.web.extract import Unsupported, extract_body
 
@@ -228,10 +242,12 @@ class LocalReader:
             fetched_at=self._clock.now().isoformat(),
         )
         if self._cache is not None:
-            self._cache.set(key, page.model_dump(mode="json"), ttl_s=self._page_ttl_s)
+            self._cache.set(
+                page_cache_key(url), page.model_dump(mode="json"), ttl_s=self._page_ttl_s
+            )
         return page
 
-    async def _fetch_polite(self, host: str, url: str) -> _Fetched | ReadFailure:
+    async def _fetch_polite(self, host: str, url: str) -> RawPage | ReadFailure:
         """Fetch under the host's and the global limit; one retry after a 429/503."""
         limiter = self._host_slot(host)
         first = await self._fetch_limited(limiter, url)
@@ -244,7 +260,7 @@ class LocalReader:
 
     async def _fetch_limited(
         self, limiter: HostLimiter, url: str
-    ) -> _Fetched | _Throttled | ReadFailure:
+    ) -> RawPage | _Throttled | ReadFailure:
         """One fetch inside the host's and the global slot; a throttled answer lowers
         the host's limit (once per generation of concurrent reads)."""
         async with limiter, self._global_slot():
@@ -254,7 +270,7 @@ class LocalReader:
             limiter.throttled(since=generation)
         return fetched
 
-    async def _fetch_mapped(self, url: str) -> _Fetched | _Throttled | ReadFailure:
+    async def _fetch_mapped(self, url: str) -> RawPage | _Throttled | ReadFailure:
         """_fetch with the total timeout, every error mapped to a ReadFailure."""
         import httpx
 
@@ -276,7 +292,7 @@ class LocalReader:
         except httpx.HTTPError as exc:
             return ReadFailure(url=url, kind="network", detail=f"{type(exc).__name__}: {exc}"[:300])
 
-    async def _fetch(self, url: str) -> _Fetched | _Throttled | ReadFailure:
+    async def _fetch(self, url: str) -> RawPage | _Throttled | ReadFailure:
         client = self._http()
         seen = {url}
         current = url
@@ -327,7 +343,7 @@ class LocalReader:
             return
         self._guard.check_peer(peer)
 
-    async def _read_body(self, url: str, response: httpx.Response) -> _Fetched | ReadFailure:
+    async def _read_body(self, url: str, response: httpx.Response) -> RawPage | ReadFailure:
         from deepsearch.web.extract import classify, split_content_type
 
         limit = self.config.max_bytes
@@ -348,7 +364,9 @@ class LocalReader:
             body += chunk
             if len(body) > limit:
                 return ReadFailure(url=url, kind="too_large", detail=f"over {limit} bytes")
-        return _Fetched(final_url=str(response.url), content_type=content_type, body=bytes(body))
+        return RawPage(
+            url=url, final_url=str(response.url), content_type=content_type, body=bytes(body)
+        )
 
 
 def build_reader(

@@ -42,6 +42,15 @@ class Page(BaseModel):
     fetched_at: str  # ISO 8601 UTC
 
 
+class RawPage(BaseModel):
+    """A fetched body not yet extracted (see `TwoPhaseReader`)."""
+
+    url: str  # as asked for
+    final_url: str  # after redirects
+    content_type: str
+    body: bytes
+
+
 ReadFailureKind = Literal[
     "timeout",
     "http_status",
@@ -80,3 +89,14 @@ class SearchProvider(Protocol):
 @runtime_checkable
 class Reader(Protocol):
     async def read(self, url: str) -> Page | ReadFailure: ...
+
+
+@runtime_checkable
+class TwoPhaseReader(Reader, Protocol):
+    """A reader whose `read` is `fetch_raw` then `extract_raw`: a background read can
+    stop after the fetch, and the extraction (the CPU-bound half) runs only for a
+    page that is actually read."""
+
+    async def fetch_raw(self, url: str) -> RawPage | Page | ReadFailure: ...
+
+    async def extract_raw(self, fetched: RawPage) -> Page | ReadFailure: ...

@@ -10,7 +10,7 @@ from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeReader, FakeSearch
-from deepsearch.web.types import Page, ReadFailure, SearchResult
+from deepsearch.web.types import Page, RawPage, ReadFailure, SearchResult
 from tests.agent.helpers import evaluator_reply, latency_client, make_deps, options
 
 URLS = [f"https://site{i}.org/page" for i in range(6)]
@@ -94,10 +94,11 @@ async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:
     assert result.status == "answered"
     assert len(reader.reads) == len(set(reader.reads)), "no URL is read twice"
     visited = run.state.visited
-    assert len(visited) == 5 and set(visited) <= set(run.prefetch.started)
-    # Every page was already being read while the model decided to visit (step 2).
+    ahead = run.prefetch.started
+    assert len(visited) == 5 and len(ahead) == 4 and set(ahead) <= set(visited)
+    # Four pages were already being read while the model decided to visit (step 2).
     decide_visit = [iv for iv in provider.intervals if iv[0] == "agent"][1]
-    assert all(decide_visit[1] <= reader.started_at[u] < decide_visit[2] for u in visited)
+    assert all(decide_visit[1] <= reader.started_at[u] < decide_visit[2] for u in ahead)
 
 
 async def test_background_reads_are_cancelled_when_the_run_ends() -> None:
@@ -114,7 +115,9 @@ async def test_background_reads_are_cancelled_when_the_run_ends() -> None:
     assert not run.prefetch.in_flight() and not reader.finished
 
 
-async def test_raw_results_start_reading_while_the_rewriter_thinks_never_a_bad_host() -> None:
+async def test_nothing_is_prefetched_while_the_rewriter_thinks_nor_from_a_bad_host() -> None:
+    """The engine's order is not the ranked list a visit reads: reads started during
+    the rewrite were mostly wasted. The step after the search prefetches instead."""
     from deepsearch.agent.retrieval.rewrite import make_query_rewriter
 
     scripted = loop_llm([SEARCH, ANSWER])
@@ -137,6 +140,83 @@ async def test_raw_results_start_reading_while_the_rewriter_thinks_never_a_bad_h
     opts = options(max_steps=2, bad_hostnames=["site0.org"])
     await ResearchRun("How many moons has Mars?", deps, opts).run()
     rewrite = next(iv for iv in provider.intervals if iv[0] == "query_rewriter")
-    early = [u for u, t in reader.started_at.items() if t < rewrite[2]]
-    assert early, "raw results were being read during the rewrite call"
+    assert reader.started_at and all(t >= rewrite[2] for t in reader.started_at.values())
     assert URLS[0] not in reader.reads  # --bad-hostnames: never read, not even ahead
+
+
+class TwoPhase(CountingReader):
+    """A two-phase reader (as the local one): counts fetches and extractions."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__(delay_s)
+        self.fetched: list[str] = []
+        self.extracted: list[str] = []
+
+    async def fetch_raw(self, url: str) -> RawPage | Page | ReadFailure:
+        self.fetched.append(url)
+        await asyncio.sleep(self.delay_s)
+        return RawPage(url=url, final_url=url, content_type="text/plain", body=b"moons")
+
+    async def extract_raw(self, fetched: RawPage) -> Page | ReadFailure:
+        self.extracted.append(fetched.url)
+        return await FakeReader.read(self, fetched.url)
+
+    async def read(self, url: str) -> Page | ReadFailure:
+        fetched = await self.fetch_raw(url)
+        assert isinstance(fetched, RawPage)
+        return await self.extract_raw(fetched)
+
+
+async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
+    # The model picks the 5th and 6th results: a visit reads them, then tops up with the
+    # ranked top 3; the 4th, prefetched, is never read, so never extracted.
+    reader = TwoPhase(delay_s=0.01)
+    picks = {"think": "", "action": "visit", "visit": {"url_indices": [5, 6]}}
+    client, _ = latency_client(loop_llm([SEARCH, picks, ANSWER]), latency_s=0.1)
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
+    result = await run.run()
+    assert result.status == "answered"
+    assert len(run.prefetch.started) == 4  # one slot left for a pick outside the top
+    assert len(reader.fetched) == len(set(reader.fetched)), "no URL is fetched twice"
+    unread = [u for u in reader.fetched if u not in run.state.visited]
+    assert unread and not set(unread) & set(reader.extracted)
+    assert sorted(reader.extracted) == sorted(run.state.visited)
+
+
+async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
+    reader = CountingReader(delay_s=5)  # still in flight when the model decides
+    reflect = {"think": "", "action": "reflect", "reflect": {"questions": ["Which moons?"]}}
+    client, _ = latency_client(loop_llm([SEARCH, reflect, VISIT, ANSWER]), latency_s=0.05)
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=5, timeout_s=20))
+    dedup = deps.similarity.dedup
+    in_flight: dict[str, list[str]] = {}
+
+    async def recording(fresh: list[str], *args: Any, **kw: Any) -> list[str]:
+        for text in fresh:  # as each action runs: the search's queries, the reflection's
+            in_flight[text] = run.prefetch.in_flight()
+        return await dedup(fresh, *args, **kw)
+
+    deps.similarity.dedup = recording  # type: ignore[method-assign]
+    await run.run()
+    first = run.prefetch.started[:4]
+    assert len(first) == 4  # after the search: a visit was likely
+    # The model reflected instead: its decision stopped them, before the reflection ran.
+    assert in_flight["Which moons?"] == []
+    await asyncio.sleep(0)
+    assert set(first) <= set(reader.cancelled)
+
+
+async def test_the_step_after_a_visit_prefetches_nothing() -> None:
+    reader = CountingReader(delay_s=0.01)
+    client, _ = latency_client(loop_llm([SEARCH, VISIT, ANSWER]), latency_s=0.05)
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
+    await run.run()
+    assert len(run.state.visited) == 5
+    assert reader.reads == list(dict.fromkeys(reader.reads))  # each URL once
+    assert set(reader.reads) == set(run.state.visited)  # the 6th never fetched ahead

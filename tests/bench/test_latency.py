@@ -252,8 +252,28 @@ def test_one_question_through_the_real_cli() -> None:
     assert 0 < figures.tokens < 50_000
     assert figures.critical_s < figures.wall_s
     assert 0 < figures.cpu_s < figures.wall_s * 2
+    assert 0 <= figures.exit_tail_s < figures.wall_s and figures.read >= 2
+    assert 0 <= figures.unread <= figures.pages - figures.read
     parts = total_composition(figures.agent_prompts)
     assert parts["page evidence"] > 0 and parts["URL list"] > 0 and parts["instructions"] > 0
+
+
+def test_fetches_that_served_no_page_read_are_counted() -> None:
+    from bench.latency_measure import unread_fetches
+
+    def page(path: str) -> Wait:
+        return Wait("page", 0.0, 1.0, path)
+
+    waits = [
+        page("/wiki/A"),
+        page("/wiki/B"),
+        page("/wiki/A"),
+        page("/wiki/C%21"),
+        Wait("llm", 0, 1),
+    ]
+    read = ["http://127.0.0.1:1/wiki/A", "http://127.0.0.1:1/wiki/C!"]
+    # B was never read; A's second fetch served nothing new.
+    assert unread_fetches(waits, read) == 2
 
 
 def test_report_quotes_medians_targets_and_composition() -> None:

@@ -311,3 +311,42 @@ async def test_a_page_cached_in_the_old_markdown_format_is_not_served(
         await r.aclose()
         cache.close()
     assert "highest tides in the world" in fresh.text and "markdown" not in fresh.text
+
+
+async def test_read_is_a_fetch_then_an_extraction(
+    site: LoopbackServer, reader: LocalReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prefetch stops after fetch_raw: no extraction until extract_raw."""
+    import deepsearch.web.extract as extract
+    from deepsearch.web.types import RawPage
+
+    calls: list[str] = []
+    real = extract.extract_body
+
+    def counting(body: bytes, content_type: str | None, url: str) -> object:
+        calls.append(url)
+        return real(body, content_type, url)
+
+    monkeypatch.setattr(extract, "extract_body", counting)
+    fetched = await reader.fetch_raw(site.url("/article"))
+    assert isinstance(fetched, RawPage) and b"Bay of Fundy" in fetched.body and not calls
+    extracted = page(await reader.extract_raw(fetched))
+    assert calls == [site.url("/article")]
+    assert extracted == page(await reader.read(site.url("/article")))
+    assert failure(await reader.fetch_raw(site.url("/missing"))).status == 404
+
+
+async def test_the_extractor_imports_start_once_beside_the_first_fetch(
+    site: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deepsearch.web import warmup
+
+    started: list[int] = []
+    monkeypatch.setattr(warmup, "start", lambda: started.append(1))
+    fresh = make_reader()
+    assert not started
+    await fresh.fetch_raw(site.url("/article"))
+    await fresh.read(site.url("/article"))
+    assert started == [1]
+    await fresh.aclose()
+    warmup.import_extractors()  # never raises, whatever is installed

@@ -166,6 +166,76 @@ async def test_limits_are_per_provider() -> None:
     assert t.sleeps == [1.0]  # only a is limited; b (no limit) never waits
 
 
+class InFlight:
+    """A provider that records how many of its searches were in flight at once."""
+
+    def __init__(self, name: str, *, throttle_first: int = 0) -> None:
+        self.name = name
+        self.now = 0
+        self.peak = 0
+        self.throttle_first = throttle_first  # this many calls answer 429
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]:
+        import asyncio
+
+        self.now += 1
+        self.peak = max(self.peak, self.now)
+        try:
+            await asyncio.sleep(0.01)  # a real await: others may start meanwhile
+            if self.throttle_first > 0:
+                self.throttle_first -= 1
+                raise err(self.name, "rate_limited")
+            return [
+                SearchResult(
+                    title="t", url=f"https://{self.name}.org/{query.q}", provider=self.name
+                )
+            ]
+        finally:
+            self.now -= 1
+
+
+async def test_one_steps_queries_overlap_until_a_provider_asks_to_slow_down() -> None:
+    import asyncio
+
+    t = FakeClock()
+    a = InFlight("a")
+    chain = SearchChain([a], rate_limits={"a": 2.0}, paced=(), clock=t)
+    queries = [SearchQuery(q=f"q{i}") for i in range(4)]
+    await asyncio.gather(*(chain.search(q) for q in queries))
+    assert a.peak == 4 and t.sleeps == []  # all four at once, no pause
+    a.throttle_first = 1  # the provider answers 429 once: from then on it is paced
+    with pytest.raises(SearchError):
+        await chain.search(SearchQuery(q="x"))
+    await asyncio.gather(*(chain.search(q) for q in queries))
+    assert t.sleeps == [0.5, 0.5, 0.5]  # one every 0.5 s now
+
+
+async def test_a_provider_given_its_own_limit_is_paced_from_the_start() -> None:
+    t = FakeClock()
+    a = Scripted("a", ["https://a.org/1"])
+    chain = SearchChain([a], rate_limits={"a": 2.0}, paced={"a"}, clock=t)
+    for _ in range(3):
+        await chain.search(Q)
+    assert t.sleeps == [0.5, 0.5]
+
+
+def test_only_per_provider_limits_pace_from_the_start_when_built_from_config() -> None:
+    from deepsearch.llm.testing import offline_settings
+    from deepsearch.web.search import build_search
+
+    settings = offline_settings(
+        **{
+            "search.providers": ["searxng", "brave"],
+            "search.searxng_url": "http://127.0.0.1:9",
+            "keys.brave_api_key": "k",
+            "search.rate_limits": {"brave": 0.5},
+        }
+    )
+    chain = build_search(settings)
+    armed = {s.provider.name: s.limiter.armed for s in chain._slots if s.limiter}
+    assert armed == {"searxng": False, "brave": True}
+
+
 def test_limiter_interval() -> None:
     assert MinIntervalLimiter(4.0).interval == 0.25
 

@@ -10,8 +10,6 @@ from deepsearch.agent import diary
 from deepsearch.agent.citations.quote_text import word_coverage
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.outcomes import Continue
-from deepsearch.agent.prefetch import Prefetcher
-from deepsearch.agent.retrieval.ranking import filter_urls
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.state import AgentState
@@ -162,19 +160,6 @@ async def _second_pass(
     )
 
 
-def _readable(state: AgentState, options: RunOptions, results: list[SearchResult]) -> list[str]:
-    """Result URLs the run may read, in the engine's order: the ranking's own host
-    filters (--bad-hostnames, --only-hostnames), nothing read or failed before."""
-    records = [state.url_pool[r.url] for r in results if r.url in state.url_pool]
-    kept = filter_urls(
-        records,
-        visited=set(state.visited) | set(state.failed_urls),
-        bad_hostnames=[*options.bad_hostnames, *state.dead_hosts],
-        only_hostnames=options.only_hostnames,
-    )
-    return [r.url for r in kept]
-
-
 def _record(state: AgentState, batch: _Batch) -> Continue:
     """Write the step to the diary; the short detail for the step log."""
     errors = batch.errors
@@ -198,11 +183,11 @@ async def handle_search(
     options: RunOptions,
     *,
     needs_freshness: bool = False,
-    prefetch: Prefetcher | None = None,
 ) -> Continue:
     """Raw queries, then (unless they came back strong) the rewriter's follow-ups.
-    With `prefetch`, the raw pass's top results start reading while the rewriter
-    thinks (a later step's ranking keeps or cancels them)."""
+    Nothing is prefetched here: the engine's order is not the ranked list a visit
+    reads from, so reads started now were mostly wasted (the next step prefetches
+    from the ranked list while the model decides)."""
     # Exact repeats first (cheap), then near-duplicates of anything searched before.
     queries = new_queries(state, payload.queries)
     if queries:
@@ -213,7 +198,5 @@ async def handle_search(
     sites = list(options.only_hostnames)
     first = [SearchQuery(q=q, sites=sites, limit=options.results_per_query) for q in queries]
     batch = await _run_batch(state, deps, first)
-    if prefetch is not None:
-        prefetch.start(_readable(state, options, batch.results))
     batch = await _second_pass(batch, state, deps, options, needs_freshness)
     return _record(state, batch)

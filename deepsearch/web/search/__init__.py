@@ -143,6 +143,9 @@ def build_search(
             cache=cache,
             ttl_s=settings.cache.search_ttl_s,
             rate_limits={p.name: limits.get(p.name, rate) for p in members if p.name != "local"},
+            # A limit set for one provider paces it from the start; the general
+            # rate_limit_per_s only once a provider answers 429.
+            paced=set(limits),
             max_failures=max_failures,
             unconfigured=unconfigured,
             on_close=[client.aclose],

@@ -6,7 +6,9 @@ For each query the providers are tried in order:
 * an error, a 429 or an empty answer moves on to the next provider;
 * a provider that fails `max_failures` times in a row (or once with an auth error)
   is disabled for the rest of the run;
-* each provider has its own rate limit (a minimum interval between calls);
+* each provider has its own rate limit (a minimum interval between calls), applied
+  from the start to the providers in `paced` (a per-provider limit the user set) and
+  to any other only once it answers 429: until then one step's queries run at once;
 * `site:` goes into the query for engines that understand the operator, and results
   are filtered by host in every case, so a restriction is never silently ignored.
 
@@ -20,7 +22,7 @@ burning its budget. A 429 is not retried this way: it proves the service is aliv
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -102,15 +104,23 @@ def _failure(name: str, exc: SearchError) -> ProviderFailure:
 
 
 class MinIntervalLimiter:
-    """At most one call per `1/per_s` seconds; callers queue in arrival order."""
+    """At most one call per `1/per_s` seconds once armed; callers queue in arrival
+    order. Unarmed, it lets every call through at once (no provider pays a pause it
+    never asked for); `arm()` switches the pacing on for the rest of the run."""
 
-    def __init__(self, per_s: float, *, clock: Clock | None = None) -> None:
+    def __init__(self, per_s: float, *, clock: Clock | None = None, armed: bool = True) -> None:
         self.interval = 1.0 / per_s
+        self.armed = armed
         self._clock = clock or SystemClock()
         self._next = float("-inf")
         self._lock = asyncio.Lock()
 
+    def arm(self) -> None:
+        self.armed = True
+
     async def acquire(self) -> None:
+        if not self.armed:
+            return
         async with self._lock:
             now = self._clock.monotonic()
             if self._next > now:
@@ -180,6 +190,7 @@ class SearchChain:
         cache: WebCache | None = None,
         ttl_s: float = 3600,
         rate_limits: Mapping[str, float] | None = None,
+        paced: Collection[str] | None = None,
         max_failures: int = 3,
         unconfigured: Mapping[str, str] | None = None,
         clock: Clock | None = None,
@@ -189,10 +200,12 @@ class SearchChain:
         limits = rate_limits or {}
         self._clock = clock or SystemClock()
         self.rate_limits = {p.name: limits[p.name] for p in providers if limits.get(p.name)}
+        # Without `paced`, every limit applies from the start (as before issue 21).
+        always = set(self.rate_limits) if paced is None else set(paced)
         self._slots = [
             _Slot(
                 p,
-                MinIntervalLimiter(limits[p.name], clock=self._clock)
+                MinIntervalLimiter(limits[p.name], clock=self._clock, armed=p.name in always)
                 if limits.get(p.name)
                 else None,
             )
@@ -243,7 +256,9 @@ class SearchChain:
         slot.status.calls += 1
         try:
             return await slot.provider.search(query)
-        except SearchError:
+        except SearchError as exc:
+            if slot.limiter is not None and getattr(exc, "kind", "") == "rate_limited":
+                slot.limiter.arm()  # the provider asked: pace its calls from now on
             raise
         except Exception as exc:  # a provider bug must not end the run
             raise SearchProviderError(slot.provider.name, "network", type(exc).__name__) from None
