@@ -171,7 +171,7 @@ async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
     # The model picks the 5th and 6th results: a visit reads them, then tops up with the
     # ranked top 3; the 4th, prefetched, is never read, so never extracted.
     reader = TwoPhase(delay_s=0.01)
-    picks = {"think": "", "action": "visit", "visit": {"url_indices": [5, 6]}}
+    picks = {"think": "", "action": {"visit": {"url_indices": [5, 6]}}}
     client, _ = latency_client(loop_llm([SEARCH, picks, ANSWER]), latency_s=0.1)
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
@@ -187,7 +187,7 @@ async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
 
 async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
     reader = CountingReader(delay_s=5)  # still in flight when the model decides
-    reflect = {"think": "", "action": "reflect", "reflect": {"questions": ["Which moons?"]}}
+    reflect = {"think": "", "action": {"reflect": {"questions": ["Which moons?"]}}}
     client, _ = latency_client(loop_llm([SEARCH, reflect, VISIT, ANSWER]), latency_s=0.05)
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
