@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from deepsearch.config import redact_userinfo
+from deepsearch.config import redact_secrets, redact_userinfo
 from deepsearch.errors import (
     ContextLengthError,
     ModelNotFoundError,
@@ -31,11 +31,9 @@ def schema_instruction(json_schema: dict[str, Any]) -> str:
 
 
 def one_line(text: str, *, limit: int = 240, secrets: Sequence[str] = ()) -> str:
-    """A single line, cut to `limit`, with every known secret replaced."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "****")
-    text = " ".join(text.split())
+    """A single line, cut to `limit`, with every known secret replaced
+    (`redact_secrets`: only values long enough to be secrets)."""
+    text = " ".join(redact_secrets(text, secrets).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
