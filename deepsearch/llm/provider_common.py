@@ -101,6 +101,19 @@ class ErrorWording:
         model = f" (model {self.model})" if self.model else ""
         return self._error(f"{self.where} timed out after {timeout_s:g}s{model}")
 
+    def call_limit(self, limit: str, seconds: float) -> ProviderError:
+        """A call cut by its first-token allowance or whole-call limit (call_limits)."""
+        model = f" (model {self.model})" if self.model else ""
+        if limit == "first token":
+            return self._error(
+                f"{self.where} sent no first token within {seconds:g}s{model}; the request "
+                "was closed (a slow server needs a larger llm.first_token_timeout_s)"
+            )
+        return self._error(
+            f"{self.where} did not finish its reply within {seconds:g}s{model}; the stream "
+            "was closed, which stops the server generating (llm.timeout_s sets the limit)"
+        )
+
     def unreachable(self, message: str) -> ProviderError:
         return self._error(f"cannot reach {self.where}: {message}")
 
