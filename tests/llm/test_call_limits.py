@@ -5,6 +5,7 @@ call at once, closes its stream (so the server stops generating) and is not retr
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -156,3 +157,15 @@ def test_once_the_first_token_is_there_the_whole_call_limit_applies() -> None:
                 await client.aclose()
 
         assert asyncio.run(call()) == "It was completed in 1889."
+
+
+def test_config_shows_the_limits_a_run_would_use_and_why() -> None:
+    from tests.cli.inprocess import run_cli_in_process
+
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = run_cli_in_process("config", "--json", env=env)
+    row = json.loads(done.stdout)["run"]["llm call limits"]
+    assert row == {
+        "value": "600 s to the first token, 900 s a call",
+        "why": "defaults for a local server",
+    }
