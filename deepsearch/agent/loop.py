@@ -271,6 +271,7 @@ class ResearchRun:
         )
         if omitted:
             self._emit(omitted_knowledge_notice())
+        st.prompt_shown = system
         messages = [Message(role="user", content=st.current_question)]
         try:
             result = await self.deps.llm.generate_object(

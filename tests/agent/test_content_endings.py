@@ -149,3 +149,33 @@ async def test_a_run_cut_short_reports_no_candidate_that_says_nothing() -> None:
     result = await run.run()
     assert run.state.candidate_answer == "I don't know."
     assert result.status == "not_found" and result.exit_code == 4
+
+
+async def test_a_step_one_answer_that_copies_the_prompt_goes_to_the_evaluator() -> None:
+    """Seen against a weak local model: it answered with its own instructions."""
+    from deepsearch.llm.base import CompletionRequest
+
+    base = router([SEARCH, VISIT, ANSWER], strict_pass=False)
+    first = True
+
+    def reply(request: CompletionRequest) -> Any:
+        nonlocal first
+        if request.tool == "agent" and first:
+            first = False
+            words = request.system.split()
+            return answer(" ".join(words[40:80]))  # a stretch of the instructions
+        return base(request)
+
+    deps, provider = make_deps(reply)
+    result = await ResearchRun(Q, deps, options(max_steps=4)).run()
+    assert result.steps[0].detail != "answered directly at step 1"
+    assert checks_asked(provider) >= 1
+
+
+def test_copying_needs_a_long_run_of_the_prompts_words() -> None:
+    from deepsearch.agent.judging.content import ECHO_WORDS, copies
+
+    prompt = "You are a research agent. Answer the question from the knowledge below, citing it."
+    assert copies("Answer the question from the knowledge below, citing it.", prompt, words=8)
+    assert not copies("The tower was completed in 1889.", prompt)
+    assert ECHO_WORDS >= 8  # a short common phrase ("the question") is no copy

@@ -102,7 +102,7 @@ async def handle_answer(
     state.propose_answer(answer, uncertain=payload.uncertain)
     # Unjudged only when it says something and the model stands by it; an "I don't
     # know" or a hedge goes to the evaluator like any later answer.
-    direct = not payload.uncertain and answers_something(answer)
+    direct = not payload.uncertain and answers_something(answer, prompt=state.prompt_shown)
     if state.step == 1 and options.direct_answer and direct:
         state.accept_answer(answer, trivial=True)
         return Accepted("answered directly at step 1")

@@ -3,7 +3,8 @@
 An answer has content when `text.has_content` finds a letter or digit outside JSON
 syntax (so `},` and `...` do not count, and a CJK answer does) and it is not a
 refusal: a whole answer such as "Unknown", or a short one that begins "I don't know"
-/ "I cannot determine" with nothing contrasting after it. The phrases are data
+/ "I cannot determine" with nothing contrasting after it; nor is a copy of the prompt
+the model was shown (ECHO_WORDS consecutive words of it). The phrases are data
 (`refusals.toml` beside this module), matched on a normalized form of the answer.
 Used where an answer would otherwise be accepted unjudged: a direct answer at step 1
 and Beast Mode's forced answer.
@@ -20,6 +21,8 @@ from typing import NamedTuple
 from deepsearch.text import has_content, word_count
 
 REFUSALS_FILE = Path(__file__).with_name("refusals.toml")
+# An answer sharing this many consecutive words with the prompt copies it.
+ECHO_WORDS = 12
 # Markdown and punctuation become spaces; apostrophes are kept ("don't").
 _NOISE = re.compile(r"[^\w\s']+")
 
@@ -64,6 +67,17 @@ def is_refusal(answer: str) -> bool:
     )
 
 
-def answers_something(answer: str) -> bool:
-    """The answer has content and is no refusal: it may stand unjudged."""
-    return has_content(answer) and not is_refusal(answer)
+def copies(answer: str, source: str, *, words: int = ECHO_WORDS) -> bool:
+    """The answer repeats `words` consecutive words of `source` (the prompt the model
+    was shown): a model that echoes its instructions has answered nothing."""
+    said = normalized(answer).split()
+    if len(said) < words or not source:
+        return False
+    shown = f" {' '.join(normalized(source).split())} "
+    return any(f" {' '.join(said[i : i + words])} " in shown for i in range(len(said) - words + 1))
+
+
+def answers_something(answer: str, *, prompt: str = "") -> bool:
+    """The answer has content, is no refusal and no copy of `prompt`: it may stand
+    unjudged."""
+    return has_content(answer) and not is_refusal(answer) and not copies(answer, prompt)
