@@ -147,8 +147,9 @@ def test_a_runaway_generation_is_cut_at_the_call_limit_and_its_stream_closed() -
 def test_once_the_first_token_is_there_the_whole_call_limit_applies() -> None:
     """A reply slower in total than the first-token allowance, within the call's limit."""
     with FakeOpenAIServer() as srv:
-        srv.enqueue(Reply(content="It was completed in 1889.", token_delay_s=0.3))
-        client = _client(srv, first_token_s=1.0, total_s=30)
+        # Seven streamed items 0.6 s apart: ~4 s in all, the first after 0.6 s.
+        srv.enqueue(Reply(content="It was completed in 1889.", token_delay_s=0.6))
+        client = _client(srv, first_token_s=3.0, total_s=30)
 
         async def call() -> str:
             try:
