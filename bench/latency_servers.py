@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 from bench.latency_site import Site, stable_fraction, title_of, wiki_path
 from deepsearch.llm.tokens import count_tokens
 from tests.fakes.loopback import QuietHTTPServer
+from tests.fakes.sse import completion_chunks, sse, wants_stream, wants_usage
 
 FIRST_TOKEN_S = 0.6
 PER_TOKEN_S = 0.008
@@ -197,7 +198,11 @@ class FakeLLMServer(LatencyServer):
         }
         delay = FIRST_TOKEN_S + PER_TOKEN_S * completion
         name = ((request.get("response_format") or {}).get("json_schema") or {}).get("name")
-        return _json(200, payload), delay, name or "free text (finalizer)"
+        label = name or "free text (finalizer)"
+        if wants_stream(request):  # the whole stream at once, after the same delay
+            chunks = completion_chunks(payload, include_usage=wants_usage(request))
+            return Answer(200, b"".join(sse(chunks)), "text/event-stream"), delay, label
+        return _json(200, payload), delay, label
 
 
 class FakeSearxng(LatencyServer):

@@ -1,8 +1,8 @@
 """The command line. Commands parse flags and delegate; this file is the single place
 where deepsearch errors become one-line messages and exit codes.
 
-Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
-4 not found (no supported answer); 2 usage or configuration error; 1 runtime failure; 130 / 143 / 129 interrupted
+Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit such as --timeout);
+4 not found (no supported answer, also when a limit ends a run that found none); 2 usage or configuration error; 1 runtime failure; 130 / 143 / 129 interrupted
 (Ctrl-C / SIGTERM / SIGHUP); 141 stdout closed early.
 
 `route()` decides what a command line means before Typer sees it: a question (one

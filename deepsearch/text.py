@@ -15,6 +15,9 @@ tokenizer, language detection and corpus snippets.
   the Basic Multilingual Plane: the scripts written without spaces between words, so
   one character carries about a word's worth. Hangul is written with spaces and is
   not one; `HANGUL` names its ranges for language detection.
+* **Content** is a letter or a digit of any script (Latin, Cyrillic, Han, kana,
+  Hangul, ...) outside JSON's own syntax: `},`, `...`, `null`, `{"answer": ""}` and
+  markdown emphasis alone say nothing; `42`, `Paris` and `東京` do.
 
 URL identity lives with the other URL rules in `deepsearch.web.urls`.
 """
@@ -45,6 +48,9 @@ _SENTENCE_BREAK = re.compile(
 )
 # "13,527" and "13527" are one number; "3.5" keeps its decimals.
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# JSON's syntax words: an object key (`"answer":`) and the bare literals.
+_JSON_KEY = re.compile(r'"[^"\n]{0,80}"\s*:')
+_JSON_LITERAL = re.compile(r"\b(?:null|true|false|none|undefined)\b", re.IGNORECASE)
 
 
 def is_cjk(char: str) -> bool:
@@ -90,3 +96,16 @@ def cut_at_word(text: str, limit: int) -> str:
         return text
     cut = text.rfind(" ", 0, limit + 1)
     return text[:cut] if cut > limit // 2 else text[:limit]
+
+
+def has_content(text: str) -> bool:
+    """`text` says something: a letter or digit of any script remains once JSON keys
+    and literals are removed (see the module doc). Judged without any model."""
+    rest = _JSON_LITERAL.sub(" ", _JSON_KEY.sub(" ", text))
+    return any(ch.isalnum() for ch in rest)
+
+
+def word_count(text: str) -> int:
+    """Words as a reader counts them: whitespace-separated runs, and each CJK
+    character one more (those scripts put no spaces between words)."""
+    return len(text.split()) + cjk_count(text)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from deepsearch.clock import Clock, SystemClock
+from deepsearch.config.redaction import maskable, redact_secrets
 from deepsearch.web.types import (
     Page,
     Reader,
@@ -34,14 +35,12 @@ class TraceWriter:
         # Keys every record carries (serve: the request id; concurrent runs share a file).
         self.tags = dict(tags or {})
         self.clock = clock or SystemClock()  # record times and call durations
-        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self._secrets = maskable(secrets)
         self._lock = threading.Lock()
         self._file = self.path.open("a", encoding="utf-8")
 
     def redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        return redact_secrets(text, self._secrets, mask=REDACTED)
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         line = json.dumps(

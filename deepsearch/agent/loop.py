@@ -97,6 +97,7 @@ class ResearchRun:
         self.deadline = Deadline(deps.clock, options.timeout_s)
         self.stop_reason = ""
         self.fatal: RunError | None = None  # the error that ended the run, if any
+        self.beast_unusable = False  # Beast Mode's reply could not be used at all
         # Background reads of the top unread URLs while the model decides.
         self.prefetch = Prefetcher(deps.reader)
         self.progress = ProgressWatch()  # ends research when nothing new is found
@@ -115,7 +116,14 @@ class ResearchRun:
     async def _run(self) -> ResearchResult:
         status, error = await self._research_then_beast()
         answer, status = reported_answer(self.state, status)
-        if answer is None:
+        if answer is None and error is None and not self.beast_unusable:
+            # A limit (--timeout, the budget, the step limit) or a Beast Mode reply that
+            # said nothing: the honest ending is "not found", never a failure. What the
+            # model said (if anything) said nothing, so only the search record is shown.
+            result = self.snapshot("not_found")
+            result.answer = ""
+            return with_search_record(self.state, result)
+        if answer is None:  # an error, or a model that gave no usable reply at all
             return self.snapshot("failed", error=error or self.stop_reason or "no answer was found")
         answer, references = await self._finalize(answer)
         self._emit(PhaseChanged(phase="done", reason=self.stop_reason))
@@ -288,6 +296,7 @@ class ResearchRun:
         )
         if omitted:
             self._emit(omitted_knowledge_notice())
+        st.prompt_shown = system
         messages = [Message(role="user", content=st.current_question)]
         try:
             result = await self.deps.llm.generate_object(
@@ -344,6 +353,7 @@ class ResearchRun:
         except (TimeoutError, BudgetExceeded) as exc:
             self.stop_reason = self.stop_reason or str(exc)
             return
+        self.beast_unusable = decision is None
         payload = decision.payload() if decision is not None else None
         if decision is not None and isinstance(payload, AnswerPayload):
             outcome = take_beast_answer(payload, st)

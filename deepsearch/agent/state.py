@@ -86,6 +86,7 @@ class AgentState:
     program_results: dict[str, str] = field(default_factory=dict)
     rechecks: int = 0  # second searches an accepted answer was held against (high effort)
     today: str | None = None  # ISO date of the run: the default `updated` of knowledge
+    prompt_shown: str = ""  # this step's system prompt: an answer copying it says nothing
 
     @classmethod
     def start(cls, question: str) -> AgentState:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from deepsearch.config.redaction import maskable, redact_secrets
 from deepsearch.errors import RunError
 from deepsearch.tracing import REDACTED
 
@@ -45,17 +46,16 @@ def request_key(kind: str, request: dict[str, Any]) -> str:
 
 
 class Redactor:
-    """The --trace rule (tracing.TraceWriter): every secret value of 4+ characters
-    becomes [REDACTED], longest first, wherever it appears. `aliases` then replace
+    """The --trace rule (tracing.TraceWriter, config.redact_secrets): every secret
+    value long enough to be one becomes [REDACTED], longest first, wherever it appears. `aliases` then replace
     machine-specific text (the --corpus folder) by a placeholder; `expand` undoes them."""
 
     def __init__(self, secrets: Iterable[str], aliases: dict[str, str] | None = None) -> None:
-        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self._secrets = maskable(secrets)
         self._aliases = sorted((aliases or {}).items(), key=lambda kv: len(kv[0]), reverse=True)
 
     def text(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
+        text = redact_secrets(text, self._secrets, mask=REDACTED)
         for real, placeholder in self._aliases:
             text = text.replace(real, placeholder)
         return text

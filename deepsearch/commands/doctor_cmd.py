@@ -41,6 +41,7 @@ HELP = (
     "Accepts the research flags (see: deepsearch research --help)."
 )
 DOCTOR_TIMEOUT_S = 30.0
+DOCTOR_LOCAL_TIMEOUT_S = 120.0
 SEARCH_PROBE_TIMEOUT_S = 10.0
 SEARCH_PROBE_QUERY = "python programming language"
 DOCTOR_BUDGET = 50_000
@@ -182,12 +183,20 @@ async def llm_checks(loaded: LoadedConfig) -> list[Check]:
 
 
 async def _llm_rows(settings: Settings, name: ProviderName, reason: str) -> list[Check]:
+    from deepsearch.llm.call_limits import call_limits, capped, is_local_endpoint
     from deepsearch.llm.factory import build_llm_client
     from deepsearch.llm.tracker import TokenTracker
 
+    base_url = settings.llm.ollama_url if name == "ollama" else settings.llm.openai_base_url
+    if name == "gemini":
+        base_url = settings.llm.gemini_base_url
+    # A local server may still be loading its model: it gets longer than an API.
+    quick = DOCTOR_LOCAL_TIMEOUT_S if is_local_endpoint(name, base_url) else DOCTOR_TIMEOUT_S
+    limits = capped(call_limits(settings.llm, name, base_url), quick)
     llm = settings.llm.model_copy(
         update={
-            "timeout_s": min(settings.llm.timeout_s, DOCTOR_TIMEOUT_S),
+            "timeout_s": limits.total_s,
+            "first_token_timeout_s": limits.first_token_s,
             "max_retries": min(settings.llm.max_retries, 1),
         }
     )

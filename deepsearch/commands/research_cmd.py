@@ -35,9 +35,11 @@ class ResearchCommand(PlainSwitchesCommand):
 
 HELP = """Research a question and print one cited answer.
 
-Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit);
-4 not found (no supported answer, or forced below --min-confidence); 2 usage or configuration error (a rejected key or unknown model included);
-1 runtime failure; 130 / 143 / 129 interrupted by Ctrl-C / SIGTERM / SIGHUP."""
+Exit codes: 0 answered and accepted; 3 forced (Beast Mode or a limit such as --timeout:
+the best answer so far); 4 not found (no supported answer, also when a limit ends a run
+that found none, or forced below --min-confidence); 2 usage or configuration error (a
+rejected key or unknown model included); 1 runtime failure; 130 / 143 / 129 interrupted
+by Ctrl-C / SIGTERM / SIGHUP."""
 
 
 def research(**params: Any) -> None:

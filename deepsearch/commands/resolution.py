@@ -70,7 +70,25 @@ def _llm(loaded: LoadedConfig) -> list[Decision]:
             "endpoint",
             redact_userinfo(endpoint) if endpoint else None,
         ),  # fmt: skip
+        _call_limits(loaded, name, endpoint),
     ]
+
+
+def _call_limits(loaded: LoadedConfig, name: ProviderName, endpoint: str | None) -> Decision:
+    """Each LLM call's two limits, and whether they are the configured or the
+    endpoint's defaults (a local server gets longer ones: llm/call_limits.py)."""
+    from deepsearch.llm.call_limits import call_limits, is_local_endpoint
+
+    llm, sources = loaded.settings.llm, loaded.sources
+    limits = call_limits(llm, name, endpoint)
+    keys = ("first_token_timeout_s", "timeout_s")
+    configured = [f"llm.{k} from {sources.get(f'llm.{k}', 'config')}" for k in keys
+                  if getattr(llm, k) is not None]  # fmt: skip
+    where = "a local server" if is_local_endpoint(name, endpoint) else "a hosted API"
+    value = f"{limits.first_token_s:g} s to the first token, {limits.total_s:g} s a call"
+    why = "; ".join(configured) or f"defaults for {where}"
+    data = {"first_token_s": limits.first_token_s, "total_s": limits.total_s}
+    return Decision("llm call limits", value, why, "llm_call_limits", data)
 
 
 def _search(loaded: LoadedConfig) -> list[Decision]:

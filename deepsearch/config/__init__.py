@@ -42,7 +42,14 @@ from deepsearch.config.presets import (
     Effort,
     EffortPreset,
 )
-from deepsearch.config.redaction import SECRET_MASK, mask_secret, redact_userinfo
+from deepsearch.config.redaction import (
+    MIN_SECRET_LENGTH,
+    SECRET_MASK,
+    mask_secret,
+    maskable,
+    redact_secrets,
+    redact_userinfo,
+)
 from deepsearch.config.values import HostList, HttpUrl
 
 __all__ = [
@@ -52,6 +59,7 @@ __all__ = [
     "ENV_KEYS",
     "MAX_TEAM_SIZE",
     "MIN_BUDGET",
+    "MIN_SECRET_LENGTH",
     "PRESET_KEYS",
     "SECRET_MASK",
     "AgentConfig",
@@ -77,5 +85,7 @@ __all__ = [
     "effective_values",
     "load_config",
     "mask_secret",
+    "maskable",
+    "redact_secrets",
     "redact_userinfo",
 ]

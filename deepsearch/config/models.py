@@ -72,7 +72,14 @@ class LLMConfig(_Strict):
     openai_base_url: HttpUrl | None = None
     gemini_base_url: HttpUrl | None = None
     ollama_url: HttpUrl = "http://127.0.0.1:11434"
-    timeout_s: float = Field(120, gt=0)
+    # One LLM call's limits (llm/call_limits.py); None: by where the call goes,
+    # 300 s / 120 s for a hosted API, 900 s / 600 s for a local server.
+    timeout_s: float | None = Field(
+        None, gt=0, description="whole-call limit in seconds (default: by endpoint)"
+    )
+    first_token_timeout_s: float | None = Field(
+        None, gt=0, description="first-token allowance in seconds (default: by endpoint)"
+    )
     max_retries: int = Field(3, ge=0, le=10)
     concurrency: int = Field(4, ge=1, le=64)
     embedding_model: str | None = None

@@ -1,11 +1,36 @@
 """Secrets never shown: a key is "set" or not, a URL loses its password and its
-credential-like query values. Used by every output that may hold configuration."""
+credential-like query values, and a known secret's value is replaced wherever it
+appears. Used by every output that may hold configuration.
+
+`redact_secrets` is the one rule for replacing known secret values, used by error
+messages (provider errors, `doctor`, `serve`; mask `****`) and by the files a run
+writes (`--trace`, cassettes; mask `[REDACTED]`, what those files have always said).
+Only values of `MIN_SECRET_LENGTH` characters or more are replaced: a placeholder key
+for a keyless local server (`OPENAI_API_KEY=x`) is no secret, and replacing it would
+garble every message that contains the letter (`'te****t'`).
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 SECRET_MASK = "****"
+MIN_SECRET_LENGTH = 8
+
+
+def maskable(secrets: Iterable[str | None]) -> list[str]:
+    """The values `redact_secrets` replaces: distinct, at least MIN_SECRET_LENGTH
+    characters, longest first (so a secret containing another goes whole)."""
+    found = {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}
+    return sorted(found, key=lambda s: (-len(s), s))
+
+
+def redact_secrets(text: str, secrets: Iterable[str | None], *, mask: str = SECRET_MASK) -> str:
+    """`text` with every secret of MIN_SECRET_LENGTH+ characters replaced by `mask`."""
+    for secret in maskable(secrets):
+        text = text.replace(secret, mask)
+    return text
 
 
 def mask_secret(value: str) -> str:

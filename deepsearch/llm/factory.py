@@ -111,13 +111,14 @@ def _embedder(settings: Settings, provider: LLMProvider) -> object | None:
         return provider
     jina_key = settings.keys.jina_api_key
     if settings.llm.jina_embedding_model and jina_key is not None:
+        from deepsearch.llm.call_limits import call_limits
         from deepsearch.llm.jina_embeddings import JinaEmbeddings
 
         return JinaEmbeddings(
             api_key=jina_key.get_secret_value(),
             model=settings.llm.jina_embedding_model,
             base_url=settings.llm.jina_embedding_url,
-            timeout_s=settings.llm.timeout_s,
+            timeout_s=call_limits(settings.llm, "jina", settings.llm.jina_embedding_url).total_s,
         )
     return None
 

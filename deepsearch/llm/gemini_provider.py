@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
+from deepsearch.llm.call_limits import call_limits
 from deepsearch.llm.output_modes import ModeRejected, OutputModeLadder, system_for
 from deepsearch.llm.provider_common import (
     Embeddings,
@@ -70,7 +71,7 @@ class GeminiProvider:
         return cls(
             api_key=key.get_secret_value() if key else None,
             base_url=settings.llm.gemini_base_url,
-            timeout_s=settings.llm.timeout_s,
+            timeout_s=call_limits(settings.llm, "gemini", settings.llm.gemini_base_url).total_s,
             max_retries=settings.llm.max_retries,
             embedding_model=settings.llm.embedding_model,
         )

@@ -18,6 +18,9 @@ itself (three more identical POSTs); `refusals.NoRetryForRefusals` marks it not 
 (the SDK's `x-should-retry` header), so a refused rung costs exactly one request.
 Other retries (429/5xx/timeouts, with Retry-After and jittered backoff) are the SDK's
 own; this module only maps errors.
+Every chat completion is streamed and read under the call's limits (`call_limits`,
+`streaming`): the SDK's own timeout is set above them so that a timed-out call is
+never retried, and closing the stream stops the server generating.
 A keyless server (vLLM, LM Studio) needs only OPENAI_BASE_URL: a placeholder key is
 sent, since the SDK insists on one. The SDK is imported inside functions so the CLI
 starts fast.
@@ -37,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
+from deepsearch.llm.call_limits import CONNECT_TIMEOUT_S, CallLimits, call_limits
 from deepsearch.llm.output_modes import NATIVE_MODES, ModeRejected, OutputModeLadder, system_for
 from deepsearch.llm.provider_common import (
     Embeddings,
@@ -55,6 +59,7 @@ from deepsearch.llm.schema_dialects import (
     UnsupportedSchema,
     to_dialect,
 )
+from deepsearch.llm.streaming import CallTimedOut, collect
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -94,7 +99,8 @@ class OpenAIProvider:
         *,
         api_key: str | None,
         base_url: str | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float = 300.0,
+        first_token_s: float | None = None,
         max_retries: int = 3,
         name: str = "openai",
         key_env: str = "OPENAI_API_KEY",
@@ -108,7 +114,8 @@ class OpenAIProvider:
         self.key_env = key_env
         self.embedding_model = embedding_model
         self._api_key = api_key or ""
-        self._timeout_s = timeout_s
+        # timeout_s: the whole call; first_token_s: until its first chunk (see call_limits).
+        self.limits = CallLimits(min(first_token_s or timeout_s, timeout_s), timeout_s)
         self._max_retries = max_retries
         self._client = client
         # None: decided by the host (OpenAI's own API speaks only the strict subset).
@@ -124,10 +131,13 @@ class OpenAIProvider:
         memory = RungMemory.for_settings(settings)
         if name == "ollama":
             # Ollama ignores the key, but the SDK insists on one.
+            base_url = llm.ollama_url.rstrip("/").removesuffix("/v1") + "/v1"
+            limits = call_limits(llm, name, base_url)
             return cls(
                 api_key="ollama",
-                base_url=llm.ollama_url.rstrip("/").removesuffix("/v1") + "/v1",
-                timeout_s=llm.timeout_s,
+                base_url=base_url,
+                timeout_s=limits.total_s,
+                first_token_s=limits.first_token_s,
                 max_retries=llm.max_retries,
                 name="ollama",
                 key_env="",
@@ -138,10 +148,12 @@ class OpenAIProvider:
         api_key = key.get_secret_value().strip() if key else ""
         if not api_key and llm.openai_base_url:
             api_key = KEYLESS_PLACEHOLDER
+        limits = call_limits(llm, name, llm.openai_base_url)
         return cls(
             api_key=api_key or None,
             base_url=llm.openai_base_url,
-            timeout_s=llm.timeout_s,
+            timeout_s=limits.total_s,
+            first_token_s=limits.first_token_s,
             max_retries=llm.max_retries,
             embedding_model=llm.embedding_model,
             rung_memory=memory,
@@ -157,12 +169,12 @@ class OpenAIProvider:
     @property
     def client(self) -> AsyncOpenAI:
         if self._client is None:
-            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+            from openai import AsyncOpenAI, DefaultAsyncHttpxClient, Timeout
 
             self._client = AsyncOpenAI(
                 api_key=self._api_key or "missing",
                 base_url=self.base_url,
-                timeout=self._timeout_s,
+                timeout=Timeout(self.limits.sdk_read_timeout_s, connect=CONNECT_TIMEOUT_S),
                 max_retries=self._max_retries,
                 http_client=DefaultAsyncHttpxClient(transport=NoRetryForRefusals()),
             )
@@ -174,7 +186,7 @@ class OpenAIProvider:
     async def ping(self) -> None:
         """List the models: proves the endpoint answers and accepts the key."""
         try:
-            await self.client.models.list()
+            await self.client.models.list(timeout=self._quick_timeout())
         except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
             raise self._map_error(exc, "") from None
 
@@ -187,7 +199,7 @@ class OpenAIProvider:
             raise no_embedding_model(self.name)
         try:
             resp = await self.client.embeddings.create(
-                model=self.embedding_model, input=list(texts)
+                model=self.embedding_model, input=list(texts), timeout=self._quick_timeout()
             )
         except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
             raise self._map_error(exc, self.embedding_model) from None
@@ -259,7 +271,12 @@ class OpenAIProvider:
     async def _send(self, request: CompletionRequest, mode: OutputMode) -> Completion:
         kwargs = self._build_kwargs(request, mode)
         try:
-            resp = await self.client.chat.completions.create(**kwargs)
+            resp = await collect(
+                lambda: self.client.chat.completions.create(
+                    **kwargs, stream=True, stream_options={"include_usage": True}
+                ),
+                self.limits,
+            )
         except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
             error = self._map_error(exc, request.settings.model)
             if mode in NATIVE_MODES | {"json_object"} and _is_mode_rejection(exc):
@@ -285,13 +302,22 @@ class OpenAIProvider:
             return wording.auth(status, hint)
         if status in (400, 413) and _is_context_error(exc):
             return wording.context(message)
+        if isinstance(exc, CallTimedOut):
+            return wording.call_limit(exc.limit, exc.seconds)
         if isinstance(exc, openai.APITimeoutError):
-            return wording.timeout(self._timeout_s)
+            return wording.timeout(self.limits.first_token_s)
         if isinstance(exc, openai.APIConnectionError):
             return wording.unreachable(message)
         if status is not None:
             return wording.http(status, message)
         return wording.failed(exc, message)
+
+    def _quick_timeout(self) -> Any:
+        """A call that generates nothing (a model listing, embeddings) gets the
+        first-token allowance as its whole time."""
+        from openai import Timeout
+
+        return Timeout(self.limits.first_token_s, connect=CONNECT_TIMEOUT_S)
 
     def _secrets(self) -> list[str]:
         # Placeholders ("ollama", "not-needed") are not secrets: masking them would

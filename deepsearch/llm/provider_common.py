@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from deepsearch.config import redact_userinfo
+from deepsearch.config import redact_secrets, redact_userinfo
 from deepsearch.errors import (
     ContextLengthError,
     ModelNotFoundError,
@@ -31,11 +31,9 @@ def schema_instruction(json_schema: dict[str, Any]) -> str:
 
 
 def one_line(text: str, *, limit: int = 240, secrets: Sequence[str] = ()) -> str:
-    """A single line, cut to `limit`, with every known secret replaced."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "****")
-    text = " ".join(text.split())
+    """A single line, cut to `limit`, with every known secret replaced
+    (`redact_secrets`: only values long enough to be secrets)."""
+    text = " ".join(redact_secrets(text, secrets).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -102,6 +100,19 @@ class ErrorWording:
     def timeout(self, timeout_s: float) -> ProviderError:
         model = f" (model {self.model})" if self.model else ""
         return self._error(f"{self.where} timed out after {timeout_s:g}s{model}")
+
+    def call_limit(self, limit: str, seconds: float) -> ProviderError:
+        """A call cut by its first-token allowance or whole-call limit (call_limits)."""
+        model = f" (model {self.model})" if self.model else ""
+        if limit == "first token":
+            return self._error(
+                f"{self.where} sent no first token within {seconds:g}s{model}; the request "
+                "was closed (a slow server needs a larger llm.first_token_timeout_s)"
+            )
+        return self._error(
+            f"{self.where} did not finish its reply within {seconds:g}s{model}; the stream "
+            "was closed, which stops the server generating (llm.timeout_s sets the limit)"
+        )
 
     def unreachable(self, message: str) -> ProviderError:
         return self._error(f"cannot reach {self.where}: {message}")

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from deepsearch.config import Settings
+from deepsearch.config import Settings, redact_secrets
 from deepsearch.server import shapes
 from deepsearch.server.request import RequestError, conversation, parse_request, run_settings
 
@@ -55,9 +55,7 @@ class ServerConfig:
         self.secrets = [s for s in (*self.settings.keys.secret_values(), *own) if s]
 
     def mask(self, text: str) -> str:
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            text = text.replace(secret, "****")
-        return text
+        return redact_secrets(text, self.secrets)
 
 
 class ServerState:

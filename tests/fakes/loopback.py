@@ -2,7 +2,10 @@
 
 `LoopbackJSONServer` runs a `ThreadingHTTPServer` on 127.0.0.1:<random port> in a
 daemon thread, records every request, and hands each one to `respond()`, which
-subclasses implement. Use it as a context manager.
+subclasses implement. Use it as a context manager. A reply with `stream` set is sent
+as a chunked `text/event-stream`, one chunk per item (`chunk_delay_s` before each, as a
+server generating tokens); a client that hangs up mid-stream ends it at the next write,
+as a real server notices, and is counted in `closed_streams`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -64,17 +68,41 @@ class RecordedRequest:
 
 @dataclass
 class HTTPReply:
-    """A raw reply: status, JSON (or text) body, extra headers, optional delay."""
+    """A raw reply: status, JSON (or text) body, extra headers, optional delay; or
+    a stream of byte chunks (Server-Sent Events) sent `chunk_delay_s` apart."""
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    stream: Iterable[bytes] | None = None
+    chunk_delay_s: float = 0.0
+
+
+def _write_stream(handler: BaseHTTPRequestHandler, reply: HTTPReply) -> bool:
+    """Send `reply.stream` chunked; False when the client hung up before its end."""
+    handler.send_response(reply.status)
+    handler.send_header("content-type", "text/event-stream")
+    handler.send_header("transfer-encoding", "chunked")
+    for key, value in reply.headers.items():
+        handler.send_header(key, value)
+    handler.end_headers()
+    try:
+        for chunk in reply.stream or ():
+            if reply.chunk_delay_s:
+                time.sleep(reply.chunk_delay_s)
+            handler.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            handler.wfile.flush()
+        handler.wfile.write(b"0\r\n\r\n")
+    except (BrokenPipeError, ConnectionError):
+        return False
+    return True
 
 
 class LoopbackJSONServer:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        self.closed_streams = 0  # streams the client closed before their end
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -122,6 +150,9 @@ class LoopbackJSONServer:
                     reply = HTTPReply(500, {"error": {"message": f"fake crashed: {exc!r}"}})
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
+                if reply.stream is not None:
+                    self._stream(reply)
+                    return
                 payload = (
                     reply.body.encode()
                     if isinstance(reply.body, str)
@@ -134,6 +165,12 @@ class LoopbackJSONServer:
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(payload)
+
+            def _stream(self, reply: HTTPReply) -> None:
+                if not _write_stream(self, reply):
+                    with owner._lock:
+                        owner.closed_streams += 1
+                    self.close_connection = True
 
             do_GET = do_POST = _handle
 

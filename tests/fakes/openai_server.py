@@ -14,6 +14,12 @@ A reply (queued or returned by `handler(request_json)`) may be:
   * a `Reply`: content plus status, headers, usage (None omits it), finish_reason,
     or a raw `body`.
 When the queue is empty and no handler is set, the server answers "{}" content.
+A request with `"stream": true` (the provider sends every completion so) gets the same
+reply as Server-Sent Events (tests/fakes/sse.py), with the usage chunk when
+`stream_options.include_usage` asks for it; an error status is plain JSON, as servers
+answer. `Reply(token_delay_s=...)` paces the chunks like a slow server;
+`Reply(runaway=True)` never finishes (a model generating without end) until the
+client closes the stream, which `closed_streams` counts.
 `api_key="..."` answers 401 to every request without that bearer token.
 `reject_json_schema=True` makes json_schema requests fail with HTTP 400 the way
 servers without structured-output support do; `reject_json_object` likewise.
@@ -25,6 +31,7 @@ the documented strict subset (tests/llm/strict_rules.py) or whose name is not
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import deque
@@ -35,6 +42,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.loopback import HTTPReply, LoopbackJSONServer, RecordedRequest
+from tests.fakes.sse import completion_chunks, content_chunk, sse, wants_stream, wants_usage
 from tests.llm.strict_rules import violations
 
 _SCHEMA_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -50,7 +58,9 @@ class Reply:
     usage: dict[str, int] | None = field(default_factory=lambda: dict(DEFAULT_USAGE))
     finish_reason: str | None = "stop"
     body: Any = None  # a raw body overrides everything above
-    delay_s: float = 0.0
+    delay_s: float = 0.0  # before the first byte (the prompt being read)
+    token_delay_s: float = 0.0  # before each streamed chunk
+    runaway: bool = False  # streamed: the content, then more of it without end
 
     @classmethod
     def error(
@@ -153,6 +163,8 @@ class FakeOpenAIServer(LoopbackJSONServer):
         else:
             reply = Reply()
         if reply.body is not None:
+            if wants_stream(body) and reply.status == 200 and isinstance(reply.body, dict):
+                return self._streamed(body, reply, reply.body)
             return HTTPReply(reply.status, reply.body, reply.headers, reply.delay_s)
         payload: dict[str, Any] = {
             "id": "chatcmpl-fake",
@@ -169,7 +181,25 @@ class FakeOpenAIServer(LoopbackJSONServer):
         }
         if reply.usage is not None:
             payload["usage"] = reply.usage
+        if wants_stream(body) and reply.status == 200:
+            return self._streamed(body, reply, payload)
         return HTTPReply(reply.status, payload, reply.headers, reply.delay_s)
+
+    def _streamed(self, body: dict[str, Any], reply: Reply, payload: dict[str, Any]) -> HTTPReply:
+        chunks: Iterator[dict[str, Any]] = iter(
+            completion_chunks(payload, include_usage=wants_usage(body))
+        )
+        if reply.runaway:  # the content, then more without end: no finish, no [DONE]
+            model = str(body.get("model", "fake-model"))
+            start = completion_chunks(payload, include_usage=False)[:-1]
+            chunks = itertools.chain(start, itertools.repeat(content_chunk(model, " and so on")))
+        return HTTPReply(
+            reply.status,
+            headers=reply.headers,
+            delay_s=reply.delay_s,
+            stream=sse(chunks, done=not reply.runaway),
+            chunk_delay_s=reply.token_delay_s,
+        )
 
     def _strict_violation(self, body: dict[str, Any]) -> HTTPReply | None:
         """The 400 the real API gives a strict schema outside the subset, or None."""

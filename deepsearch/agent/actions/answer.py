@@ -6,12 +6,14 @@ from datetime import datetime
 
 from deepsearch.agent import diary
 from deepsearch.agent.deps import RunOptions
+from deepsearch.agent.judging.content import answers_something
 from deepsearch.agent.judging.evaluator import Evaluator, Verdict
 from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop
 from deepsearch.agent.schema import AnswerPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.errors import StructuredOutputError
+from deepsearch.text import has_content
 
 # Continue: a sub-question was answered; Rejected: refused, research goes on;
 # Stop: a check ran out of attempts; Accepted: the run's answer is set.
@@ -98,7 +100,10 @@ async def handle_answer(
         return await _rejected(evaluator, state, answer, verdict, learn=False)
 
     state.propose_answer(answer, uncertain=payload.uncertain)
-    if state.step == 1 and options.direct_answer:
+    # Unjudged only when it says something and the model stands by it; an "I don't
+    # know" or a hedge goes to the evaluator like any later answer.
+    direct = not payload.uncertain and answers_something(answer, prompt=state.prompt_shown)
+    if state.step == 1 and options.direct_answer and direct:
         state.accept_answer(answer, trivial=True)
         return Accepted("answered directly at step 1")
 
@@ -124,15 +129,18 @@ async def _rejected(
 
 
 def take_beast_answer(payload: AnswerPayload, state: AgentState) -> Accepted | Rejected:
-    """Beast Mode's answer is not judged: Accepted as the run's answer (an empty one
-    keeps the candidate), Rejected when the model's last word is that nothing
-    gathered answers the question."""
+    """Beast Mode's answer is not judged, so it must say something: Accepted as the
+    run's answer when it does; one that says nothing (empty, `},`, "I don't know")
+    keeps the candidate if that says something, else it is a not-found. Rejected
+    too when the model's last word is that nothing gathered answers the question."""
     answer = payload.answer.strip()
-    if payload.supported or not answer:
-        if answer:  # a new answer brings its own marks
-            state.accept_answer(answer, uncertain=payload.uncertain)
-        else:
-            state.accept_answer(state.candidate_answer)
+    if payload.supported and answers_something(answer):
+        state.accept_answer(answer, uncertain=payload.uncertain)  # it brings its own marks
         return Accepted("Beast Mode answer")
-    state.report_not_found(answer, drop_candidate=True)
+    candidate = state.candidate_answer
+    if (payload.supported or not answer) and candidate and answers_something(candidate):
+        state.accept_answer(candidate)
+        return Accepted("Beast Mode answer")
+    # Junk is no note worth showing; the model's own "not found" wording is.
+    state.report_not_found(answer if has_content(answer) else "", drop_candidate=True)
     return Rejected("Beast Mode: not found")

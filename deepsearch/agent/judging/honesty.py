@@ -2,8 +2,10 @@
 and `--min-confidence` turning a weak forced answer into `not_found`.
 
 A run reports, in order: the accepted (or Beast Mode) answer; else the best rejected
-candidate (forced); else the model's own "not found" report (not_found); else nothing
-(failed). Beast Mode saying "not found" clears the candidate (see the loop).
+candidate (forced) when it says something (`content.answers_something`: no "I don't
+know", no `},`); else the model's own "not found" report (not_found); else nothing
+(the loop then reports not_found, or failed when an error ended the run). Beast Mode
+saying "not found" clears the candidate (see the loop).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from deepsearch.agent.judging.confidence import (
     confidence,
     distinct_sources,
 )
+from deepsearch.agent.judging.content import answers_something
 from deepsearch.agent.result import ResearchResult, Status
 from deepsearch.agent.state import AgentState
 
@@ -24,7 +27,7 @@ def reported_answer(state: AgentState, status: Status) -> tuple[str | None, Stat
     """The answer text the run reports and its status (None: there is none)."""
     if state.final_answer is not None:
         return state.final_answer, status
-    if state.candidate_answer is not None:
+    if state.candidate_answer is not None and answers_something(state.candidate_answer):
         return state.candidate_answer, status
     if state.not_found_note is not None:
         return state.not_found_note, "not_found"

@@ -1,0 +1,96 @@
+"""One chat completion as a streamed request, under the call's two limits.
+
+Why stream: a server can only notice that its client left when it writes to the
+connection. A streamed reply writes every token, so closing it stops the generation
+(llama.cpp's server, llama-cpp-python's, vLLM, Ollama); a non-streamed request keeps
+generating after the client gave up, holding the server's only slot. Streaming also
+tells a slow server (still reading the prompt) from a stuck one: the first chunk has
+its own allowance, then the whole call its limit (`call_limits`).
+
+`collect` returns the chunks assembled into the shape of a non-streamed reply
+(`choices[0].message.content`, `finish_reason`, `usage`), so the provider reads both
+alike. The SDK is not imported here; it hands over its stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepsearch.llm.call_limits import CallLimits
+
+
+class CallTimedOut(Exception):
+    """A limit of `CallLimits` was reached; the stream was closed."""
+
+    def __init__(self, limit: str, seconds: float) -> None:
+        super().__init__(f"{limit} not within {seconds:g} s")
+        self.limit = limit  # "first token" or "whole reply"
+        self.seconds = seconds
+
+
+@dataclass
+class _Message:
+    content: str = ""
+    refusal: str | None = None
+
+
+@dataclass
+class _Choice:
+    message: _Message = field(default_factory=_Message)
+    finish_reason: str | None = None
+
+
+@dataclass
+class StreamedReply:
+    """The assembled reply, shaped like the SDK's ChatCompletion where it is read."""
+
+    choices: list[_Choice] = field(default_factory=lambda: [_Choice()])
+    usage: Any = None
+    chunks: int = 0
+
+    def add(self, chunk: Any) -> None:
+        self.chunks += 1
+        if getattr(chunk, "usage", None) is not None:
+            self.usage = chunk.usage
+        for part in getattr(chunk, "choices", None) or []:
+            if getattr(part, "index", 0) not in (0, None):
+                continue  # one reply (n=1); other indexes are not asked for
+            choice = self.choices[0]
+            delta = getattr(part, "delta", None)
+            if delta is not None:
+                choice.message.content += getattr(delta, "content", None) or ""
+                refusal = getattr(delta, "refusal", None)
+                if refusal:
+                    choice.message.refusal = (choice.message.refusal or "") + refusal
+            if getattr(part, "finish_reason", None):
+                choice.finish_reason = part.finish_reason
+
+
+Opener = Callable[[], Awaitable[Any]]
+
+
+async def collect(open_stream: Opener, limits: CallLimits) -> StreamedReply:
+    """Send the request (`open_stream` returns the SDK's async stream) and read it to
+    the end; raise CallTimedOut when the first chunk or the whole reply takes longer
+    than allowed. The stream is closed however this ends (a cancellation included)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    reply = StreamedReply()
+    try:
+        async with asyncio.timeout_at(started + limits.first_token_s) as limit:
+            stream = await open_stream()
+            try:
+                async for chunk in stream:
+                    if reply.chunks == 0:  # the server is generating: the call's limit now
+                        limit.reschedule(started + limits.total_s)
+                    reply.add(chunk)
+            finally:
+                await stream.close()
+    except TimeoutError:
+        if reply.chunks == 0:
+            raise CallTimedOut("first token", limits.first_token_s) from None
+        raise CallTimedOut("whole reply", limits.total_s) from None
+    return reply

@@ -1,0 +1,96 @@
+"""One rule for replacing known secret values (config.redaction.redact_secrets), and
+every place that replaces them honours its minimum length: a placeholder key such as
+`OPENAI_API_KEY=x` (usual for keyless local servers) must not mask every "x"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deepsearch.cassettes.store import Redactor
+from deepsearch.config import MIN_SECRET_LENGTH, load_config, redact_secrets
+from deepsearch.errors import ProviderError
+from deepsearch.llm.provider_common import one_line
+from deepsearch.server.app import ServerConfig
+from deepsearch.tracing import REDACTED, TraceWriter
+from tests.cli.inprocess import run_cli_in_process
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.search_servers import FakeSearchServers
+
+SHORT = "x" * (MIN_SECRET_LENGTH - 1)
+LONG = "sk-long-enough-secret"
+SERVER_TEXT = "text expected, got xxxxxxx in response_format"
+
+
+def test_only_values_of_the_minimum_length_are_replaced() -> None:
+    assert redact_secrets("texxxxxxxt x", ["x", SHORT]) == "texxxxxxxt x"
+    assert redact_secrets("key xxxxxxxx!", ["x" * MIN_SECRET_LENGTH]) == "key ****!"
+    # Longest first: a secret that contains another is replaced whole.
+    assert redact_secrets("a sk-long-enough-secret b", ["sk-long-enough", LONG]) == "a **** b"
+    assert redact_secrets("a sk-long-enough-secret", [LONG], mask=REDACTED) == "a [REDACTED]"
+
+
+def test_every_redactor_honours_the_minimum(tmp_path: Path) -> None:
+    text = f"error: {SERVER_TEXT} (key {LONG})"
+    kept = f"error: {SERVER_TEXT} (key ****)"
+    assert one_line(text, secrets=["x", SHORT, LONG]) == kept
+    settings = load_config(environ={"OPENAI_API_KEY": "x"}).settings
+    server = ServerConfig(settings=settings, max_budget=100_000, api_key=LONG)
+    assert server.mask(text) == kept
+    cassette = Redactor(["x", LONG])
+    assert cassette.text(text) == kept.replace("****", REDACTED)
+    trace = TraceWriter(tmp_path / "t.jsonl", secrets=["x", LONG])
+    try:
+        assert trace.redact(text) == kept.replace("****", REDACTED)
+    finally:
+        trace._file.close()
+
+
+@pytest.fixture
+def search() -> Iterator[FakeSearchServers]:
+    with FakeSearchServers() as servers:
+        yield servers
+
+
+def test_a_placeholder_key_leaves_provider_errors_readable() -> None:
+    """The provider's own error text (what `doctor` and a failed run print)."""
+    from deepsearch.llm.openai_provider import OpenAIProvider
+    from tests.llm.helpers import ASK, openai_client
+
+    async def call(srv: FakeOpenAIServer) -> str:
+        client, _ = openai_client(srv.base_url)
+        client.provider = OpenAIProvider(api_key="x", base_url=srv.base_url, max_retries=0)
+        try:
+            await client.generate_text("agent", "system", ASK)
+        except ProviderError as exc:
+            return str(exc)
+        finally:
+            await client.aclose()
+        raise AssertionError("the call should have failed")
+
+    with FakeOpenAIServer() as srv:
+        srv.enqueue(Reply.error(500, SERVER_TEXT))
+        message = asyncio.run(call(srv))
+    assert SERVER_TEXT in message, message
+
+
+def test_doctor_with_a_placeholder_key_prints_the_server_message(
+    search: FakeSearchServers,
+) -> None:
+    with FakeOpenAIServer(handler=lambda body: Reply.error(400, SERVER_TEXT)) as srv:
+        done = run_cli_in_process(
+            "doctor",
+            "--json",
+            env={
+                "OPENAI_API_KEY": "x",
+                "OPENAI_BASE_URL": srv.base_url,
+                "DEEPSEARCH_SEARCH_PROVIDER": "searxng",
+                "SEARXNG_URL": search.base_url("searxng"),
+            },
+        )
+    rows = {row["name"]: row["detail"] for row in json.loads(done.stdout)["checks"]}
+    assert "text expected" in rows["structured output"], rows
