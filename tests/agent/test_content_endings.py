@@ -15,13 +15,13 @@ from deepsearch.text import has_content
 from tests.agent.helpers import make_deps, options, router, scripted
 
 Q = "When was the Eiffel Tower completed?"
-SEARCH = {"think": "look", "action": "search", "search": {"queries": ["eiffel tower completed"]}}
-VISIT = {"think": "read", "action": "visit", "visit": {"url_indices": [1, 2]}}
-ANSWER = {"think": "done", "action": "answer", "answer": {"answer": "It was completed in 1889."}}
+SEARCH = {"think": "look", "action": {"search": {"queries": ["eiffel tower completed"]}}}
+VISIT = {"think": "read", "action": {"visit": {"url_indices": [1, 2]}}}
+ANSWER = {"think": "done", "action": {"answer": {"answer": "It was completed in 1889."}}}
 
 
 def answer(text: str, **marks: bool) -> dict[str, Any]:
-    return {"think": "", "action": "answer", "answer": {"answer": text, **marks}}
+    return {"think": "", "action": {"answer": {"answer": text, **marks}}}
 
 
 def checks_asked(provider: Any) -> int:
