@@ -19,8 +19,8 @@ from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.judging.evaluator import QuestionEval
-from deepsearch.agent.schema import allowed_actions
 from deepsearch.agent.loop import ResearchRun
+from deepsearch.agent.schema import allowed_actions
 from deepsearch.clock import SystemClock
 from deepsearch.llm.base import Completion, CompletionRequest
 from deepsearch.llm.client import LLMClient

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from deepsearch.agent import limits
 from deepsearch.agent.schema import ActionName, AllowFlags
@@ -17,6 +18,10 @@ from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem, ScoredUrl
 from deepsearch.llm.tokens import count_tokens
 from deepsearch.prompts import render
+
+if TYPE_CHECKING:
+    from deepsearch.config import ToolName
+    from deepsearch.llm.client import LLMClient
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_DIARY_ENTRIES = 12
@@ -204,3 +209,21 @@ def build_system_prompt(
         actions=render_actions(state, flags, language=language, beast=beast),
     )
     return prompt, omitted
+
+
+PROMPT_OVERHEAD_TOKENS = 4096
+# Lean prompts: beyond this, more knowledge costs tokens every step without helping.
+KNOWLEDGE_CAP_TOKENS = 24_000
+BEAST_PROMPT_TOKENS = 800  # the template, question and diary around the knowledge
+
+
+def knowledge_allowance(llm: LLMClient, tool: ToolName) -> int:
+    """Tokens of knowledge a prompt may carry: bounded by the context window, by a
+    share of the budget, and in Beast Mode by what is left (it must fit to answer)."""
+    max_out = llm.settings.tool_settings(llm.provider_name, tool).max_tokens
+    by_window = llm.context_window - max_out - PROMPT_OVERHEAD_TOKENS
+    by_budget = max(4000, llm.tracker.budget // 12)
+    allowance = min(by_window, by_budget, KNOWLEDGE_CAP_TOKENS)
+    if tool == "agent_beast":
+        allowance = min(allowance, llm.tracker.beast_room(BEAST_PROMPT_TOKENS))
+    return max(200, allowance)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from deepsearch.agent.actions.answer import take_beast_answer
 from deepsearch.agent.actions.visit import choose_targets
 from deepsearch.agent.citations.finalize import clean_unanchored, finalize_answer, seen_urls
-from deepsearch.agent.context import build_system_prompt
+from deepsearch.agent.context import build_system_prompt, knowledge_allowance
 from deepsearch.agent.deadline import Deadline
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.dispatch import perform
@@ -71,10 +71,6 @@ from deepsearch.llm.tracker import BudgetStop
 
 MAX_CONSECUTIVE_FAILURES = 3
 LOOP_TIME_SHARE = 0.85
-PROMPT_OVERHEAD_TOKENS = 4096
-# Lean prompts: beyond this, more knowledge costs tokens every step without helping.
-KNOWLEDGE_CAP_TOKENS = 24_000
-BEAST_PROMPT_TOKENS = 800  # the template, question and diary around the knowledge
 
 
 class LoopStopped(Exception):
@@ -378,16 +374,7 @@ class ResearchRun:
         )
 
     def knowledge_allowance(self, tool: ToolName) -> int:
-        """Tokens of knowledge the prompt may carry: bounded by the context window, by a
-        share of the budget, and in Beast Mode by what is left (it must fit to answer)."""
-        llm = self.deps.llm
-        max_out = llm.settings.tool_settings(llm.provider_name, tool).max_tokens
-        by_window = llm.context_window - max_out - PROMPT_OVERHEAD_TOKENS
-        by_budget = max(4000, llm.tracker.budget // 12)
-        allowance = min(by_window, by_budget, KNOWLEDGE_CAP_TOKENS)
-        if tool == "agent_beast":
-            allowance = min(allowance, llm.tracker.beast_room(BEAST_PROMPT_TOKENS))
-        return max(200, allowance)
+        return knowledge_allowance(self.deps.llm, tool)
 
     def _stop_reason(self) -> str | None:
         """Why the research phase ended, for --json; None while it runs."""

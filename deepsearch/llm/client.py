@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from collections.abc import Callable, Sequence
-from copy import deepcopy
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
@@ -28,8 +26,9 @@ from deepsearch.llm.base import (
     Message,
     Usage,
 )
-from deepsearch.llm.parse import ParseFailure, extract_json_text, parse_json_lenient
+from deepsearch.llm.parse import ParseFailure, parse_json_lenient
 from deepsearch.llm.provider_common import Embeddings
+from deepsearch.llm.reply_checks import has_non_finite, is_complete_json, summarize, trim_to_limits
 from deepsearch.llm.schema_dialects import distill_schema, drop_null_defaults
 from deepsearch.llm.tokens import (
     count_tokens,
@@ -40,7 +39,6 @@ from deepsearch.llm.tokens import (
 )
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.prompts import render
-from deepsearch.text import cut_at_word
 
 T = TypeVar("T", bound=BaseModel)
 MIN_OUTPUT_TOKENS = 256
@@ -68,45 +66,6 @@ class TextResult(BaseModel):
 def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """Schemas are immutable classes; generating their JSON schema is not cheap."""
     return schema.model_json_schema()
-
-
-def _trim_to_limits(value: Any, error: ValidationError) -> Any:
-    """Cut over-long strings and lists the validator complained about (length limits only)."""
-    fixed = deepcopy(value)
-    changed = False
-    for err in error.errors():
-        if err["type"] not in ("string_too_long", "too_long"):
-            continue
-        limit = (err.get("ctx") or {}).get("max_length")
-        if limit is None:
-            continue
-        *path, last = _data_path(fixed, err["loc"])
-        node = fixed
-        try:
-            for part in path:
-                node = node[part]
-            long = node[last]
-            node[last] = cut_at_word(long, limit) if isinstance(long, str) else long[:limit]
-            changed = True
-        except (KeyError, IndexError, TypeError):
-            continue
-    return fixed if changed else value
-
-
-def _data_path(value: Any, loc: tuple[int | str, ...]) -> list[int | str]:
-    """The error's location in the data: a union's tag (the agent step's
-    `action.search.search.queries.0`) names a branch, not a key, and is skipped."""
-    path: list[int | str] = []
-    node = value
-    for part in loc:
-        if isinstance(node, dict) and isinstance(part, str) and part not in node:
-            continue  # a union member's tag
-        path.append(part)
-        try:
-            node = node[part]
-        except (KeyError, IndexError, TypeError):
-            node = None
-    return path
 
 
 def _retry_prompt(problem: str, finish_reason: str | None) -> str:
@@ -252,27 +211,27 @@ class LLMClient:
 
     def _validate(self, schema: type[T], completion: Completion) -> tuple[T | None, str]:
         text = completion.text
-        if completion.finish_reason == "length" and not _is_complete_json(text):
+        if completion.finish_reason == "length" and not is_complete_json(text):
             # Repairing a reply cut off mid-JSON would validate a truncated answer.
             return None, render("llm/problem_cut_off")
         try:
             data = parse_json_lenient(text)
         except ParseFailure as exc:
             return None, str(exc)
-        if _has_non_finite(data):  # NaN/Infinity parse in Python but are never valid JSON
+        if has_non_finite(data):  # NaN/Infinity parse in Python but are never valid JSON
             return None, render("llm/problem_non_finite")
         # Strict mode sends null for an optional field it had to make nullable.
         data = drop_null_defaults(_json_schema(schema), data)
         try:
             return schema.model_validate(data), ""
         except ValidationError as exc:
-            trimmed = _trim_to_limits(data, exc)
+            trimmed = trim_to_limits(data, exc)
             if trimmed is not data:
                 try:
                     return schema.model_validate(trimmed), ""
                 except ValidationError as exc2:
                     exc = exc2
-            return None, _summarize(exc)
+            return None, summarize(exc)
 
     async def _call(
         self,
@@ -390,29 +349,3 @@ class LLMClient:
     def _emit(self, kind: str, payload: dict[str, Any]) -> None:
         if self._trace is not None:
             self._trace(kind, payload)
-
-
-def _has_non_finite(value: Any) -> bool:
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_has_non_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_non_finite(v) for v in value)
-    return False
-
-
-def _is_complete_json(text: str) -> bool:
-    try:
-        json.loads(extract_json_text(text))
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
-def _summarize(exc: ValidationError, limit: int = 5) -> str:
-    parts = []
-    for err in exc.errors()[:limit]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)

@@ -8,8 +8,8 @@ import json
 import re
 from typing import Any
 
-from deepsearch.agent.context import item_tokens
-from deepsearch.agent.loop import BEAST_PROMPT_TOKENS, ResearchRun
+from deepsearch.agent.context import BEAST_PROMPT_TOKENS, item_tokens
+from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm.base import Completion, CompletionRequest, Usage
 from tests.agent.helpers import evaluator_reply, make_deps, options

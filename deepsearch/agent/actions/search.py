@@ -14,8 +14,8 @@ from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
-from deepsearch.web.search.chain import SearchUnavailable
 from deepsearch.text import cut_at_word
+from deepsearch.web.search.chain import SearchUnavailable
 from deepsearch.web.types import SearchQuery, SearchResult
 
 # A raw pass with this many on-topic results needs no second (rewritten) pass.
