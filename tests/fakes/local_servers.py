@@ -21,6 +21,7 @@ from typing import Any
 
 from tests.fakes.loopback import HTTPReply
 from tests.fakes.openai_server import DEFAULT_USAGE, FakeOpenAIServer, Reply, _as_reply
+from tests.fakes.sse import wants_stream
 from tests.fakes.weak_model import weaken
 
 LITERAL_ERROR = (
@@ -56,7 +57,10 @@ class _GrammarServer(FakeOpenAIServer):
             except ValueError:
                 intent = None
             content = json.dumps(weaken(intent, schema))
-        return HTTPReply(reply.status, _completion(body, content, reply))
+        payload = _completion(body, content, reply)
+        if wants_stream(body) and reply.status == 200:  # as the real servers stream it
+            return self._streamed(body, reply, payload)
+        return HTTPReply(reply.status, payload)
 
 
 class FakeLlamaCppPythonServer(_GrammarServer):

@@ -165,8 +165,8 @@ def test_config_shows_the_limits_a_run_would_use_and_why() -> None:
 
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     done = run_cli_in_process("config", "--json", env=env)
-    row = json.loads(done.stdout)["run"]["llm call limits"]
+    row = json.loads(done.stdout)["run"]["llm_call_limits"]
     assert row == {
-        "value": "600 s to the first token, 900 s a call",
+        "value": {"first_token_s": 600.0, "total_s": 900.0},
         "why": "defaults for a local server",
     }
