@@ -12,6 +12,7 @@ from deepsearch.errors import BudgetExceeded
 from deepsearch.llm.base import Usage
 
 REGULAR_BUDGET_SHARE = 0.85
+RECENT_STEPS = 3  # steps whose costliest predicts the next (check_room_for_step)
 MIN_PROMPT_RATIO = 1.1
 
 
@@ -29,7 +30,7 @@ class TokenTracker:
     """Totals and a per-tool breakdown against a hard budget.
 
     The loop may run while `used < 85%` of the budget (`regular_exhausted`) and a
-    step like the last one still fits under that line (`check_room_for_step`); the
+    step like the recent ones still fits under that line (`check_room_for_step`); the
     other 15% is Beast Mode's reserve. Every call, including Beast Mode and
     finalizing, must pass `reserve()` first, which caps the call's output so the
     total never exceeds the budget.
@@ -44,6 +45,7 @@ class TokenTracker:
         # tokenizer may differ from tiktoken's); learned from reported usage.
         self.prompt_ratio = MIN_PROMPT_RATIO
         self.last_step_cost = 0  # tokens the last research step spent (measure_step)
+        self._recent_costs: list[int] = []  # the last few steps' costs, newest last
 
     def calibrate(self, *, prompt_estimate: int, reported: int) -> None:
         """Learn the provider/offline tokenizer ratio from a call's reported usage."""
@@ -88,11 +90,19 @@ class TokenTracker:
             yield
         finally:
             self.last_step_cost = self.used - before
+            self._recent_costs = [*self._recent_costs, self.last_step_cost][-RECENT_STEPS:]
+
+    @property
+    def next_step_estimate(self) -> int:
+        """What the next research step may spend: the costliest of the last few. Steps
+        alternate (a search, then a longer visit), so the last one alone can be the
+        cheap one and let the next step cross the line."""
+        return max(self._recent_costs, default=0)
 
     def check_room_for_step(self) -> None:
-        """Raise BudgetStop unless a step like the last one still fits under the 85%
+        """Raise BudgetStop unless a step like the recent ones still fits under the 85%
         line: predictive, so the final research step cannot eat Beast Mode's reserve."""
-        if self.regular_exhausted or self.used + self.last_step_cost > self.regular_budget:
+        if self.regular_exhausted or self.used + self.next_step_estimate > self.regular_budget:
             raise BudgetStop(f"85% of the {self.budget}-token budget used")
 
     def beast_room(self, prompt_tokens: int) -> int:

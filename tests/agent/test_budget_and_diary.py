@@ -30,6 +30,18 @@ def test_the_budget_stops_before_a_step_that_would_cross_85_percent() -> None:
         tracker.check_room_for_step()  # 700 + 300 > 850, though 700 is under the line
 
 
+def test_alternating_step_costs_are_predicted_by_the_costliest_recent_step() -> None:
+    """A search step then a longer visit step: the cheap last step alone would let
+    the next (long) one cross the line (seen under load in CI: 51289 > 51000)."""
+    tracker = TokenTracker(10_000)  # the line: 8500
+    for cost in (1900, 1500, 1900, 1500):  # 6800 spent, the last step the cheap one
+        tracker.check_room_for_step()
+        _spend(tracker, cost)
+    assert tracker.last_step_cost == 1500
+    with pytest.raises(BudgetStop):  # 6800 + 1500 fits, 6800 + 1900 does not
+        tracker.check_room_for_step()
+
+
 def test_the_budget_stops_at_the_line_even_after_a_free_step() -> None:
     tracker = TokenTracker(1000)
     tracker.record("agent", Usage(prompt_tokens=850, completion_tokens=0))

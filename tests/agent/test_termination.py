@@ -324,8 +324,8 @@ async def test_research_stops_at_85_percent_of_the_budget_then_beast_mode_answer
     costs = [b - a for a, b in zip(used, used[1:], strict=False)]
     line = int(60_000 * 0.85)
     # Not a token of research beyond the 85% line, and no stop well before it: one more
-    # step like the last would have crossed it.
-    assert used[-1] <= line < used[-1] + costs[-1]
+    # step like the costliest of the last three would have crossed it.
+    assert used[-1] <= line < used[-1] + max(costs[-3:])
     assert result.status == "forced" and result.answer == "best guess"
     assert provider.calls_for("agent_beast")
     assert used[-1] < result.usage.total_tokens <= 60_000

@@ -18,11 +18,24 @@ ARTICLE = (
 ).encode()
 
 
+GATHER_WAIT_S = 10.0
+
+
 class CountingHost:
     """Counts requests in flight; above `capacity` it answers `status` at once."""
 
-    def __init__(self, capacity: int, status: int = 429, retry_after: str | None = "0") -> None:
+    def __init__(
+        self,
+        capacity: int,
+        status: int = 429,
+        retry_after: str | None = "0",
+        *,
+        gather: int = 0,
+    ) -> None:
         self.capacity = capacity
+        # Hold each request until `gather` are in flight (at most GATHER_WAIT_S): on a
+        # loaded machine a fixed delay does not make requests overlap, a barrier does.
+        self.gather = gather
         self.status = status
         self.retry_after = retry_after
         self.active = 0
@@ -30,6 +43,7 @@ class CountingHost:
         self.refused = 0
         self.served = 0
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
 
     def route(self, handler: _Handler) -> None:
         with self._lock:
@@ -39,6 +53,8 @@ class CountingHost:
             else:
                 self.active += 1
                 self.peak = max(self.peak, self.active)
+                self._arrived.notify_all()
+                self._arrived.wait_for(lambda: self.active >= self.gather, GATHER_WAIT_S)
         if over:
             headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
             handler.send_body(self.status, b"slow down", "text/plain", headers)

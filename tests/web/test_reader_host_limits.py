@@ -37,7 +37,7 @@ async def read_all(r: LocalReader, server: LoopbackServer, n: int) -> list[Page 
 
 
 async def test_five_pages_on_one_host_are_read_in_one_wave() -> None:
-    counter = CountingHost(capacity=100)
+    counter = CountingHost(capacity=100, gather=5)
     with LoopbackServer(routes={"/page": counter.route}) as server:
         results = await read_all(reader(), server, 5)
     assert all(isinstance(r, Page) for r in results)
@@ -49,7 +49,7 @@ async def test_the_shipped_configuration_reads_five_pages_of_one_host_in_one_wav
     from deepsearch.config import load_config
 
     shipped = load_config(environ={}).settings.reader
-    counter = CountingHost(capacity=100)
+    counter = CountingHost(capacity=100, gather=5)
     with LoopbackServer(routes={"/page": counter.route}) as server:
         config = shipped.model_copy(update={"allow_private_urls": True})
         results = await read_all(LocalReader(config, clock=FakeClock()), server, 5)
