@@ -22,6 +22,7 @@ BENCHMARKS = [
     "orchestration",
     "latency",
     "team",
+    "local_servers",  # needs live servers: without them it keeps the recorded figures
 ]
 
 
