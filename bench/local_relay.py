@@ -15,7 +15,11 @@ $ref into $defs, length, item-count and number bounds): no outside dependency.
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
+import select
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,11 +27,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from tests.fakes.loopback import QuietHTTPServer
 
-_HOP_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "accept-encoding"}
+_HOP_HEADERS = {"content-length", "connection", "transfer-encoding", "accept-encoding"}
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -175,7 +177,6 @@ class Relay:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.client = httpx.Client(timeout=httpx.Timeout(900.0, connect=10.0))
         handler = type("Handler", (_RelayHandler,), {"relay": self})
         self._server = QuietHTTPServer(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -192,7 +193,10 @@ class Relay:
     def __exit__(self, *_exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
-        self.client.close()
+
+    def connect(self) -> http.client.HTTPConnection:
+        parts = urlsplit(self.upstream)
+        return http.client.HTTPConnection(parts.hostname or "", parts.port or 80, timeout=900)
 
     def take(self) -> list[Call]:
         with self.lock:
@@ -222,30 +226,19 @@ class _RelayHandler(BaseHTTPRequestHandler):
     def _forward(self, method: str, raw: bytes) -> None:
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
         headers["Accept-Encoding"] = "identity"  # bytes pass through as they came
-        request = self.relay.client.build_request(
-            method, self.relay.upstream + self.path, headers=headers, content=raw
-        )
+        upstream = self.relay.connect()
+        upstream.request(method, self.path, body=raw or None, headers=headers)
         body = _json_body(raw) if urlsplit(self.path).path.endswith("/chat/completions") else None
-        if body is None:
-            self._plain(request)
-            return
-        call = Call(rung_of(body), "no reply", 0.0, _max_tokens(body))
-        started = time.perf_counter()
         try:
-            content = self._completion(request, call, bool(body.get("stream")))
-            if call.status == 200 and not call.error:
-                judge(call, content, schema_of(body))
-        except (httpx.HTTPError, OSError) as exc:
-            call.status = call.status if isinstance(call.status, int) else type(exc).__name__
-            call.error = call.error or f"{type(exc).__name__}: {exc}"[:160]
+            if body is None:
+                reply = upstream.getresponse()
+                data = reply.read()
+                self._head(reply.status, reply.getheader("Content-Type", ""), len(data))
+                self.wfile.write(data)
+            else:
+                self._completion(upstream, body)
         finally:
-            call.seconds = time.perf_counter() - started
-            self.relay.record(call)
-
-    def _plain(self, request: httpx.Request) -> None:
-        reply = self.relay.client.send(request)
-        self._head(reply.status_code, reply.headers.get("content-type", ""), len(reply.content))
-        self.wfile.write(reply.content)
+            upstream.close()
 
     def _head(self, status: int, content_type: str, length: int | None) -> None:
         self.send_response(status)
@@ -257,35 +250,75 @@ class _RelayHandler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(length))
         self.end_headers()
 
-    def _completion(self, request: httpx.Request, call: Call, stream: bool) -> str | None:
-        reply = self.relay.client.send(request, stream=True)
+    def _completion(self, upstream: http.client.HTTPConnection, body: dict[str, Any]) -> None:
+        call = Call(rung_of(body), "no reply", 0.0, _max_tokens(body))
+        started = time.perf_counter()
+        watch = _Watch(self.connection, upstream)
         try:
-            call.status = reply.status_code
-            if not stream or reply.status_code != 200:
-                data = reply.read()
-                if reply.status_code != 200:
-                    call.error = data[:300].decode("utf-8", "replace")
-                content = _from_reply(data, call)
-                try:
-                    self._head(reply.status_code, reply.headers.get("content-type", ""), len(data))
-                    self.wfile.write(data)
-                except OSError:  # the client gave up waiting (its own time limit)
-                    call.error = "client hung up before the reply"
-                return content
-            self._head(200, reply.headers.get("content-type", "text/event-stream"), None)
-            lines: list[bytes] = []
-            for chunk in reply.iter_raw():
-                lines.append(chunk)
-                try:
-                    self.wfile.write(chunk)
-                    self.wfile.flush()
-                except OSError:  # the client left: closing `reply` ends the upstream call
-                    _from_stream(b"".join(lines), call)
-                    call.error = "client hung up mid-reply"
-                    return None
-            return _from_stream(b"".join(lines), call)
+            content = self._relay_reply(upstream, call, bool(body.get("stream")))
+            if call.status == 200 and not call.error:
+                judge(call, content, schema_of(body))
+        except (http.client.HTTPException, OSError) as exc:
+            call.error = "client hung up" if watch.left else f"{exc!r}"[:160]
         finally:
-            reply.close()
+            watch.stop()
+            call.seconds = time.perf_counter() - started
+            self.relay.record(call)
+
+    def _relay_reply(
+        self, upstream: http.client.HTTPConnection, call: Call, stream: bool
+    ) -> str | None:
+        reply = upstream.getresponse()
+        call.status = reply.status
+        if not stream or reply.status != 200:
+            data = reply.read()
+            if reply.status != 200:
+                call.error = data[:300].decode("utf-8", "replace")
+            content = _from_reply(data, call)
+            self._head(reply.status, reply.getheader("Content-Type", ""), len(data))
+            self.wfile.write(data)
+            return content
+        self._head(200, reply.getheader("Content-Type", "text/event-stream"), None)
+        seen: list[bytes] = []
+        while chunk := reply.read1(65536):
+            seen.append(chunk)
+            try:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            except OSError:  # the client left: closing the upstream ends that call
+                _from_stream(b"".join(seen), call)
+                call.error = "client hung up mid-reply"
+                return None
+        return _from_stream(b"".join(seen), call)
+
+
+class _Watch:
+    """Closes the upstream request when the client hangs up while waiting, as the
+    server itself would see without the relay (some stop generating then)."""
+
+    def __init__(self, client: socket.socket, upstream: http.client.HTTPConnection) -> None:
+        self.client, self.upstream = client, upstream
+        self.left = False
+        self._done = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while not self._done.is_set():
+            readable, _, _ = select.select([self.client], [], [], 0.25)
+            if not readable:
+                continue
+            try:
+                gone = not self.client.recv(1, socket.MSG_PEEK)
+            except OSError:
+                gone = True
+            if gone and not self._done.is_set() and self.upstream.sock is not None:
+                self.left = True
+                with contextlib.suppress(OSError):
+                    self.upstream.sock.shutdown(socket.SHUT_RDWR)
+            return  # closed, or the client sent more: nothing left to watch
+
+    def stop(self) -> None:
+        self._done.set()
 
 
 def _json_body(raw: bytes) -> dict[str, Any] | None:

@@ -4,6 +4,8 @@ clean skip when no server is given. It never talks to a real server here."""
 
 from __future__ import annotations
 
+import threading
+
 import httpx
 import pytest
 
@@ -84,6 +86,23 @@ def test_the_relay_counts_status_validity_and_tokens() -> None:
     assert "json_object" in calls[3].error
     table = "\n".join(local_servers.rung_table(calls))
     assert "| json_schema | 4 | 200×3, 500×1 | 3 | 2 | 2/3 |" in table
+
+
+def test_a_client_that_hangs_up_closes_the_upstream_call() -> None:
+    with FakeOpenAIServer() as upstream:
+        upstream.enqueue(Reply(content="{}", delay_s=3.0))
+        with Relay(upstream.base_url.removesuffix("/v1")) as relay:
+            body = {"model": "m", "messages": [], **_strict(SCHEMA, False)}
+            with pytest.raises(httpx.ReadTimeout):
+                httpx.post(relay.origin + "/v1/chat/completions", json=body, timeout=0.3)
+            calls: list[Call] = []
+            for _ in range(100):  # the relay notices within its 0.25 s poll
+                calls += relay.take()
+                if calls:
+                    break
+                threading.Event().wait(0.05)
+    assert [(c.status, c.error) for c in calls] == [("no reply", "client hung up")]
+    assert calls[0].parsed is None
 
 
 def test_max_tokens_reached_only_when_used_up() -> None:
