@@ -24,6 +24,7 @@ BENCHMARKS = [
     "lean",
     "team",
     "stopping",
+    "local_servers",  # needs live servers: without them it keeps the recorded figures
 ]
 
 
