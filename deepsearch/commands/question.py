@@ -69,3 +69,20 @@ def near_command(question: str) -> str | None:
     if edit_distance(word, best) > allowed:
         return None
     return f"--{best}" if best in ("help", "version") else best
+
+
+def help_topic_problem(question: str) -> str | None:
+    """`deepsearch help <word>` where the word is no command (`help researh`, `help
+    nosuch`): what to say instead of researching "help researh" (as `git help` does).
+    None for anything else, and for a real question (`help me find ...`, `help?`)."""
+    words = question.split()
+    if len(words) != 2 or words[0].lower() != "help" or not words[1].isalpha():
+        return None
+    topic = words[1].lower()
+    near = near_command(topic)
+    commands = ", ".join(sorted(SUBCOMMANDS))
+    hint = f"did you mean `deepsearch help {near.lstrip('-')}`? " if near else ""
+    return (
+        f"{words[1]!r} is not a command ({commands}); {hint}"
+        f'(to research it, add a question mark: deepsearch "{question}?")'
+    )

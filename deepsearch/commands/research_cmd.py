@@ -102,8 +102,10 @@ def _check_usage(question: str, params: Mapping[str, Any]) -> None:
     """Usage errors the option parser cannot see."""
     if not question.strip():
         raise UsageError("the question is empty")
-    from deepsearch.commands.question import near_command
+    from deepsearch.commands.question import help_topic_problem, near_command
 
+    if (problem := help_topic_problem(question)) is not None:
+        raise UsageError(problem)
     if (command := near_command(question)) is not None:
         raise UsageError(
             f"{question!r} is not a question; did you mean `deepsearch {command}`? "

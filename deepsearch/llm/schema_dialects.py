@@ -48,6 +48,9 @@ class Dialect:
     keywords: dict[str, frozenset[str]]
     formats: frozenset[str]
     all_required: bool
+    # The longest `maxLength` sent; a longer one is sent as this (stricter than the
+    # validator, so every schema-valid reply still validates). None: as given.
+    longest_string: int | None = None
 
 
 OPENAI_STRICT = Dialect(
@@ -86,6 +89,11 @@ GEMINI = Dialect(
     all_required=False,
 )
 
+# llama.cpp's grammar parser refuses a repetition of about 2,000 (tried on the real
+# servers: `maxLength: 2000` made llama-cpp-python 0.3.36's server fail to parse the
+# grammar and crash; 1,000 and below were accepted by it and by llama-server).
+GRAMMAR_LONGEST_STRING = 1000
+
 # Any other server (llama.cpp's grammars, vLLM, Ollama, LM Studio): full JSON Schema
 # less what grammar converters handle unevenly. The length and count limits stay: a
 # grammar that enforces them is what stops a weak model's runaway strings.
@@ -102,6 +110,7 @@ GRAMMAR = Dialect(
     },
     formats=frozenset(),
     all_required=False,
+    longest_string=GRAMMAR_LONGEST_STRING,
 )
 
 # How a stripped keyword's intent is worded in the description.
@@ -242,6 +251,8 @@ def _convert_keywords(
             out["prefixItems"] = [_convert(i, dialect, depth + 1) for i in node["prefixItems"]]
         elif key == "format" and node["format"] not in dialect.formats:
             continue
+        elif key == "maxLength" and dialect.longest_string is not None:
+            out[key] = min(node[key], dialect.longest_string)
         else:
             out[key] = node[key]
     return out

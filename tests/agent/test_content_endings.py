@@ -97,6 +97,17 @@ async def test_a_step_one_answer_that_says_nothing_or_hedges_goes_to_the_evaluat
     assert result.confidence_basis is not None and result.confidence_basis.checks != "direct"
 
 
+@pytest.mark.parametrize("said", ["I don't know.", "},"])
+async def test_an_answer_that_says_nothing_is_never_judged_nor_accepted(said: str) -> None:
+    """Found in review: with a lenient judge (a weak local model passing everything)
+    "I don't know" at a later step was accepted as answered."""
+    deps, provider = make_deps(router([SEARCH, VISIT, answer(said)]))  # every check passes
+    result = await ResearchRun(Q, deps, options(max_steps=3, direct_answer=False)).run()
+    assert result.steps[2].action == "answer" and "accepted" not in result.steps[2].detail
+    assert checks_asked(provider) == 0  # not even asked: a lenient judge cannot pass it
+    assert result.status == "not_found" and result.exit_code == 4
+
+
 async def test_a_step_one_answer_with_content_in_any_script_stands_unjudged() -> None:
     script = scripted([answer("1889年に完成しました。")])  # no check queued
     deps, provider = make_deps(script)
@@ -130,8 +141,8 @@ async def test_a_rejected_candidate_that_says_nothing_is_never_reported_as_force
 
 
 async def test_a_run_cut_short_reports_no_candidate_that_says_nothing() -> None:
-    """Beast Mode never answers (its call would overrun the budget): the rejected
-    "I don't know" left as the candidate is not reported as a forced answer."""
+    """Beast Mode never answers (its call would overrun the budget): the "I don't
+    know" given before is not reported as a forced answer."""
     from deepsearch.errors import BudgetExceeded
     from deepsearch.llm.base import CompletionRequest
 
@@ -147,7 +158,7 @@ async def test_a_run_cut_short_reports_no_candidate_that_says_nothing() -> None:
     provider.complete = no_room_for_beast  # type: ignore[method-assign]
     run = ResearchRun(Q, deps, options(max_steps=3, direct_answer=False))
     result = await run.run()
-    assert run.state.candidate_answer == "I don't know."
+    assert not run.state.candidate_answer  # a refusal is never even a candidate
     assert result.status == "not_found" and result.exit_code == 4
 
 

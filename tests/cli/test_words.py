@@ -160,6 +160,20 @@ def test_help_for_a_command_prints_its_help_and_makes_no_llm_call(tmp_path: Path
     assert not llm.chat_requests
 
 
+def test_help_for_a_word_that_is_no_command_is_one_line_not_a_run(tmp_path: Path) -> None:
+    """`deepsearch help researh` was researched as "help researh" (found in review)."""
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+        env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url, "HOME": str(tmp_path)}
+        typo = run_cli_in_process("help", "researh", env=env)
+        unknown = run_cli_in_process("help", "nosuch", env=env)
+        asked = run_cli_in_process("help me?", "--json", env=env)  # a real question
+    assert typo.returncode == unknown.returncode == 2
+    assert "did you mean `deepsearch help research`?" in typo.stderr
+    assert "'nosuch' is not a command" in unknown.stderr and "did you mean" not in unknown.stderr
+    assert len(typo.stderr.strip().splitlines()) == 1
+    assert asked.returncode == 0 and len(llm.chat_requests) > 0  # only the real question ran
+
+
 def test_options_before_a_command_apply_to_it(tmp_path: Path) -> None:
     """`deepsearch --config F config` said "'config' is not a question" (item 2)."""
     config = tmp_path / "my.json"

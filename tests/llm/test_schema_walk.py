@@ -111,3 +111,26 @@ def test_no_minimal_wire_instance_is_rejected_for_a_missing_or_null_part(
     for instance in instances:
         value, problem = client._validate(model, Completion(text=json.dumps(instance)))
         assert value is not None, f"{label}: {instance} rejected: {problem}"
+
+
+def _max_lengths(node: Any) -> Iterator[int]:
+    if isinstance(node, dict):
+        if isinstance(node.get("maxLength"), int):
+            yield node["maxLength"]
+        for value in node.values():
+            yield from _max_lengths(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _max_lengths(value)
+
+
+@pytest.mark.parametrize(("name", "model"), MODELS, ids=[n for n, _ in MODELS])
+def test_no_grammar_schema_repeats_a_string_more_than_llama_cpp_parses(
+    name: str, model: type[BaseModel]
+) -> None:
+    """Tried on the real servers: the agent step's `maxLength: 2000` (a coding problem)
+    made llama-cpp-python's server fail to parse the grammar and crash; it takes 1,000."""
+    from deepsearch.llm.schema_dialects import GRAMMAR_LONGEST_STRING
+
+    wire = to_dialect(model.model_json_schema(), GRAMMAR)
+    assert max(_max_lengths(wire), default=0) <= GRAMMAR_LONGEST_STRING

@@ -85,14 +85,17 @@ async def handle_answer(
     options: RunOptions,
 ) -> AnswerOutcome:
     answer = payload.answer.strip()
-    if not answer:
+    if not has_content(answer):  # nothing, or JSON debris such as `},`
         state.note("empty_answer")
         return Rejected("empty answer")
+    # A refusal ("I don't know") is the model's "not found" whatever `supported` says:
+    # never accepted, not even by a lenient judge (a weak local model judging itself).
+    found = payload.supported and answers_something(answer)
     if state.current_question != state.question:
-        if not payload.supported:
+        if not found:
             return _not_found_subquestion(state, state.current_question, answer)
         return _answer_subquestion(state, state.current_question, answer)
-    if not payload.supported:
+    if not found:
         # Never accepted (the evaluator refuses it without a call); research goes on.
         state.report_not_found(answer)
         state.note("reported_not_found")
