@@ -361,7 +361,7 @@ def _is_mode_rejection(exc: Exception) -> bool:
         return False
     if _is_context_error(exc):
         return False
-    return names_structured_output(_error_blob(exc))
+    return names_structured_output(_error_blob(exc), status=status)
 
 
 def _to_completion(resp: Any, mode: OutputMode) -> Completion:

@@ -25,10 +25,17 @@ _REJECTION_HINTS = (
 )
 
 
-def names_structured_output(text: str) -> bool:
-    """Whether an error body names the structured-output part of the request."""
+# A server error (5xx) must name the request's own field: "schema" or "strict" alone
+# is in many a crash's traceback, and a refused rung is remembered across runs.
+_SERVER_ERROR_HINTS = ("response_format", "json_schema", "json_object")
+
+
+def names_structured_output(text: str, *, status: int | None = None) -> bool:
+    """Whether an error body names the structured-output part of the request (for a
+    5xx, by the request's own field names only)."""
     lowered = text.lower()
-    return any(hint in lowered for hint in _REJECTION_HINTS)
+    hints = _SERVER_ERROR_HINTS if status is not None and status >= 500 else _REJECTION_HINTS
+    return any(hint in lowered for hint in hints)
 
 
 class NoRetryForRefusals(httpx.AsyncBaseTransport):
@@ -43,7 +50,9 @@ class NoRetryForRefusals(httpx.AsyncBaseTransport):
         if response.status_code < 500 or b"response_format" not in request.content:
             return response
         body = await response.aread()
-        if not names_structured_output(body.decode("utf-8", "replace")):
+        if not names_structured_output(
+            body.decode("utf-8", "replace"), status=response.status_code
+        ):
             return response
         headers = {**response.headers, "x-should-retry": "false"}
         headers.pop("content-length", None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -182,6 +183,16 @@ async def serve_stdio(config: McpConfig) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
+def closed_stream_noise(record: logging.LogRecord) -> bool:
+    """False for the SDK's traceback when a client ends its session normally (its
+    standalone SSE writer finds the stream closed: anyio.ClosedResourceError), which
+    says nothing wrong; every other record passes."""
+    import anyio
+
+    error = record.exc_info[1] if record.exc_info else None
+    return not isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError)
+
+
 def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
     """The streamable HTTP endpoint at /mcp, behind serve's bearer-key check; on a
     loopback address the Host header must be a loopback name (DNS rebinding)."""
@@ -203,6 +214,7 @@ def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
     manager = StreamableHTTPSessionManager(app=build_server(config), security_settings=security)
+    logging.getLogger("mcp.server.streamable_http").addFilter(closed_stream_noise)
 
     class Endpoint:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -120,3 +120,15 @@ def to_grammar(schema: dict) -> dict:
     from deepsearch.llm.schema_dialects import GRAMMAR, to_dialect
 
     return to_dialect(schema, GRAMMAR)
+
+
+def test_a_server_error_is_a_refused_mode_only_when_it_names_the_request_field() -> None:
+    """Found in review: a crash whose traceback said "unknown schema" (HTTP 500) was
+    taken for a refused rung, and the downgrade was remembered across runs."""
+    from deepsearch.llm.refusals import names_structured_output
+    from tests.fakes.local_servers import LITERAL_ERROR
+
+    crash = "fake crashed: AssertionError('unknown schema Ping')"
+    assert not names_structured_output(crash, status=500)
+    assert names_structured_output(LITERAL_ERROR, status=500)  # llama-cpp-python's 500
+    assert names_structured_output("this schema is not supported", status=400)

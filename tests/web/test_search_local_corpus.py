@@ -224,6 +224,13 @@ def test_counts_tell_skipped_empty_and_unchanged_apart(
     assert line.startswith("corpus: 3 documents indexed from 6 files")
     assert "nothing changed" in line and "1 empty file skipped" in line
 
+    # One edit: that file is read, the others (the one over the cap included) are not.
+    first = sorted(p for p in notes.iterdir() if p.suffix == ".md" and p.name != "huge.md")[0]
+    first.write_text(first.read_text(encoding="utf-8") + "\n\nOne more line.", encoding="utf-8")
+    edited: list[IndexProgress] = []
+    corpus(notes, tmp_path, on_progress=edited.append).ensure_index()
+    assert "; 4 unchanged, 1 read)" in index_summary(edited[-1]), index_summary(edited[-1])
+
 
 def test_one_document_is_singular(tmp_path: Path) -> None:
     root = tmp_path / "one"

@@ -140,7 +140,8 @@ class LocalCorpus:
         "unreadable", "too large") — and whether it came from the cache (unchanged)."""
         st = path.stat()
         if st.st_size > MAX_FILE_BYTES:
-            log.warning("corpus: skipping %s (over %s)", path.name, human_size(MAX_FILE_BYTES))
+            # The summary line counts it (and --quiet means nothing on stderr).
+            log.info("corpus: skipping %s (over %s)", path.name, human_size(MAX_FILE_BYTES))
             return "too large", False
         rel = str(path.relative_to(self.root))
         stamp = [_INDEX_FORMAT, rel, st.st_size, st.st_mtime_ns]

@@ -47,7 +47,7 @@ class IndexProgress(BaseModel):
         if self.unchanged:
             line = f"{head} ({human_size(self.bytes_total)}; nothing changed, index reused)"
         else:
-            read = self.files_total - self.reused
+            read = self.files_total - self.reused - self.too_large  # those are never read
             line = f"{head} ({human_size(self.bytes_total)}; {self.reused} unchanged, {read} read)"
         if self.binary_skipped:
             line += f"; {plural(self.binary_skipped, 'binary file')} skipped"
