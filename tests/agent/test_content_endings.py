@@ -63,6 +63,8 @@ def test_content_is_a_letter_or_digit_of_any_script_outside_json_syntax(
         ("N/A", True),
         ("I cannot determine who directed the film from the information provided.", True),
         ("Ich weiß nicht.", True),
+        ("answer", True),  # the output format echoed (Gemma 3 270M on llama-server)
+        ("The Answer (a 1996 film)", False),
         ("我不知道", True),
         ("无法确定该电影的导演。", True),
         ("Unknown Pleasures is the debut album of Joy Division.", False),
@@ -190,3 +192,45 @@ def test_copying_needs_a_long_run_of_the_prompts_words() -> None:
     assert copies("Answer the question from the knowledge below, citing it.", prompt, words=8)
     assert not copies("The tower was completed in 1889.", prompt)
     assert ECHO_WORDS >= 8  # a short common phrase ("the question") is no copy
+
+
+def _beast_says(pick: Any) -> Any:
+    """Search and visit, then Beast Mode answers `pick(its system prompt)`."""
+    from deepsearch.llm.base import CompletionRequest
+
+    base = router([SEARCH, VISIT])
+
+    def reply(request: CompletionRequest) -> Any:
+        if request.tool == "agent_beast":
+            return answer(pick(request.system))
+        return base(request)
+
+    return reply
+
+
+async def test_a_beast_mode_answer_that_copies_its_instructions_is_not_found() -> None:
+    """Seen against llama-server with Gemma 3 270M: the forced answer was "search: run
+    up to 5 web queries at once. Use short, specific ..." (the prompt's own text)."""
+    from deepsearch.agent.judging.content import instructions_of
+
+    def instructions(system: str) -> str:
+        words = instructions_of(system).split()
+        return " ".join(words[20:60])
+
+    deps, _ = make_deps(_beast_says(instructions))
+    result = await ResearchRun(Q, deps, options(max_steps=2)).run()
+    assert result.status == "not_found" and result.exit_code == 4
+
+
+async def test_a_beast_mode_answer_may_quote_what_was_gathered_at_length() -> None:
+    """Only the instructions are off limits: a long quote of a page is an answer."""
+    import re
+
+    def quote(system: str) -> str:
+        knowledge = re.search(r"<knowledge>(.*?)</knowledge>", system, re.S)
+        assert knowledge is not None
+        return "The page says: " + " ".join(knowledge.group(1).split()[:40])
+
+    deps, _ = make_deps(_beast_says(quote))
+    result = await ResearchRun(Q, deps, options(max_steps=2)).run()
+    assert result.status == "forced" and result.exit_code == 3

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from deepsearch.agent import diary
 from deepsearch.agent.deps import RunOptions
-from deepsearch.agent.judging.content import answers_something
+from deepsearch.agent.judging.content import answers_something, instructions_of
 from deepsearch.agent.judging.evaluator import Evaluator, Verdict
 from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop
 from deepsearch.agent.schema import AnswerPayload
@@ -90,7 +90,9 @@ async def handle_answer(
         return Rejected("empty answer")
     # A refusal ("I don't know") is the model's "not found" whatever `supported` says:
     # never accepted, not even by a lenient judge (a weak local model judging itself).
-    found = payload.supported and answers_something(answer)
+    found = payload.supported and answers_something(
+        answer, prompt=instructions_of(state.prompt_shown)
+    )
     if state.current_question != state.question:
         if not found:
             return _not_found_subquestion(state, state.current_question, answer)
@@ -137,7 +139,8 @@ def take_beast_answer(payload: AnswerPayload, state: AgentState) -> Accepted | R
     keeps the candidate if that says something, else it is a not-found. Rejected
     too when the model's last word is that nothing gathered answers the question."""
     answer = payload.answer.strip()
-    if payload.supported and answers_something(answer):
+    instructions = instructions_of(state.prompt_shown)
+    if payload.supported and answers_something(answer, prompt=instructions):
         state.accept_answer(answer, uncertain=payload.uncertain)  # it brings its own marks
         return Accepted("Beast Mode answer")
     candidate = state.candidate_answer

@@ -77,6 +77,18 @@ def copies(answer: str, source: str, *, words: int = ECHO_WORDS) -> bool:
     return any(f" {' '.join(said[i : i + words])} " in shown for i in range(len(said) - words + 1))
 
 
+# A tagged block of the prompt (`<knowledge>...</knowledge>`, `<diary>`, `<knowledge-3
+# type="page">`): what was gathered, which a good answer may quote at length.
+_TAGGED_BLOCK = re.compile(r"<([a-z][\w-]*)\b[^>]*>.*?</\1>", re.S)
+
+
+def instructions_of(prompt: str) -> str:
+    """The prompt less its tagged blocks of gathered material: the instructions, which
+    an answer never has a reason to repeat (seen from a small local model in Beast
+    Mode: "search: run up to 5 web queries at once. Use short, specific ...")."""
+    return _TAGGED_BLOCK.sub(" ", prompt)
+
+
 def answers_something(answer: str, *, prompt: str = "") -> bool:
     """The answer has content, is no refusal and no copy of `prompt`: it may stand
     unjudged."""
