@@ -13,9 +13,8 @@ def tokens(n: int) -> str:
 
 
 def size(n_bytes: int) -> str:
-    """Bytes as B, kB or MB (decimal, as file managers show them)."""
-    if n_bytes < 1000:
-        return f"{n_bytes} B"
-    if n_bytes < 1_000_000:
-        return f"{n_bytes / 1000:.1f} kB"
-    return f"{n_bytes / 1_000_000:.1f} MB"
+    """Bytes as B, kB or MB (decimal, as file managers show them): the one
+    definition, shared with the corpus summary (`web/search/local_progress.py`)."""
+    from deepsearch.web.search.local_progress import human_size
+
+    return human_size(n_bytes)
