@@ -22,14 +22,8 @@ if TYPE_CHECKING:
 
     from deepsearch.agent.events import AgentEvent
     from deepsearch.agent.result import ResearchResult
-    from deepsearch.errors import (
-        ConfigError,
-        DeepsearchError,
-        ResearchFailed,
-        RunError,
-        UsageError,
-    )
-    from deepsearch.library import aresearch, research
+    from deepsearch.errors import ConfigError, DeepsearchError, RunError, UsageError
+    from deepsearch.library import ResearchFailed, aresearch, research
 
 # name -> the module that defines it
 _LAZY = {
@@ -41,7 +35,7 @@ _LAZY = {
     "ConfigError": "deepsearch.errors",
     "UsageError": "deepsearch.errors",
     "RunError": "deepsearch.errors",
-    "ResearchFailed": "deepsearch.errors",
+    "ResearchFailed": "deepsearch.library",
 }
 
 __all__ = [

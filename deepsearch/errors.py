@@ -15,7 +15,7 @@
         │   (web.search.chain.SearchUnavailable: and again on the next try; fatal)
         ├── WebUnreadable           every read refused two visits in a row (fatal)
         ├── SandboxUnavailable      no real isolation for the coding action
-        └── ResearchFailed          the library's: a run that could not go on (.result)
+        └── library.ResearchFailed  the library's: a run that could not go on (.result)
 
 A command raises one of these; cli.py alone catches them (one `except`), prints the
 one-line message and exits with the code the error carries. A research run turns a
@@ -24,11 +24,6 @@ result's status decides the exit code (ResearchResult.exit_code).
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from deepsearch.agent.result import ResearchResult
 
 # The exit codes, everywhere: the CLI's, the errors' and the research results'.
 EXIT_OK = 0
@@ -145,12 +140,3 @@ class WebUnreadable(RunError):
 
 class SandboxUnavailable(RunError):
     """No real isolation is available, so LLM-written code is not run."""
-
-
-class ResearchFailed(RunError):
-    """Raised by the library (deepsearch.research) for a run that could not go on: the
-    LLM or search failed, a replay missed. `result` holds what it had found."""
-
-    def __init__(self, message: str, result: ResearchResult) -> None:
-        super().__init__(message)
-        self.result = result

@@ -23,13 +23,24 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deepsearch.errors import ConfigError, ResearchFailed, UsageError
+from deepsearch.errors import ConfigError, RunError, UsageError
 
 if TYPE_CHECKING:
     from deepsearch.agent.events import AgentEvent
     from deepsearch.agent.result import ResearchResult
     from deepsearch.commands.research_options import ResearchOption
     from deepsearch.config import Settings
+
+
+class ResearchFailed(RunError):
+    """A run that could not go on (the LLM or search failed, a replay missed); `result`
+    holds what it had found. Here, not in errors.py: the error tree stays below the
+    result it would otherwise import."""
+
+    def __init__(self, message: str, result: ResearchResult) -> None:
+        super().__init__(message)
+        self.result = result
+
 
 # Rows of the table that only shape terminal output: no meaning for a function.
 OUTPUT_ONLY = frozenset({"as_json", "quiet"})
