@@ -12,7 +12,7 @@ line's --help) stays fast.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from deepsearch.version import __version__
 
 # Not `from typing import TYPE_CHECKING`: importing typing alone would make
 # `import deepsearch` several times slower (mypy reads any TYPE_CHECKING so).

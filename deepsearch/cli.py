@@ -22,9 +22,9 @@ from typer.core import TyperGroup
 if TYPE_CHECKING:
     from typer._click.exceptions import ClickException, UsageError
 
-from deepsearch import __version__
 from deepsearch.commands.common import COMMAND_HELP, SUBCOMMANDS
 from deepsearch.errors import DeepsearchError
+from deepsearch.version import __version__
 
 
 @contextmanager

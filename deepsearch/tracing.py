@@ -55,7 +55,7 @@ class TraceWriter:
     def header(self, question: str, settings: dict[str, Any]) -> None:
         """The first record of a run: which program, which question, when, with what
         settings (secrets already masked by the caller, and redacted here again)."""
-        from deepsearch import __version__
+        from deepsearch.version import __version__
 
         self(
             "run_start",

@@ -204,7 +204,7 @@ class Recorder:
         )
 
     def write_run(self, **meta: Any) -> None:
-        from deepsearch import __version__
+        from deepsearch.version import __version__
 
         start = self.clock.start.isoformat()
         run = {"format": FORMAT, "version": __version__, "started_at": start, **meta}

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 import mcp.types as types
 from mcp.server.lowlevel import Server
 
-from deepsearch import __version__
 from deepsearch.agent.events import AgentEvent, StepFinished
 from deepsearch.errors import ConfigError
 from deepsearch.mcp_server import tool
+from deepsearch.version import __version__
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
