@@ -3,7 +3,8 @@
 Layers 1-2 and the rlimits of layer 4 of ``sandbox.py``'s list live here: the
 ``unshare`` wrappers (with or without dropping root to ``nobody``), the per-run
 directories they mount over, the check that a plan really starts an interpreter,
-and the rlimits set before exec.
+and the rlimits set before exec, from the run's limits (`SandboxLimits`, here so that
+the runner imports this module and never the other way round).
 ``deepsearch.sandbox.runner`` re-exports every name callers used from there.
 """
 
@@ -14,17 +15,29 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
-
-if TYPE_CHECKING:
-    from deepsearch.sandbox.runner import SandboxLimits
 
 Isolation = Literal["auto", "unshare", "none-unsafe"]
 
 _PROBE_TIMEOUT_S = 10.0
 _SPARE_TASKS = 16  # processes the code could start if the audit hook were bypassed
+
+
+class SandboxLimits(BaseModel):
+    """Resource limits of one run."""
+
+    cpu_s: int = Field(default=5, ge=1)
+    """CPU seconds (RLIMIT_CPU); the wall-clock limit catches sleeping code."""
+    wall_s: float = Field(default=10, gt=0)
+    memory_mb: int = Field(default=512, ge=64)
+    """Address space (RLIMIT_AS) of the interpreter."""
+    file_size_mb: int = Field(default=16, ge=1)
+    """Largest file the code may write; the tmpfs holds at most twice this."""
+    max_output_chars: int = Field(default=20_000, ge=100)
+    """Cap for stdout, stderr and the rendered result, each."""
+    max_open_files: int = Field(default=64, ge=16)
 
 
 class IsolationPlan(BaseModel):

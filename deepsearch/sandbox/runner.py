@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import SandboxUnavailable
@@ -47,6 +47,7 @@ from deepsearch.sandbox.isolation import (
     Isolation,
     IsolationPlan,
     SandboxDirs,
+    SandboxLimits,
     check_plan,
     child_env,
     limit_setter,
@@ -56,21 +57,6 @@ from deepsearch.sandbox.isolation import (
 _CHILD_SOURCE = Path(__file__).with_name("child.py")
 _DRAIN_AFTER_KILL_S = 2.0
 _READ_CHUNK = 65536
-
-
-class SandboxLimits(BaseModel):
-    """Resource limits of one run."""
-
-    cpu_s: int = Field(default=5, ge=1)
-    """CPU seconds (RLIMIT_CPU); the wall-clock limit catches sleeping code."""
-    wall_s: float = Field(default=10, gt=0)
-    memory_mb: int = Field(default=512, ge=64)
-    """Address space (RLIMIT_AS) of the interpreter."""
-    file_size_mb: int = Field(default=16, ge=1)
-    """Largest file the code may write; the tmpfs holds at most twice this."""
-    max_output_chars: int = Field(default=20_000, ge=100)
-    """Cap for stdout, stderr and the rendered result, each."""
-    max_open_files: int = Field(default=64, ge=16)
 
 
 class SandboxResult(BaseModel):
