@@ -24,8 +24,8 @@ from deepsearch.server.research import RequestRun
 if TYPE_CHECKING:
     from deepsearch.agent.types import KnowledgeItem
     from deepsearch.config import Settings
-    from deepsearch.server.app import ServerState
     from deepsearch.server.request import ChatRequest
+    from deepsearch.server.state import ServerState
 
 CLIENT_GONE = 499  # logged, never sent (nginx's "client closed request")
 CANCEL_WAIT_S = 10.0
