@@ -257,7 +257,8 @@ TraceFn = Callable[[str, dict[str, Any]], None]
 
 def corpus_progress(emit: Callable[[AgentEvent], None]) -> Callable[[IndexProgress], None]:
     """The corpus build's progress as live-view events, and one line when it is done."""
-    from deepsearch.commands.units import size
+    # The corpus summary's own byte formatter (commands.units.size names it for the CLI).
+    from deepsearch.web.search.local_progress import human_size as size
 
     def report(p: IndexProgress) -> None:
         if not p.finished:
