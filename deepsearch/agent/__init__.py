@@ -3,7 +3,8 @@
 Top level holds the loop and what it is made of: the run (`loop`), its state
 (`state`, with its diary's wording in `diary`), the step schema (`schema`), what the
 model may do next (`gating`), running the chosen action (`dispatch`) and what it came to
-(`outcomes`, which `loop` matches on), the wall clock (`deadline`), the prompt
+(`outcomes`, which `loop` matches on), what a prompt shows of the state, recomputed
+before each one (`refresh`), the wall clock (`deadline`), the prompt
 (`context`, rendered from `prompts/`; the limits it and the schema state: `limits`), the
 events it emits (`events`) and its result (`result`). The sub-packages own the jobs the
 loop delegates:
@@ -15,4 +16,6 @@ loop delegates:
 
 The agent imports `deepsearch.llm`, `deepsearch.web` and `deepsearch.sandbox` only
 through their plain types and the clients injected in `deps.AgentDeps`; never an SDK.
+The loop sits above the sub-packages, which sit above the vocabulary (`types`,
+`limits`): import contracts in pyproject.toml, checked by `make lint`.
 """

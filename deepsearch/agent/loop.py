@@ -44,9 +44,8 @@ from deepsearch.agent.language import answer_language
 from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop, Unavailable
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.progress import ProgressWatch, ReadWatch
+from deepsearch.agent.refresh import refresh_state, refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind
-from deepsearch.agent.retrieval.evidence import refresh_state
-from deepsearch.agent.retrieval.ranking import refresh_url_list
 from deepsearch.agent.schema import (
     AllowFlags,
     AnswerPayload,

@@ -1,5 +1,8 @@
 """URL tools: one canonical spelling per page, a page's identity, hostname helpers.
 
+The one owner of URL identity: the agent's ranking, citations and visits group and
+filter by `hostname` / `host_matches_any` from here, never by a copy of their own.
+
 `normalize_url` is the canonical form the agent uses to deduplicate, rank and remember
 URLs; `url_key` is the same identity without the scheme, for matching a URL written
 in an answer against the pages the run saw. Its rules follow the reference (lowercase host, strip `www.`, drop default
@@ -26,6 +29,8 @@ refuse non-http(s) and search-engine result pages) with these deliberate changes
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import SplitResult, unquote_plus, urlsplit
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -257,6 +262,14 @@ def normalize_hostname(host_or_url: str) -> str | None:
     return _normalize_host(parts.hostname)
 
 
+@lru_cache(maxsize=65_536)
+def hostname(url: str) -> str:
+    """`normalize_hostname` for grouping and filtering pages by host: '' for URLs
+    without one, such as the local corpus's file:// URLs. Cached: the agent ranks its
+    whole URL pool again every step."""
+    return normalize_hostname(url) or ""
+
+
 def hostname_of(url: str) -> str | None:
     """The normalized hostname of an http(s) URL, or None."""
     parts = _split(url)
@@ -269,3 +282,9 @@ def host_matches(host: str, site: str) -> bool:
     """True when `host` is `site` or one of its subdomains (for `site:` filtering)."""
     h, s = normalize_hostname(host), normalize_hostname(site)
     return h is not None and s is not None and (h == s or h.endswith("." + s))
+
+
+def host_matches_any(host: str, patterns: Iterable[str]) -> bool:
+    """True when `host` is one of `patterns` (hosts or URLs) or a subdomain of one;
+    blank patterns match nothing (the hostname options of a run)."""
+    return bool(host) and any(host_matches(host, p) for p in patterns if p.strip())

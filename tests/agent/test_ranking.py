@@ -7,13 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deepsearch.agent.retrieval.ranking import (
-    hostname,
     path_prefixes,
     prior_scores,
     rank_urls,
 )
 from deepsearch.agent.retrieval.similarity import LexicalSimilarity
 from deepsearch.agent.types import UrlRecord
+from deepsearch.web.urls import hostname
 
 LEX = LexicalSimilarity()
 

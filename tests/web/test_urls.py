@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from deepsearch.web.urls import (
     host_matches,
+    host_matches_any,
+    hostname,
     hostname_of,
     normalize_hostname,
     normalize_url,
@@ -139,6 +141,16 @@ def test_hostname_helpers() -> None:
     assert host_matches("docs.python.org", "python.org")
     assert host_matches("python.org", "www.python.org")
     assert not host_matches("notpython.org", "python.org")
+
+
+def test_hostname_and_host_patterns() -> None:
+    """The agent's grouping key ('' without a host, file:// included) and its hostname
+    options (any of several patterns, blanks ignored, no host matches nothing)."""
+    assert hostname("https://WWW.Docs.Python.org/x") == "docs.python.org"
+    assert hostname("file:///corpus/a.md") == ""
+    assert host_matches_any("docs.python.org", ["", "rust-lang.org", "https://python.org/"])
+    assert not host_matches_any("docs.python.org", ["  ", "rust-lang.org"])
+    assert not host_matches_any("", ["python.org"])
 
 
 # ------------------------------------------------------------ properties

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 
 from deepsearch.agent import diary
-from deepsearch.agent.citations.quote_text import word_coverage
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.outcomes import Continue
+from deepsearch.agent.retrieval.lexical import word_coverage
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.state import AgentState

@@ -17,12 +17,11 @@ from deepsearch.agent.retrieval.evidence import (
     evidence_chunks,
     refresh_page,
 )
-from deepsearch.agent.retrieval.ranking import hostname
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
 from deepsearch.web.types import Page, ReadFailure
-from deepsearch.web.urls import normalize_url
+from deepsearch.web.urls import hostname, normalize_url
 
 LINK_WEIGHT = 0.1
 # Pages are capped before any CPU-bound work (passage scoring, citations): a 10 MB

@@ -2,6 +2,9 @@
 text (`references`, `quote_text`), the finalizing pass over the answer (`finalize`)
 and markdown repair (`markdown`).
 
-May import `agent.retrieval` (similarity), `agent.state`, `deepsearch.text`,
-`deepsearch.web.urls` (page identity) and plain types; never the loop.
+May import retrieval's text features (`lexical`, `similarity`), `deepsearch.text`,
+`deepsearch.web.urls` (page identity, hostnames) and the vocabulary (`agent.types`);
+never the loop, and retrieval never imports citations. `finalize`, the LLM pass over
+the answer, still takes the state and deps: an exception named in pyproject.toml's
+import contracts, which `make lint` checks.
 """

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 
-from deepsearch.agent.retrieval.lexical import content_words, same_word
 from deepsearch.text import numbers_in
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -59,16 +58,6 @@ def numbers_supported(sentence: str, quote: str) -> bool:
 # content words (inflections allowed): similarity alone let a quote that only shares the
 # place names ("Leland ... North Carolina") "support" a claim about a film shot there.
 MIN_WORD_COVERAGE = 0.5
-
-
-def word_coverage(sentence: str, quote: str) -> float:
-    """Share of the sentence's distinct content words found in the quote."""
-    wanted = set(content_words(sentence))
-    if not wanted:
-        return 1.0
-    have = set(content_words(quote))
-    found = sum(1 for w in wanted if w in have or any(same_word(w, h) for h in have))
-    return found / len(wanted)
 
 
 def _drop_run(match: re.Match[str]) -> str:

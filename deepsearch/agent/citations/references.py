@@ -39,13 +39,12 @@ from deepsearch.agent.citations.quote_text import (
     normalize_ws,
     numbers_supported,
     strip_markers,
-    word_coverage,
 )
-from deepsearch.agent.retrieval.lexical import content_words
-from deepsearch.agent.retrieval.ranking import host_matches, hostname
+from deepsearch.agent.retrieval.lexical import content_words, word_coverage
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import Reference
 from deepsearch.text import cjk_count, sentence_breaks
+from deepsearch.web.urls import host_matches_any, hostname
 
 MIN_QUOTE = 60
 MAX_QUOTE = 300
@@ -204,7 +203,7 @@ def _collect_quotes(sources: Sequence[SourceText], only_hostnames: Iterable[str]
     seen: set[str] = set()
     out = []
     for index, source in enumerate(sources):
-        if only and not host_matches(hostname(source.url), only):
+        if only and not host_matches_any(hostname(source.url), only):
             continue
         haystack = normalize_ws(source.text)  # once per source: pages can be long
         for quote in candidate_quotes(source.text):

@@ -22,16 +22,12 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from deepsearch.agent.retrieval.lexical import content_words
 from deepsearch.agent.retrieval.passages import SEPARATOR, chunk_spans
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.text import ends_sentence, numbers_in
-
-if TYPE_CHECKING:  # the state holds the evidence; only the type is needed here
-    from deepsearch.agent.state import AgentState
 
 # A chunk whose characters are at least this share anchor text is navigation.
 LINK_TEXT_SHARE = 0.55
@@ -314,17 +310,3 @@ async def pin_support(pages: Sequence[PageEvidence], answer: str, sim: Similarit
         ev.item.pinned = True
         pinned += 1
     return pinned
-
-
-async def refresh_state(
-    state: AgentState, sim: Similarity, *, allowance_tokens: int, page_chars: int
-) -> None:
-    """Before a prompt: every read page's excerpt for the research questions, within
-    its share of EVIDENCE_SHARE of the knowledge allowance."""
-    await refresh_all(
-        list(state.evidence.values()),
-        state.research_queries(),
-        sim,
-        evidence_tokens=int(allowance_tokens * EVIDENCE_SHARE),
-        page_chars=page_chars,
-    )

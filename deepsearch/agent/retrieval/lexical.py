@@ -174,6 +174,17 @@ def same_word(a: str, b: str) -> bool:
     return prefix >= 4 and prefix >= max(len(a), len(b)) - 3
 
 
+def word_coverage(sentence: str, quote: str) -> float:
+    """Share of the sentence's distinct content words found in the quote (inflections
+    allowed): the citation check's support rule and the URL list's relevance."""
+    wanted = set(content_words(sentence))
+    if not wanted:
+        return 1.0
+    have = set(content_words(quote))
+    found = sum(1 for w in wanted if w in have or any(same_word(w, h) for h in have))
+    return found / len(wanted)
+
+
 def _common_prefix(a: str, b: str) -> str:
     i = 0
     while i < min(len(a), len(b)) and a[i] == b[i]:

@@ -35,12 +35,10 @@ from collections.abc import Iterable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-from deepsearch.agent.citations.quote_text import word_coverage
-from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.retrieval.lexical import word_coverage
 from deepsearch.agent.retrieval.similarity import Similarity
-from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import ScoredUrl, UrlRecord
-from deepsearch.web import urls
+from deepsearch.web.urls import host_matches_any, hostname
 
 FREQ_FACTOR = 0.5
 HOST_FACTOR = 0.5
@@ -60,19 +58,6 @@ MAX_LINKS_SHOWN = 5
 LINK_SCORE_FACTOR = 0.5
 # Share of the question's content words a title + snippet must carry to be relevant.
 RELEVANT_WORD_SHARE = 0.25
-
-
-@lru_cache(maxsize=65_536)
-def hostname(url: str) -> str:
-    """The web layer's normalized hostname (lowercase, punycode, no `www.`, no trailing
-    dot); '' for URLs without one, such as the local corpus's file:// URLs. Cached: the
-    pool is re-ranked every step."""
-    return urls.normalize_hostname(url) or ""
-
-
-def host_matches(host: str, patterns: Iterable[str]) -> bool:
-    """True when `host` is one of `patterns` (hosts or URLs) or a subdomain of one."""
-    return bool(host) and any(urls.host_matches(host, p) for p in patterns if p.strip())
 
 
 @lru_cache(maxsize=65_536)
@@ -105,7 +90,7 @@ def filter_urls(
         if record.url in visited or record.url in seen or not record.url.strip():
             continue
         seen.add(record.url)
-        if host_matches(host, bad) or (only and not host_matches(host, only)):
+        if host_matches_any(host, bad) or (only and not host_matches_any(host, only)):
             continue
         kept.append(record)
     return kept
@@ -125,7 +110,7 @@ def prior_scores(records: list[UrlRecord], boost_hostnames: Iterable[str] = ()) 
     scores = []
     for record, host, ps in zip(records, hosts, prefixes, strict=True):
         host_term = HOST_FACTOR * host_count[host] / n
-        if host_matches(host, boost):
+        if host_matches_any(host, boost):
             host_term += BOOST
         path_term = sum(
             PATH_FACTOR * DECAY**i * prefix_count[(host, p)] / n for i, p in enumerate(ps)
@@ -265,20 +250,3 @@ async def rank_urls(
         )
         for i, (s, rec) in enumerate(shown, start=1)
     ]
-
-
-async def refresh_url_list(state: AgentState, deps: AgentDeps, options: RunOptions) -> None:
-    """Recompute the numbered URL list shown to the LLM for the current question, in the
-    same step (the reference's rerank landed one step late)."""
-    candidates = [r for u, r in state.url_pool.items() if u not in state.failed_urls]
-    state.shown_urls = await rank_urls(
-        candidates,
-        question=state.current_question,
-        sim=deps.similarity,
-        boost_hostnames=options.boost_hostnames,
-        bad_hostnames=options.bad_hostnames,
-        only_hostnames=options.only_hostnames,
-        visited=set(state.visited),
-        max_per_host=MAX_PER_HOST,
-        top_k=TOP_K,
-    )
