@@ -23,11 +23,15 @@ $(BIN)/deepsearch: pyproject.toml
 test:
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 3
 
+# The layers are checks: import-linter's contracts ([tool.importlinter] in
+# pyproject.toml) and no import cycle between modules (tools/import_cycles.py).
 lint:
 	$(BIN)/ruff check deepsearch tests bench tools
 	$(BIN)/ruff format --check deepsearch tests bench tools
 	$(BIN)/mypy
 	$(BIN)/python tools/size_guard.py
+	$(BIN)/lint-imports --no-logo
+	$(BIN)/python tools/import_cycles.py
 
 format:
 	$(BIN)/ruff format deepsearch tests bench tools
@@ -37,4 +41,4 @@ bench:
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache dist build
+	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache dist build
