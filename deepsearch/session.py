@@ -153,16 +153,8 @@ def empty_result(
     kind: ErrorKind | None = None,
 ) -> ResearchResult:
     """The result of a run that found nothing (it never started): nothing spent."""
-    from deepsearch.agent.result import UsageReport
+    from deepsearch.agent.result import UsageReport, result_so_far
     from deepsearch.llm.tracker import TokenTracker
 
     usage = UsageReport.from_tracker(TokenTracker(settings.agent.token_budget))
-    return ResearchResult(
-        question=question,
-        answer="",
-        status=status,
-        usage=usage,
-        elapsed_s=0.0,
-        error=error,
-        error_kind=(kind or "fatal") if error is not None else None,
-    )
+    return result_so_far(question, status, usage, error=error, kind=kind or "fatal")
