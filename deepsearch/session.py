@@ -9,7 +9,8 @@ processes) and the ResearchRun — and turns every failure into a result the sam
   decides (the CLI prints one line and exits 2; serve and mcp answer with a
   configuration result; eval stops; the library raises it);
 - any other failure becomes a failed result: what the run found so far when it had
-  started, an empty result (`empty_result`, the one builder) when it had not, whose
+  started, an empty result (`empty_result`) when it had not (both built by
+  agent/result.result_so_far, the one builder of an unfinished result), whose
   `error_kind` is "fatal" (the run could not go on) unless only the user can fix it;
 - cancellation (a client gone, an MCP cancel) is never caught: it must reach the call
   in flight. `cut_short` then reports what was found.
