@@ -35,19 +35,20 @@ AGENT = Path(__file__).resolve().parents[2] / "deepsearch" / "agent"
 
 
 class Recorder(LoopHook):
-    """Records what the loop hands it; `stop_after` turns that action's outcome into a Stop."""
+    """Records what the loop hands it; `stop` turns the first step's outcome into
+    Stop(stop); `reopen` is what its after_step says."""
 
-    def __init__(self, *, stop_after: str = "", reopen: bool = False) -> None:
+    def __init__(self, *, stop: str = "", reopen: bool = False) -> None:
         self.outcomes: list[Outcome] = []
         self.after_steps: list[str] = []
         self.contexts: list[StepContext] = []
-        self.stop_after, self.reopen = stop_after, reopen
+        self.stop, self.reopen = stop, reopen
 
     async def after_outcome(self, ctx: StepContext, outcome: Outcome) -> Outcome:
         self.outcomes.append(outcome)
         self.contexts.append(ctx)
-        if self.stop_after and ctx.state.step == 1:
-            return Stop(f"stopped by the hook after {self.stop_after}")
+        if self.stop and ctx.state.step == 1:
+            return Stop(self.stop)
         return outcome
 
     async def after_step(self, ctx: StepContext) -> bool:
@@ -75,7 +76,7 @@ async def test_a_hook_sees_each_outcome_and_runs_after_each_step_that_went_on() 
 async def test_a_stop_a_hook_returns_ends_research_as_a_value() -> None:
     deps, _ = make_deps(scripted([SEARCH]))
     run = ResearchRun(Q, deps, options())
-    run.hooks = (Recorder(stop_after="search"),)
+    run.hooks = (Recorder(stop="stopped by the hook after search"),)
     ended = await run._research_phase()
     assert ended == Stop("stopped by the hook after search")
     assert run.stop_reason == "stopped by the hook after search"
