@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.events import Activity, AgentEvent, Notice
+from deepsearch.agent.events import Activity, AgentEvent, Notice, safe_emit
 from deepsearch.agent.retrieval.similarity import Similarity, make_similarity
 from deepsearch.config import Settings
 from deepsearch.llm.client import LLMClient
@@ -265,10 +265,10 @@ def corpus_progress(emit: Callable[[AgentEvent], None]) -> Callable[[IndexProgre
             done = (
                 f"{p.files_done}/{p.files_total} files, {size(p.bytes_done)}/{size(p.bytes_total)}"
             )
-            _safe_emit(emit, Activity(what="index", delta=1, detail=done))
+            safe_emit(emit, Activity(what="index", delta=1, detail=done))
             return
-        _safe_emit(emit, Activity(what="index", delta=-1))
-        _safe_emit(emit, Notice(text=index_summary(p)))
+        safe_emit(emit, Activity(what="index", delta=-1))
+        safe_emit(emit, Notice(text=index_summary(p)))
 
     return report
 
@@ -290,16 +290,9 @@ def llm_tap(
         if kind in ("llm_request", "llm_response", "llm_error"):
             delta: Literal[1, -1] = 1 if kind == "llm_request" else -1
             tool = str(payload.get("tool", ""))
-            _safe_emit(emit, Activity(what="llm", delta=delta, tool=tool, tokens_used=tracker.used))
+            safe_emit(emit, Activity(what="llm", delta=delta, tool=tool, tokens_used=tracker.used))
 
     return tap
-
-
-def _safe_emit(emit: Callable[[AgentEvent], None], event: AgentEvent) -> None:
-    try:
-        emit(event)
-    except Exception:  # the view must never break the run
-        pass
 
 
 class ActivitySearch:
@@ -311,11 +304,11 @@ class ActivitySearch:
         self._emit = emit
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:
-        _safe_emit(self._emit, Activity(what="search", delta=1))
+        safe_emit(self._emit, Activity(what="search", delta=1))
         try:
             return await self.inner.search(query)
         finally:
-            _safe_emit(self._emit, Activity(what="search", delta=-1))
+            safe_emit(self._emit, Activity(what="search", delta=-1))
 
 
 class ActivityReader:
@@ -326,11 +319,11 @@ class ActivityReader:
         self._emit = emit
 
     async def read(self, url: str) -> Page | ReadFailure:
-        _safe_emit(self._emit, Activity(what="read", delta=1))
+        safe_emit(self._emit, Activity(what="read", delta=1))
         try:
             return await self.inner.read(url)
         finally:
-            _safe_emit(self._emit, Activity(what="read", delta=-1))
+            safe_emit(self._emit, Activity(what="read", delta=-1))
 
 
 def _push_close(stack: AsyncExitStack, obj: object) -> None:

@@ -9,7 +9,8 @@ processes) and the ResearchRun — and turns every failure into a result the sam
   decides (the CLI prints one line and exits 2; serve and mcp answer with a
   configuration result; eval stops; the library raises it);
 - any other failure becomes a failed result: what the run found so far when it had
-  started, an empty result (`empty_result`, the one builder) when it had not, whose
+  started, an empty result (`empty_result`) when it had not (both built by
+  agent/result.result_so_far, the one builder of an unfinished result), whose
   `error_kind` is "fatal" (the run could not go on) unless only the user can fix it;
 - cancellation (a client gone, an MCP cancel) is never caught: it must reach the call
   in flight. `cut_short` then reports what was found.
@@ -153,16 +154,8 @@ def empty_result(
     kind: ErrorKind | None = None,
 ) -> ResearchResult:
     """The result of a run that found nothing (it never started): nothing spent."""
-    from deepsearch.agent.result import UsageReport
+    from deepsearch.agent.result import UsageReport, result_so_far
     from deepsearch.llm.tracker import TokenTracker
 
     usage = UsageReport.from_tracker(TokenTracker(settings.agent.token_budget))
-    return ResearchResult(
-        question=question,
-        answer="",
-        status=status,
-        usage=usage,
-        elapsed_s=0.0,
-        error=error,
-        error_kind=(kind or "fatal") if error is not None else None,
-    )
+    return result_so_far(question, status, usage, error=error, kind=kind or "fatal")

@@ -27,15 +27,6 @@ from typing import Any
 # Cycles other branches are removing, each exactly (a cycle that grows or shrinks is
 # new). An entry that no longer matches a cycle fails too, so the list empties as they land.
 KNOWN_CYCLES: tuple[frozenset[str], ...] = (
-    # The loop's context bag (issue 19, item 1): removed when branch `step` lands.
-    frozenset(
-        {
-            "deepsearch.agent.dispatch",
-            "deepsearch.agent.loop",
-            "deepsearch.agent.team.mode",
-            "deepsearch.agent.team.recheck",
-        }
-    ),
     # The reader and its Jina fallback: removed when branch `lean` lands.
     frozenset({"deepsearch.web.jina_reader", "deepsearch.web.reader"}),
 )

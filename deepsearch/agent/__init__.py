@@ -1,9 +1,12 @@
 """The research agent: one run of the search / visit / reflect / answer / coding loop.
 
 Top level holds the loop and what it is made of: the run (`loop`), its state
-(`state`, with its diary's wording in `diary`), the step schema (`schema`), what the
-model may do next (`gating`), running the chosen action (`dispatch`) and what it came to
-(`outcomes`, which `loop` matches on), what a prompt shows of the state, recomputed
+(`state`, with its diary's wording in `diary`; the one-line templates' renderer:
+`wording`), the step schema (`schema`), what the model may do next (`gating`, with what
+an effort preset switches off), what a step's action may use (`step`: StepContext, and
+LoopHook, the points where the loop calls team mode and the re-check, `hooks`), running
+the chosen action (`dispatch`) and what it came to (`outcomes`, which `loop` acts on;
+`Stop` stays a value), what a prompt shows of the state, recomputed
 before each one (`refresh`), the wall clock (`deadline`), the prompt
 (`context`, rendered from `prompts/`; the limits it and the schema state: `limits`), the
 events it emits (`events`) and its result (`result`). The sub-packages own the jobs the
@@ -12,7 +15,9 @@ loop delegates:
 - `actions/`: one handler per action the model can choose;
 - `retrieval/`: ranking URLs, similarity, passages, query rewriting, evidence in view;
 - `citations/`: references anchored to verbatim quotes, finalizing, markdown repair;
-- `judging/`: the answer evaluator, honest not-found answers and confidence.
+- `judging/`: the answer evaluator, honest not-found answers, confidence, the re-check's
+  judgement;
+- `team/`: team mode only (a loop hook; the loop hands it how a child run is made).
 
 The agent imports `deepsearch.llm`, `deepsearch.web` and `deepsearch.sandbox` only
 through their plain types and the clients injected in `deps.AgentDeps`; never an SDK.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel
@@ -67,3 +68,12 @@ class PhaseChanged(BaseModel):
 
 
 AgentEvent = StepStarted | StepFinished | Notice | PhaseChanged | Activity
+
+
+def safe_emit(emit: Callable[[AgentEvent], None], event: AgentEvent) -> None:
+    """Hand `event` to the view; the one guard of "the view must never break the run"
+    (a broken terminal, a closed stream): whatever the view raises is dropped."""
+    try:
+        emit(event)
+    except Exception:  # the view must never break the run
+        pass

@@ -2,6 +2,11 @@
 owner. `Gate` holds every input (what the last step's outcome left, whether the question
 needs fresh sources, which actions this run cannot offer) and `Gate.allowed(state)`
 answers "what may the model do now"; `after_action` is the "not again next step" table.
+The gate changes only through its own methods; handlers see a `GateView` (read-only).
+
+Effort presets. What an effort preset switches off (low effort: no reflect) is
+withdrawn for the whole run when the gate is made (`Gate.for_run`); the rule "never
+leave the model without a move" still holds.
 
 Search and waiting URLs. The reference stops searching while 50 unvisited URLs
 wait; with in-page links in the pool that count passes 50 after one visit of a
@@ -22,11 +27,12 @@ from deepsearch.agent.schema import ActionName, AllowFlags
 from deepsearch.agent.state import AgentState
 
 if TYPE_CHECKING:
-    from deepsearch.agent.deps import SandboxLike
+    from deepsearch.agent.deps import RunOptions, SandboxLike
 
 MAX_PENDING_GAPS_FOR_REFLECT = 2
 # Relevant unread search results that make a new search wait (the list shows 20).
 MIN_GOOD_URLS_BLOCKING_SEARCH = 5
+NO_REFLECT = "not offered at this effort (agent.reflect is off)"
 
 
 def after_action(action: str, *, answer_rejected: bool = False) -> AllowFlags:
@@ -55,6 +61,13 @@ def good_urls_waiting(state: AgentState) -> int:
     )
 
 
+@dataclass(frozen=True)
+class GateView:
+    """What a step's handler may know of the gate; it never changes the gate."""
+
+    needs_freshness: bool = False
+
+
 @dataclass
 class Gate:
     """The inputs of every gating rule, and the one answer to "what may the model do now"."""
@@ -74,6 +87,21 @@ class Gate:
             usable, reason = False, str(exc)
         return cls() if usable else cls(withdrawn={"coding": reason})
 
+    @classmethod
+    def for_run(cls, sandbox: SandboxLike | None, options: RunOptions) -> Gate:
+        """The sandbox's verdict, and what the options (an effort preset) switch off."""
+        gate = cls.for_sandbox(sandbox)
+        if not options.reflect:
+            gate.withdrawn["reflect"] = NO_REFLECT
+        return gate
+
+    def view(self) -> GateView:
+        return GateView(needs_freshness=self.needs_freshness)
+
+    def after_classification(self, *, needs_freshness: bool) -> None:
+        """The question's classification: does it need fresh sources first?"""
+        self.needs_freshness = needs_freshness
+
     def after(self, action: ActionName, outcome: Outcome) -> None:
         """What a step's outcome leaves the next step; an unavailable action is never
         offered again in this run."""
@@ -83,6 +111,12 @@ class Gate:
 
     def after_unusable_reply(self) -> None:
         """A step that chose nothing forbids nothing."""
+        self.last = AllowFlags()
+
+    def reopen(self) -> None:
+        """Knowledge that came from outside the step (a team's accepted sub-answers)
+        lifts what the last step forbade: a search bars answering next ("snippets are no
+        evidence"), and with accepted sub-answers in the knowledge that reason is gone."""
         self.last = AllowFlags()
 
     def allowed(self, state: AgentState) -> AllowFlags:

@@ -2,9 +2,10 @@
 limit is reached, then Beast Mode, then finalizing.
 
 A step: `Gate.allowed` says what the model may do, the model picks one action (a typed
-payload), `dispatch.perform` runs it and returns an `Outcome`, and `_act` below decides
-what happens next from it (Accepted ends research, Stop ends it for Beast Mode, every
-other outcome goes on; `Gate.after` turns it into the next step's choices).
+payload), `dispatch.perform` runs it with a StepContext (agent/step.py) into an
+`Outcome`, the hooks may change it (the re-check); Accepted and Stop end research (the
+value `_research_phase` returns), any other goes on; `Gate.after` turns it into the
+next step's choices, and the hooks run after a step that went on (team mode).
 
 Every run ends:
 
@@ -31,8 +32,10 @@ from deepsearch.agent.events import (
     StepFinished,
     StepStarted,
     omitted_knowledge_notice,
+    safe_emit,
 )
 from deepsearch.agent.gating import Gate
+from deepsearch.agent.hooks import RecheckHook
 from deepsearch.agent.judging.evaluator import Evaluator, QuestionEval, metrics_for
 from deepsearch.agent.judging.honesty import (
     apply_min_confidence,
@@ -41,19 +44,14 @@ from deepsearch.agent.judging.honesty import (
     with_search_record,
 )
 from deepsearch.agent.language import answer_language
-from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop, Unavailable
+from deepsearch.agent.outcomes import Accepted, Outcome, Stop
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.progress import ProgressWatch, ReadWatch
 from deepsearch.agent.refresh import refresh_state, refresh_url_list
-from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind
-from deepsearch.agent.schema import (
-    AllowFlags,
-    AnswerPayload,
-    StepBase,
-    VisitPayload,
-    step_schema,
-)
+from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind, result_so_far
+from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, VisitPayload, step_schema
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.step import LoopHook, StepContext
 from deepsearch.agent.team.mode import TeamMode
 from deepsearch.agent.types import Reference
 from deepsearch.config import ToolName
@@ -72,10 +70,6 @@ MAX_CONSECUTIVE_FAILURES = 3
 LOOP_TIME_SHARE = 0.85
 
 
-class LoopStopped(Exception):
-    """Internal signal: the research phase is over for the given reason."""
-
-
 class ResearchRun:
     """One run. `state` stays readable from outside, so a cut-short run can still report."""
 
@@ -88,7 +82,7 @@ class ResearchRun:
         # --language accepts a code ("de") or a name ("German"); prompts want the name.
         self.language = answer_language(question, options.language)
         # The one owner of "what may the model do now" and all its inputs.
-        self.gate = Gate.for_sandbox(deps.sandbox)
+        self.gate = Gate.for_run(deps.sandbox, options)
         self.deadline = Deadline(deps.clock, options.timeout_s)
         self.stop_reason = ""
         self.fatal: RunError | None = None  # the error that ended the run, if any
@@ -98,7 +92,10 @@ class ResearchRun:
         self.progress = ProgressWatch()  # ends research when nothing new is found
         self.reads = ReadWatch()  # ends the run when no page can be read at all
         self.research_ended_at: int | None = None  # the research phase's last step
-        self.team = TeamMode.for_run(self)  # sub-researches, effort behaviour (agent/team/)
+        # Sub-researches (agent/team/), each a run of this class, within the time left.
+        time_left = lambda: self.deadline.remaining(LOOP_TIME_SHARE)  # noqa: E731
+        self.team = TeamMode(options.team_size, spawn=ResearchRun, time_left=time_left)
+        self.hooks: tuple[LoopHook, ...] = (self.team, RecheckHook())
 
     # ------------------------------------------------------------- driving
 
@@ -133,7 +130,7 @@ class ResearchRun:
     async def _research_then_beast(self) -> tuple[Status, str | None]:
         """The status so far and the error that ended the run early, if one did."""
         try:
-            accepted = await self._research_phase()
+            accepted = isinstance(await self._research_phase(), Accepted)
             if not accepted:
                 await self._beast_mode()
             await self.prefetch.aclose()  # research is over: nothing more will be read
@@ -180,42 +177,38 @@ class ResearchRun:
             or st.not_found_note
             or self.team.partial_answer()
         )
-        result = ResearchResult(
-            question=self.state.question,
+        result = result_so_far(
+            st.question,
+            status,
+            UsageReport.from_tracker(self.deps.llm.tracker),
+            error=error,
+            kind=error_kind(failure or self.fatal, error),
             # A cut-short run's answer was never finalized: no unanchored markers or
             # links to unseen pages may leave with it (run() replaces it when finalized).
-            answer=clean_unanchored(raw, seen_urls(self.state)) if raw else "",
-            status=status,
-            steps=self.team.all_steps(self.state.steps),
+            answer=clean_unanchored(raw, seen_urls(st)) if raw else "",
+            steps=self.team.all_steps(st.steps),
             team=self.team.report(),
             team_not_formed=self.team.not_formed,
-            visited_urls=list(self.state.visited),
-            read_urls=list(self.state.read_urls),
-            usage=UsageReport.from_tracker(self.deps.llm.tracker),
+            visited_urls=list(st.visited),
+            read_urls=list(st.read_urls),
             elapsed_s=round(self.deadline.elapsed(), 3),
-            error=error,
-            error_kind=error_kind(failure or self.fatal, error),
             stop_reason=self._stop_reason(),
             stop_step=self.research_ended_at,
         )
         return with_confidence(st, result)
 
-    async def _research_phase(self) -> bool:
-        """True when an answer was accepted; False when the loop had to stop."""
+    async def _research_phase(self) -> Accepted | Stop:
+        """The outcome that ended research: Accepted (an answer was), or Stop (why the
+        loop had to stop)."""
         try:
             async with self.deadline.limit(LOOP_TIME_SHARE):
-                while True:
-                    self._check_limits()
-                    if await self._step():
-                        self.research_ended_at = self.state.step
-                        return True
-                    await self.team.after_step(self)
-        except (LoopStopped, BudgetStop) as stop:
-            self.stop_reason = str(stop)
+                ended = await self._research_steps()
+        except BudgetStop as stop:
+            ended = Stop(str(stop))
         except TimeoutError:
-            self.stop_reason = "time limit reached"
+            ended = Stop("time limit reached")
         except BudgetExceeded as exc:
-            self.stop_reason = f"budget: {exc}"
+            ended = Stop(f"budget: {exc}")
         except ProviderAuthError:
             raise  # no later call can succeed either
         except RunError as exc:  # a provider failure mid-run still gets a Beast Mode answer
@@ -223,32 +216,49 @@ class ResearchRun:
                 self._finish_step("error", "", str(exc)[:300])  # the step it ended counts
                 self.research_ended_at = self.state.step
                 raise
-            self.stop_reason = f"error: {exc}"
             if self._provider_unreachable(exc):
+                self.stop_reason = f"error: {exc}"
                 raise  # not one step worked: asking the same dead endpoint again only waits
-        # The Beast Mode phase event that follows carries the reason to the view.
+            ended = Stop(f"error: {exc}")
         self.research_ended_at = self.state.step
-        return False
+        if isinstance(ended, Stop):  # the Beast Mode phase event carries it to the view
+            self.stop_reason = ended.detail
+        return ended
 
-    def _check_limits(self) -> None:
+    async def _research_steps(self) -> Accepted | Stop:
+        """Step after step until one ends research or a limit does."""
+        while True:
+            limit = self._limit_reached()
+            if limit is not None:
+                return limit
+            outcome = await self._step()
+            if isinstance(outcome, Accepted | Stop):
+                return outcome
+            ctx = self._context()
+            if any([await hook.after_step(ctx) for hook in self.hooks]):  # each one runs
+                self.gate.reopen()
+
+    def _limit_reached(self) -> Stop | None:
         self.deps.llm.tracker.check_room_for_step()  # BudgetStop near 85% of the budget
         if self.deadline.remaining(LOOP_TIME_SHARE) == 0:
-            raise LoopStopped("time limit reached")
+            return Stop("time limit reached")
         if self.state.step >= self.options.max_steps:
-            raise LoopStopped(f"step limit of {self.options.max_steps} reached")
+            return Stop(f"step limit of {self.options.max_steps} reached")
         if self.state.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
-            raise LoopStopped("the model gave no usable reply several times in a row")
+            return Stop("the model gave no usable reply several times in a row")
         if self.progress.stalled(self.state):
-            raise LoopStopped(self.progress.reason())
+            return Stop(self.progress.reason())
+        return None
 
     # ------------------------------------------------------------- one step
 
-    async def _step(self) -> bool:
+    async def _step(self) -> Outcome | None:
+        """The step's outcome; None when the model gave no usable reply."""
         self.state.begin_step()
         with self.deps.llm.tracker.measure_step():  # the next step's budget check reads it
             return await self._step_body(self.state)
 
-    async def _step_body(self, st: AgentState) -> bool:
+    async def _step_body(self, st: AgentState) -> Outcome | None:
         if not st.question_classified:
             await self._classify_question()
         await refresh_url_list(st, self.deps, self.options)
@@ -263,7 +273,7 @@ class ResearchRun:
         picks = payload.url_indices if isinstance(payload, VisitPayload) else None
         self.prefetch.retain(choose_targets(st, picks) if picks is not None else [])
         if decision is None:
-            return False
+            return None
         return await self._act(decision)
 
     def _prefetch(self, st: AgentState, flags: AllowFlags) -> None:
@@ -277,7 +287,7 @@ class ResearchRun:
 
     async def _decide(self, flags: AllowFlags, *, tool: ToolName, beast: bool) -> StepBase | None:
         st = self.state
-        allowance = self.knowledge_allowance(tool)
+        allowance = knowledge_allowance(self.deps.llm, tool)
         await refresh_state(
             st, self.deps.similarity, allowance_tokens=allowance, page_chars=self.options.page_chars
         )
@@ -306,21 +316,22 @@ class ResearchRun:
         st.count_reply(usable=True)
         return result.value
 
-    async def _act(self, decision: StepBase) -> bool:
-        """Run the chosen action, and let its outcome decide what happens next:
-        True when the run's answer was accepted."""
+    async def _act(self, decision: StepBase) -> Outcome:
+        """Run the chosen action; its outcome (after the hooks) is the step's: Accepted
+        and Stop end research, any other goes on (the gate has taken note)."""
         payload = decision.payload()
-        outcome = await self.team.recheck(self, await perform(self, payload))
+        ctx = self._context()
+        outcome = await perform(ctx, payload)
+        for hook in self.hooks:
+            outcome = await hook.after_outcome(ctx, outcome)
         self.reads.check(self.state)  # every read refused twice in a row: WebUnreadable
         self.gate.after(payload.action, outcome)  # what the next step may do
         self._finish_step(payload.action, decision.think, outcome.detail)
-        match outcome:
-            case Accepted():
-                return True
-            case Stop(reason=reason):
-                raise LoopStopped(reason)
-            case Unavailable() | Rejected() | Continue():
-                return False  # the gate has taken note; research goes on
+        return outcome
+
+    def _context(self) -> StepContext:
+        parts = (self.state, self.deps, self.options, self.evaluator)
+        return StepContext(*parts, gate=self.gate.view(), prefetch=self.prefetch)
 
     async def _classify_question(self) -> None:
         st = self.state
@@ -329,7 +340,7 @@ class ResearchRun:
             verdict = await self.evaluator.classify(st.question)
         except StructuredOutputError:
             verdict = QuestionEval()  # unclassified: the default checks apply
-        self.gate.needs_freshness = verdict.needs_freshness
+        self.gate.after_classification(needs_freshness=verdict.needs_freshness)
         st.metrics = metrics_for(verdict, self.options.max_bad_attempts)
 
     # ------------------------------------------------------------- Beast Mode
@@ -356,10 +367,11 @@ class ResearchRun:
 
     # ------------------------------------------------------------- helpers
 
+    def _emit(self, event: AgentEvent) -> None:
+        safe_emit(self.deps.emit, event)
+
     def _finish_step(self, action: str, think: str, detail: str) -> None:
-        st = self.state
-        record = st.record_step(action, think, detail)
-        tracker = self.deps.llm.tracker
+        record, tracker = self.state.record_step(action, think, detail), self.deps.llm.tracker
         self._emit(
             StepFinished(
                 step=record.step,
@@ -372,9 +384,6 @@ class ResearchRun:
             )
         )
 
-    def knowledge_allowance(self, tool: ToolName) -> int:
-        return knowledge_allowance(self.deps.llm, tool)
-
     def _stop_reason(self) -> str | None:
         """Why the research phase ended, for --json; None while it runs."""
         if self.fatal is not None:  # the error that stopped the run, its first line
@@ -385,13 +394,6 @@ class ResearchRun:
 
     def _provider_unreachable(self, exc: RunError) -> bool:
         """A transport failure before any step succeeded (dead or refusing endpoint)."""
-        transport = isinstance(exc, ProviderError) and not isinstance(
-            exc, StructuredOutputError | ContextLengthError
-        )
+        not_transport = StructuredOutputError | ContextLengthError
+        transport = isinstance(exc, ProviderError) and not isinstance(exc, not_transport)
         return transport and not any(s.action != "error" for s in self.state.steps)
-
-    def _emit(self, event: AgentEvent) -> None:
-        try:
-            self.deps.emit(event)
-        except Exception:  # the view must never break the run
-            pass

@@ -34,11 +34,7 @@ class Rejected:
 
 @dataclass(frozen=True)
 class Stop:
-    detail: str
-
-    @property
-    def reason(self) -> str:
-        return self.detail
+    detail: str  # why the research phase is over
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 from pydantic import BaseModel, Field
 
@@ -119,3 +119,41 @@ class ResearchResult(BaseModel):
         if self.error_kind == "fatal":
             return EXIT_RUNTIME
         return STATUS_EXIT[self.status]
+
+
+class Found(TypedDict, total=False):
+    """What a started run had found and spent when it was cut short."""
+
+    steps: list[StepRecord]
+    team: list[TeamMember]
+    team_not_formed: str | None
+    visited_urls: list[str]
+    read_urls: list[str]
+    stop_reason: str | None
+    stop_step: int | None
+
+
+def result_so_far(
+    question: str,
+    status: Status,
+    usage: UsageReport,
+    *,
+    error: str | None = None,
+    kind: ErrorKind | None = None,
+    answer: str = "",
+    elapsed_s: float = 0.0,
+    **found: Unpack[Found],
+) -> ResearchResult:
+    """The one builder of a result a run did not finish: an empty one (the run never
+    started: nothing found, nothing spent) or what a started run had found so far
+    (ResearchRun.snapshot). `kind` is the error's kind, and none without an error."""
+    return ResearchResult(
+        question=question,
+        answer=answer,
+        status=status,
+        usage=usage,
+        elapsed_s=elapsed_s,
+        error=error,
+        error_kind=kind if error is not None else None,
+        **found,
+    )

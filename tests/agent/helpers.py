@@ -8,7 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.judging.evaluator import QuestionEval
+from deepsearch.agent.judging.evaluator import Evaluator, QuestionEval
+from deepsearch.agent.state import AgentState
+from deepsearch.agent.step import StepContext
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest, Usage
 from deepsearch.llm.client import LLMClient
@@ -175,3 +177,10 @@ def make_deps(
 
 def options(**kwargs: Any) -> RunOptions:
     return RunOptions(**kwargs)
+
+
+def step_context(state: AgentState, deps: AgentDeps, opts: RunOptions | None = None) -> StepContext:
+    """The context a handler gets from the loop, for calling one handler alone."""
+    return StepContext(
+        state=state, deps=deps, options=opts or RunOptions(), evaluator=Evaluator(deps.llm)
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deepsearch.agent import diary
+from deepsearch.agent import diary, wording
 from deepsearch.agent.state import AgentState
 from deepsearch.llm.base import Usage
 from deepsearch.llm.tracker import BudgetStop, TokenTracker
@@ -65,12 +65,12 @@ def test_beast_mode_keeps_half_of_what_is_left_for_its_answer() -> None:
 
 
 def _dummy(template: str) -> dict[str, object]:
-    return {name: f"<{name}>" for name in diary.variables(template)}
+    return {name: f"<{name}>" for name in wording.variables(template)}
 
 
-@pytest.mark.parametrize("kind", sorted(diary.templates()["lines"]))
+@pytest.mark.parametrize("kind", sorted(wording.templates()["lines"]))
 def test_every_diary_line_renders_with_its_variables(kind: str) -> None:
-    template = diary.templates()["lines"][kind]
+    template = wording.templates()["lines"][kind]
     assert template.startswith("Step {step}: "), "every line says which step it was"
     st = AgentState.start("Q?")
     st.step = 7
@@ -81,34 +81,34 @@ def test_every_diary_line_renders_with_its_variables(kind: str) -> None:
     assert "{" not in st.diary[-1]
 
 
-@pytest.mark.parametrize("kind", sorted(diary.templates()["parts"]))
+@pytest.mark.parametrize("kind", sorted(wording.templates()["parts"]))
 def test_every_diary_part_renders_with_its_variables(kind: str) -> None:
-    template = diary.templates()["parts"][kind]
+    template = wording.templates()["parts"][kind]
     values = _dummy(template)
     text = diary.part(kind, **values)
     assert all(str(v) in text for v in values.values()) and "{" not in text
 
 
-@pytest.mark.parametrize("kind", sorted(diary.templates()["questions"]))
+@pytest.mark.parametrize("kind", sorted(wording.templates()["questions"]))
 def test_every_knowledge_question_renders_with_its_variables(kind: str) -> None:
-    template = diary.templates()["questions"][kind]
+    template = wording.templates()["questions"][kind]
     values = _dummy(template)
-    text = diary.question(kind, **values)
+    text = wording.knowledge_question(kind, **values)
     assert text.endswith("?") or "Answer: " in text, "a knowledge item's Q: is a question"
     assert all(str(v) in text for v in values.values()) and "{" not in text
     with pytest.raises(KeyError):
-        diary.question(kind, **values, extra="x")
+        wording.knowledge_question(kind, **values, extra="x")
 
 
 def test_a_knowledge_question_cuts_a_long_answer_where_its_template_says() -> None:
-    text = diary.question("rejected_answer", question="Q?", answer="x" * 2000)
+    text = wording.knowledge_question("rejected_answer", question="Q?", answer="x" * 2000)
     assert text.endswith("Answer: " + "x" * 500)
 
 
 @pytest.mark.parametrize("table", ["lines", "parts", "questions"])
 def test_every_template_is_used_by_the_code(table: str) -> None:
     code = "\n".join(p.read_text(encoding="utf-8") for p in SOURCE.rglob("*.py"))
-    unused = [kind for kind in diary.templates()[table] if f'"{kind}"' not in code]
+    unused = [kind for kind in wording.templates()[table] if f'"{kind}"' not in code]
     assert not unused, f"diary {table} no code writes: {unused}"
 
 

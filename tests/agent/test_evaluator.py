@@ -107,6 +107,6 @@ def test_the_strict_check_sees_what_the_answer_rests_on_first() -> None:
     from deepsearch.llm.tokens import count_tokens
 
     room = sum(count_tokens(format_item(i + 2, k)) for i, k in enumerate(newer) if i >= 3) + 3
-    text = Evaluator(client, knowledge_tokens=room)._knowledge_text([support, *newer])
+    text = Evaluator._knowledge_text([support, *newer], room)
     assert "Miriam Vosk" in text
     assert text.index("Miriam Vosk") < text.index("n4")  # original order kept

@@ -18,7 +18,7 @@ from deepsearch.agent.schema import AnswerPayload, step_schema
 from deepsearch.agent.state import AgentState, EvalMetric
 from deepsearch.llm.testing import ToolQueues, scripted_client
 from deepsearch.prompts import render
-from tests.agent.helpers import make_deps, options, router, scripted
+from tests.agent.helpers import make_deps, options, router, scripted, step_context
 
 Q = "When was the Eiffel Tower completed?"
 SEARCH = {"think": "look", "action": {"search": {"queries": ["eiffel tower completed"]}}}
@@ -166,12 +166,11 @@ async def test_min_confidence_never_touches_an_accepted_answer() -> None:
 
 @pytest.mark.parametrize("supported", [False, True])
 async def test_a_not_found_sub_answer_is_not_pinned_as_knowledge(supported: bool) -> None:
-    client, _ = scripted_client(lambda r: {"think": "ok", "pass": True})
+    deps, _ = make_deps(lambda r: {"think": "ok", "pass": True})
     state = AgentState.start(Q)
     state.gaps, state.step = [Q, "Who built it?"], 1  # gaps[1 % 2]: the sub-question
     payload = AnswerPayload(answer=NOT_FOUND_TEXT, supported=supported)
-    now = datetime(2026, 12, 1, tzinfo=UTC)
-    outcome = await handle_answer(payload, state, Evaluator(client), now=now, options=options())
+    outcome = await handle_answer(payload, step_context(state, deps))
     pinned = [k for k in state.knowledge if NOT_FOUND_TEXT in k.answer]
     assert bool(pinned) is supported
     assert ("Who built it?" in state.gaps) is not supported

@@ -13,7 +13,7 @@ from deepsearch.agent.schema import CodingPayload, SearchPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.errors import WebUnreadable
-from tests.agent.helpers import make_deps, options, router
+from tests.agent.helpers import make_deps, router, step_context
 from tests.fakes.dead_end import CountingSandbox
 
 QUESTION = "Which psychologist founded the Journal of Applied Memory Research?"
@@ -135,14 +135,14 @@ async def test_a_repeated_query_or_results_seen_before_are_nothing_new() -> None
     state = AgentState.start(QUESTION)
     watch = watched(state)
     first = SearchPayload(queries=["journal of applied memory research founder"])
-    await handle_search(first, state, deps, options())
+    await handle_search(first, step_context(state, deps))
     assert watch.judge(state)
-    await handle_search(first, state, deps, options())  # the same query: not run
+    await handle_search(first, step_context(state, deps))  # the same query: not run
     assert not watch.judge(state)
     again = SearchPayload(queries=["applied memory journal psychologist founded"])
-    await handle_search(again, state, deps, options())  # a new query, the same result
+    await handle_search(again, step_context(state, deps))  # a new query, the same result
     assert not watch.judge(state)
-    await handle_search(SearchPayload(queries=["berlin coat of arms"]), state, deps, options())
+    await handle_search(SearchPayload(queries=["berlin coat of arms"]), step_context(state, deps))
     assert not watch.judge(state)  # nothing came back
 
 
@@ -162,10 +162,10 @@ async def test_the_same_program_is_not_run_again_and_adds_nothing() -> None:
     state = AgentState.start(QUESTION)
     payload = CodingPayload(problem="count the letters of hello world")
     deps, _ = make_deps(coder("print(len('hello world'))"), sandbox=sandbox)
-    first = await handle_coding(payload, state, deps, options())
+    first = await handle_coding(payload, step_context(state, deps))
     assert first.detail.startswith("ok: 11")
     deps, _ = make_deps(coder('# again\nprint( len("hello world") )\n'), sandbox=sandbox)
-    second = await handle_coding(payload, state, deps, options())
+    second = await handle_coding(payload, step_context(state, deps))
     assert len(sandbox.programs) == 1  # layout, quotes and comments do not make it new
     assert "not re-run: 11" in second.detail
     assert [k.type for k in state.knowledge] == ["coding"]

@@ -142,7 +142,7 @@ def many_on_topic(query: SearchQuery) -> list[SearchResult]:
 async def test_no_rewrite_call_when_the_raw_pass_came_back_strong() -> None:
     from deepsearch.agent import actions
 
-    strong = actions.search._Batch(  # type: ignore[attr-defined]
+    strong = actions.search.Batch(  # type: ignore[attr-defined]
         queries=["Tokyo population"], results=many_on_topic(SearchQuery(q="x")), errors=[]
     )
     assert actions.search.came_back_strong(strong)  # type: ignore[attr-defined]

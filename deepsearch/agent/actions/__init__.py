@@ -1,2 +1,3 @@
-"""One handler per action. Each takes (payload, state, deps, options) and returns a
-short detail line for the step record; none of them raises for outside failures."""
+"""One handler per action. Each takes (payload, ctx: agent.step.StepContext) and returns
+an `Outcome` (agent/outcomes.py) whose `detail` is the step log's line; none of them
+raises for outside failures. agent/dispatch.py picks the handler for a payload."""

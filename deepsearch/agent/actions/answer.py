@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from deepsearch.agent import diary
-from deepsearch.agent.deps import RunOptions
+from deepsearch.agent.context import knowledge_allowance
 from deepsearch.agent.judging.content import answers_something, instructions_of
 from deepsearch.agent.judging.evaluator import Evaluator, Verdict
 from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop
 from deepsearch.agent.schema import AnswerPayload
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.step import StepContext
 from deepsearch.agent.types import KnowledgeItem
+from deepsearch.agent.wording import knowledge_question
 from deepsearch.errors import StructuredOutputError
+from deepsearch.prompts import render
 from deepsearch.text import has_content
 
 # Continue: a sub-question was answered; Rejected: refused, research goes on;
@@ -30,13 +30,19 @@ def _answer_subquestion(state: AgentState, question: str, answer: str) -> Contin
     return Continue(f"sub-question answered: {question}")
 
 
-async def _judge(
-    evaluator: Evaluator, state: AgentState, answer: str, now: datetime, *, supported: bool
-) -> Verdict:
-    """The evaluator's verdict on an answer to the original question."""
+async def _judge(ctx: StepContext, answer: str, *, supported: bool) -> Verdict:
+    """The evaluator's verdict on an answer to the original question; its strict check
+    shows what of the knowledge fits the evaluator's own allowance."""
+    state = ctx.state
     try:
-        return await evaluator.evaluate(
-            state.question, answer, state.metrics, state.knowledge, now=now, supported=supported
+        return await ctx.evaluator.evaluate(
+            state.question,
+            answer,
+            state.metrics,
+            state.knowledge,
+            now=ctx.deps.clock.now(),
+            supported=supported,
+            knowledge_tokens=knowledge_allowance(ctx.deps.llm, "evaluator"),
         )
     except StructuredOutputError as exc:
         # As in the reference, a check that cannot be run counts as a failure of it:
@@ -57,12 +63,18 @@ async def _learn_from_rejection(
     lesson = verdict.think
     try:
         analysis = await evaluator.analyze_errors(state.diary, verdict)
-        lesson += f"\nRecap: {analysis.recap}\nBlame: {analysis.blame}\nImprovement: {analysis.improvement}"
+        lesson = render(
+            "rejection_lesson",
+            verdict=verdict.think,
+            recap=analysis.recap,
+            blame=analysis.blame,
+            improvement=analysis.improvement,
+        )
     except StructuredOutputError:
         pass  # the verdict alone is still a useful lesson
     state.add_knowledge(
         KnowledgeItem(
-            question=diary.question("rejected_answer", question=state.question, answer=answer),
+            question=knowledge_question("rejected_answer", question=state.question, answer=answer),
             answer=lesson.strip(),
             type="qa",
         )
@@ -76,14 +88,8 @@ def _not_found_subquestion(state: AgentState, question: str, answer: str) -> Rej
     return Rejected(f"sub-question not answered: {question}")
 
 
-async def handle_answer(
-    payload: AnswerPayload,
-    state: AgentState,
-    evaluator: Evaluator,
-    *,
-    now: datetime,
-    options: RunOptions,
-) -> AnswerOutcome:
+async def handle_answer(payload: AnswerPayload, ctx: StepContext) -> AnswerOutcome:
+    state, evaluator = ctx.state, ctx.evaluator
     answer = payload.answer.strip()
     if not has_content(answer):  # nothing, or JSON debris such as `},`
         state.note("empty_answer")
@@ -101,18 +107,18 @@ async def handle_answer(
         # Never accepted (the evaluator refuses it without a call); research goes on.
         state.report_not_found(answer)
         state.note("reported_not_found")
-        verdict = await _judge(evaluator, state, answer, now, supported=False)
+        verdict = await _judge(ctx, answer, supported=False)
         return await _rejected(evaluator, state, answer, verdict, learn=False)
 
     state.propose_answer(answer, uncertain=payload.uncertain)
     # Unjudged only when it says something and the model stands by it; an "I don't
     # know" or a hedge goes to the evaluator like any later answer.
     direct = not payload.uncertain and answers_something(answer, prompt=state.prompt_shown)
-    if state.step == 1 and options.direct_answer and direct:
+    if state.step == 1 and ctx.options.direct_answer and direct:
         state.accept_answer(answer, trivial=True)
         return Accepted("answered directly at step 1")
 
-    verdict = await _judge(evaluator, state, answer, now, supported=True)
+    verdict = await _judge(ctx, answer, supported=True)
     if verdict.passed:
         state.accept_answer(answer)
         state.note("answer_passed")

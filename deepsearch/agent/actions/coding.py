@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from deepsearch.agent import diary
-from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.deps import AgentDeps
 from deepsearch.agent.outcomes import Continue, Unavailable
 from deepsearch.agent.schema import CodingPayload
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.step import StepContext
 from deepsearch.agent.types import KnowledgeItem
+from deepsearch.agent.wording import knowledge_question
 from deepsearch.errors import SandboxUnavailable, StructuredOutputError
 from deepsearch.llm.base import Message
 from deepsearch.prompts import render
@@ -116,7 +117,7 @@ def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> Cont
     output = result.result if result.result is not None else result.stdout
     state.add_knowledge(
         KnowledgeItem(
-            question=diary.question("computation", problem=problem),
+            question=knowledge_question("computation", problem=problem),
             answer=(output or "(no output)")[:4000],
             type="coding",
         )
@@ -125,10 +126,9 @@ def _keep_result(state: AgentState, problem: str, result: SandboxResult) -> Cont
     return Continue(f"ok: {str(output)[:120]}")
 
 
-async def handle_coding(
-    payload: CodingPayload, state: AgentState, deps: AgentDeps, options: RunOptions
-) -> Continue | Unavailable:
+async def handle_coding(payload: CodingPayload, ctx: StepContext) -> Continue | Unavailable:
     """Unavailable when the sandbox cannot run code at all: the run stops offering it."""
+    state, deps = ctx.state, ctx.deps
     sandbox = deps.sandbox
     if sandbox is None:
         state.note("no_sandbox")

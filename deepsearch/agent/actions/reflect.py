@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.outcomes import Continue
 from deepsearch.agent.schema import MAX_SUBQUESTIONS, ReflectPayload
-from deepsearch.agent.state import AgentState
+from deepsearch.agent.step import StepContext
 
 
 def _key(text: str) -> str:
     return " ".join(text.lower().split()).rstrip("?")
 
 
-async def handle_reflect(
-    payload: ReflectPayload, state: AgentState, deps: AgentDeps, options: RunOptions
-) -> Continue:
+async def handle_reflect(payload: ReflectPayload, ctx: StepContext) -> Continue:
+    state = ctx.state
     asked = {_key(q) for q in state.all_questions}
     fresh: list[str] = []
     for question in payload.questions:
@@ -23,7 +21,7 @@ async def handle_reflect(
             asked.add(_key(question))
             fresh.append(question)
     # Near-duplicates of anything already asked are dropped too, not just exact repeats.
-    fresh = await deps.similarity.dedup(fresh, state.all_questions)
+    fresh = await ctx.deps.similarity.dedup(fresh, state.all_questions)
     fresh = fresh[:MAX_SUBQUESTIONS]
     if not fresh:
         state.note("sub_questions_repeated")

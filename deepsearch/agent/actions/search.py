@@ -13,7 +13,9 @@ from deepsearch.agent.retrieval.lexical import word_coverage
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.step import StepContext
 from deepsearch.agent.types import KnowledgeItem
+from deepsearch.agent.wording import knowledge_question
 from deepsearch.text import cut_at_word
 from deepsearch.web.search.chain import SearchUnavailable
 from deepsearch.web.types import SearchQuery, SearchResult
@@ -23,6 +25,7 @@ MIN_ON_TOPIC_TO_SKIP_REWRITE = 3
 ON_TOPIC_SHARE = 0.5
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
+SNIPPETS_SHOWN = 30  # search results whose snippets join the knowledge
 MAX_QUERY_CHARS = 200  # a query searched (and listed in "Looked for") is at most this long
 
 
@@ -78,19 +81,31 @@ async def run_queries(
     return results, errors
 
 
-def _pool_results(state: AgentState, results: list[SearchResult], label: str) -> None:
+def as_queries(texts: list[str], options: RunOptions) -> list[SearchQuery]:
+    """The queries to run: held to the run's host restriction and result count."""
+    sites = list(options.only_hostnames)
+    return [SearchQuery(q=q, sites=sites, limit=options.results_per_query) for q in texts]
+
+
+def _pool_results(
+    state: AgentState, results: list[SearchResult], question: str, shown: int
+) -> None:
+    """Every hit into the pool; the first `shown` snippets as side-info knowledge
+    that answers `question`."""
     for result in results:
         add_to_pool(state, result)
     if results:
         snippets = "; ".join(
-            f"{_clean(r.title)}: {_clean(r.snippet)}" for r in results[:30] if r.snippet or r.title
+            f"{_clean(r.title)}: {_clean(r.snippet)}"
+            for r in results[:shown]
+            if r.snippet or r.title
         )
         state.add_knowledge(
             KnowledgeItem(
-                question=diary.question("search_results", label=label),
+                question=question,
                 answer=snippets[:4000],
                 type="side-info",
-                references=[r.url for r in results[:30]],
+                references=[r.url for r in results[:shown]],
             )
         )
 
@@ -111,7 +126,7 @@ async def _new_followups(
 
 
 @dataclass
-class _Batch:
+class Batch:
     """What one search step ran and found, both passes together."""
 
     queries: list[str]
@@ -119,15 +134,28 @@ class _Batch:
     errors: list[str]
 
 
-async def _run_batch(state: AgentState, deps: AgentDeps, queries: list[SearchQuery]) -> _Batch:
+async def run_batch(
+    state: AgentState,
+    deps: AgentDeps,
+    queries: list[SearchQuery],
+    *,
+    question: str | None = None,
+    shown: int = SNIPPETS_SHOWN,
+) -> Batch:
+    """The one search pipeline (the search step's passes, the re-check's second
+    search): run the queries, record them as searched, pool the hits, keep the
+    snippets as knowledge answering `question` (by default: what the results say
+    about these queries)."""
     results, errors = await run_queries(deps, queries)
     texts = [q.q for q in queries]
     state.record_queries(texts)
-    _pool_results(state, results, "; ".join(texts))
-    return _Batch(queries=texts, results=results, errors=errors)
+    if question is None:
+        question = knowledge_question("search_results", label="; ".join(texts))
+    _pool_results(state, results, question, shown)
+    return Batch(queries=texts, results=results, errors=errors)
 
 
-def came_back_strong(batch: _Batch) -> bool:
+def came_back_strong(batch: Batch) -> bool:
     """At least MIN_ON_TOPIC_TO_SKIP_REWRITE results carry half the words of a query
     run: the raw pass found plenty to read, and a rewrite call would only add latency
     and tokens."""
@@ -140,8 +168,8 @@ def came_back_strong(batch: _Batch) -> bool:
 
 
 async def _second_pass(
-    batch: _Batch, state: AgentState, deps: AgentDeps, options: RunOptions, fresh: bool
-) -> _Batch:
+    batch: Batch, state: AgentState, deps: AgentDeps, options: RunOptions, fresh: bool
+) -> Batch:
     """The rewriter's follow-ups to what the raw queries found, run in the same step,
     unless the raw pass came back strong."""
     if deps.rewrite_queries is None or not batch.results or came_back_strong(batch):
@@ -152,15 +180,15 @@ async def _second_pass(
     followups = await _new_followups(state, proposed, options, deps.similarity)
     if not followups:
         return batch
-    more = await _run_batch(state, deps, followups)
-    return _Batch(
+    more = await run_batch(state, deps, followups)
+    return Batch(
         queries=batch.queries + more.queries,
         results=batch.results + more.results,
         errors=batch.errors + more.errors,
     )
 
 
-def _record(state: AgentState, batch: _Batch) -> Continue:
+def _record(state: AgentState, batch: Batch) -> Continue:
     """Write the step to the diary; the short detail for the step log."""
     errors = batch.errors
     state.note(
@@ -176,18 +204,12 @@ def _record(state: AgentState, batch: _Batch) -> Continue:
     return Continue(f"{len(batch.results)} results{failed}: {' | '.join(batch.queries)}")
 
 
-async def handle_search(
-    payload: SearchPayload,
-    state: AgentState,
-    deps: AgentDeps,
-    options: RunOptions,
-    *,
-    needs_freshness: bool = False,
-) -> Continue:
+async def handle_search(payload: SearchPayload, ctx: StepContext) -> Continue:
     """Raw queries, then (unless they came back strong) the rewriter's follow-ups.
     Nothing is prefetched here: the engine's order is not the ranked list a visit
     reads from, so reads started now were mostly wasted (the next step prefetches
     from the ranked list while the model decides)."""
+    state, deps, options = ctx.state, ctx.deps, ctx.options
     # Exact repeats first (cheap), then near-duplicates of anything searched before.
     queries = new_queries(state, payload.queries)
     if queries:
@@ -195,8 +217,6 @@ async def handle_search(
     if not queries:
         state.note("queries_repeated")
         return Continue("no new queries")
-    sites = list(options.only_hostnames)
-    first = [SearchQuery(q=q, sites=sites, limit=options.results_per_query) for q in queries]
-    batch = await _run_batch(state, deps, first)
-    batch = await _second_pass(batch, state, deps, options, needs_freshness)
+    batch = await run_batch(state, deps, as_queries(queries, options))
+    batch = await _second_pass(batch, state, deps, options, ctx.gate.needs_freshness)
     return _record(state, batch)

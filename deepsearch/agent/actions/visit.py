@@ -10,7 +10,7 @@ from urllib.parse import unquote
 from deepsearch.agent import diary
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.outcomes import Continue
-from deepsearch.agent.prefetch import Prefetcher, safe_read
+from deepsearch.agent.prefetch import safe_read
 from deepsearch.agent.retrieval.evidence import (
     PageEvidence,
     anchor_texts,
@@ -19,7 +19,9 @@ from deepsearch.agent.retrieval.evidence import (
 )
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
+from deepsearch.agent.step import StepContext
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
+from deepsearch.agent.wording import knowledge_question
 from deepsearch.web.types import Page, ReadFailure
 from deepsearch.web.urls import hostname, normalize_url
 
@@ -86,7 +88,7 @@ async def _add_evidence(
     """The page's knowledge item: its evidence chunks (navigation dropped), shown as
     the passages relevant to the research questions (re-chosen before every prompt)."""
     item = KnowledgeItem(
-        question=diary.question("page", title=read.title or read.url),
+        question=knowledge_question("page", title=read.title or read.url),
         answer="",
         type="url",
         references=[read.url],
@@ -104,16 +106,10 @@ def _drop_dead_host(state: AgentState, url: str) -> None:
     state.forget_host(host, [u for u in state.url_pool if hostname(u) == host])
 
 
-async def handle_visit(
-    payload: VisitPayload,
-    state: AgentState,
-    deps: AgentDeps,
-    options: RunOptions,
-    *,
-    prefetch: Prefetcher | None = None,
-) -> Continue:
+async def handle_visit(payload: VisitPayload, ctx: StepContext) -> Continue:
     """Read the targets concurrently; a URL being (or already) read in the background
-    by `prefetch` is awaited there, never read twice."""
+    by the context's prefetcher is awaited there, never read twice."""
+    state, deps, options, prefetch = ctx.state, ctx.deps, ctx.options, ctx.prefetch
     targets = choose_targets(state, payload.url_indices)
     if not targets:
         state.note("nothing_to_read")

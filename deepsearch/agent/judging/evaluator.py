@@ -184,10 +184,14 @@ def _source_dates(knowledge: Sequence[KnowledgeItem], limit: int = 20) -> str:
     return "\n".join(lines[-limit:])
 
 
+# The strict check's knowledge allowance when the caller names none (the loop passes
+# what the evaluator's context window leaves, context.knowledge_allowance).
+DEFAULT_KNOWLEDGE_TOKENS = 20_000
+
+
 class Evaluator:
-    def __init__(self, llm: LLMClient, *, knowledge_tokens: int = 20_000) -> None:
+    def __init__(self, llm: LLMClient) -> None:
         self.llm = llm
-        self.knowledge_tokens = knowledge_tokens
 
     async def classify(self, question: str) -> QuestionEval:
         result = await self.llm.generate_object(
@@ -207,6 +211,7 @@ class Evaluator:
         *,
         now: datetime,
         supported: bool = True,
+        knowledge_tokens: int = DEFAULT_KNOWLEDGE_TOKENS,
     ) -> Verdict:
         """Run the checks (concurrently when the budget allows); the first failure
         in CHECK_ORDER is the verdict. An answer its author marked as not supported
@@ -218,7 +223,10 @@ class Evaluator:
         ]
         if not supported:
             return not_found_verdict(kinds)
-        requests = [self._request(kind, question, answer, knowledge, now) for kind in kinds]
+        requests = [
+            self._request(kind, question, answer, knowledge, knowledge_tokens, now)
+            for kind in kinds
+        ]
         if len(requests) > 1 and self._fits_at_once(requests):
             outcomes = await asyncio.gather(
                 *(self._ask(*r) for r in requests), return_exceptions=True
@@ -241,10 +249,12 @@ class Evaluator:
         question: str,
         answer: str,
         knowledge: Sequence[KnowledgeItem],
+        allowance: int,
         now: datetime,
     ) -> tuple[type[_CheckReply], str, list[Message]]:
+        """`allowance`: how many tokens of the knowledge the strict check may show."""
         schema = CHECKS[kind]
-        system = self._check_prompt(kind, knowledge, now)
+        system = self._check_prompt(kind, knowledge, allowance, now)
         if kind == "freshness" and (dated := _source_dates(knowledge)):
             # The model judges the age from the sources' dates, not a guess.
             answer += "\n\n" + render("eval_source_dates", dates=dated)
@@ -270,29 +280,30 @@ class Evaluator:
         return worst * CONCURRENT_MARGIN <= tracker.remaining
 
     def _check_prompt(
-        self, kind: EvalType, knowledge: Sequence[KnowledgeItem], now: datetime
+        self, kind: EvalType, knowledge: Sequence[KnowledgeItem], allowance: int, now: datetime
     ) -> str:
         """A check's system prompt, with what its template needs besides the
         question and answer (those are the user message)."""
         if kind == "freshness":
             return render("eval_freshness", now=now.isoformat(timespec="minutes"))
         if kind == "strict":
-            return render("eval_strict", knowledge=self._knowledge_text(knowledge))
+            return render("eval_strict", knowledge=self._knowledge_text(knowledge, allowance))
         if kind == "plurality":
             return render("eval_plurality")
         if kind == "completeness":
             return render("eval_completeness")
         return render("eval_definitive")
 
-    def _knowledge_text(self, knowledge: Sequence[KnowledgeItem]) -> str:
+    @staticmethod
+    def _knowledge_text(knowledge: Sequence[KnowledgeItem], allowance: int) -> str:
         """Pinned items (what the answer rests on) first, then the newest, within
-        the allowance; shown in their original order."""
+        `allowance` tokens; shown in their original order."""
         order = sorted(range(len(knowledge)), key=lambda i: (not knowledge[i].pinned, -i))
         chosen: list[int] = []
         spent = 0
         for i in order:
             cost = count_tokens(format_item(i + 1, knowledge[i]))
-            if spent + cost > self.knowledge_tokens:
+            if spent + cost > allowance:
                 continue
             chosen.append(i)
             spent += cost
