@@ -177,17 +177,9 @@ def load_config(
         _set_dotted(merged, dotted, value)
         sources[dotted] = f"env {env_names[dotted]}"
 
-    for dotted, value in (overrides or {}).items():
-        if value is None:
-            continue
-        _set_dotted(merged, dotted, value)
-        sources[dotted] = (override_labels or {}).get(dotted, "flag")
+    _override(merged, sources, overrides or {}, override_labels or {}, default_label="flag")
     apply_effort_preset(merged, sources)
-
-    try:
-        settings = Settings.model_validate(merged)
-    except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc, sources)) from None
+    settings = _validated(merged, sources)
     return LoadedConfig(
         settings=settings, sources=sources, user_file=str(user_path) if user_path else None
     )
@@ -196,16 +188,33 @@ def load_config(
 def with_overrides(
     settings: Settings, overrides: Mapping[str, Any], labels: Mapping[str, str]
 ) -> Settings:
-    """`settings` with these dotted keys set (None: left alone), validated as the whole
-    configuration is; a bad value is a ConfigError naming `labels`' name for its key,
-    worded as a bad flag is (`team_size: agent.team_size: Input should be ...`)."""
+    """`settings` with these dotted keys set (None: left alone), by the flags' own
+    steps (`_override`, `_validated`): a bad value is a ConfigError naming `labels`'
+    name for its key, worded as a bad flag is (`team_size: agent.team_size: ...`)."""
     merged = settings.model_dump()
     sources: dict[str, str] = {}
+    _override(merged, sources, overrides, labels, default_label="override")
+    return _validated(merged, sources)
+
+
+def _override(
+    merged: dict[str, Any],
+    sources: dict[str, str],
+    overrides: Mapping[str, Any],
+    labels: Mapping[str, str],
+    *,
+    default_label: str,
+) -> None:
+    """The last layer: flags (or a request's knobs) as dotted keys, each labelled with
+    the name its user typed; None leaves a key as it is."""
     for dotted, value in overrides.items():
         if value is None:
             continue
         _set_dotted(merged, dotted, value)
-        sources[dotted] = labels.get(dotted, "override")
+        sources[dotted] = labels.get(dotted, default_label)
+
+
+def _validated(merged: dict[str, Any], sources: dict[str, str]) -> Settings:
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
