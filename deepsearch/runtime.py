@@ -33,23 +33,7 @@ if TYPE_CHECKING:  # the local corpus module is only needed when a run builds on
 
 
 def run_options(settings: Settings) -> RunOptions:
-    agent = settings.agent
-    return RunOptions(
-        max_steps=agent.max_steps,
-        timeout_s=agent.timeout_s,
-        max_bad_attempts=agent.max_bad_attempts,
-        direct_answer=agent.direct_answer,
-        boost_hostnames=agent.boost_hostnames,
-        bad_hostnames=agent.bad_hostnames,
-        only_hostnames=agent.only_hostnames,
-        max_references=agent.max_references,
-        language=agent.language,
-        results_per_query=settings.search.results_per_query,
-        min_confidence=agent.min_confidence,
-        team_size=agent.team_size,
-        reflect=agent.reflect,
-        recheck=agent.recheck,
-    )
+    return RunOptions.from_settings(settings)
 
 
 def secret_values(settings: Settings) -> list[str]:

@@ -19,8 +19,6 @@ from deepsearch.web.types import (
     SearchResult,
 )
 
-REDACTED = "[REDACTED]"
-
 
 class TraceWriter:
     def __init__(
@@ -40,7 +38,7 @@ class TraceWriter:
         self._file = self.path.open("a", encoding="utf-8")
 
     def redact(self, text: str) -> str:
-        return redact_secrets(text, self._secrets, mask=REDACTED)
+        return redact_secrets(text, self._secrets)
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         line = json.dumps(

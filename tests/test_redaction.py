@@ -1,22 +1,24 @@
-"""One rule for replacing known secret values (config.redaction.redact_secrets), and
-every place that replaces them honours its minimum length: a placeholder key such as
-`OPENAI_API_KEY=x` (usual for keyless local servers) must not mask every "x"."""
+"""One rule for replacing known secret values (config.redaction.redact_secrets), one
+mask (`****`), and every place that replaces them honours its minimum length and its
+order: a placeholder key such as `OPENAI_API_KEY=x` (usual for keyless local servers)
+must not mask every "x", and a secret that contains another is masked whole."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from deepsearch.cassettes.store import Redactor
-from deepsearch.config import MIN_SECRET_LENGTH, load_config, redact_secrets
+from deepsearch.config import MIN_SECRET_LENGTH, SECRET_MASK, load_config, redact_secrets
 from deepsearch.errors import ProviderError
 from deepsearch.llm.provider_common import one_line
+from deepsearch.mcp_server.app import McpConfig
 from deepsearch.server.app import ServerConfig
-from deepsearch.tracing import REDACTED, TraceWriter
+from deepsearch.tracing import TraceWriter
 from tests.cli.inprocess import run_cli_in_process
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
@@ -31,23 +33,37 @@ def test_only_values_of_the_minimum_length_are_replaced() -> None:
     assert redact_secrets("key xxxxxxxx!", ["x" * MIN_SECRET_LENGTH]) == "key ****!"
     # Longest first: a secret that contains another is replaced whole.
     assert redact_secrets("a sk-long-enough-secret b", ["sk-long-enough", LONG]) == "a **** b"
-    assert redact_secrets("a sk-long-enough-secret", [LONG], mask=REDACTED) == "a [REDACTED]"
 
 
-def test_every_redactor_honours_the_minimum(tmp_path: Path) -> None:
+def _redactors(tmp_path: Path, secrets: list[str]) -> dict[str, Callable[[str], str]]:
+    """Every place that masks a list of secrets, each given `secrets` (in this order)."""
+    trace = TraceWriter(tmp_path / "t.jsonl", secrets=secrets)
+    trace._file.close()  # redact() writes nothing
+    return {
+        "one_line": lambda text: one_line(text, secrets=secrets),
+        "mcp": McpConfig(options={}, max_budget=100_000, secrets=secrets).mask,
+        "cassette": Redactor(secrets).text,
+        "trace": trace.redact,
+    }
+
+
+def test_every_redactor_honours_the_minimum_with_the_one_mask(tmp_path: Path) -> None:
     text = f"error: {SERVER_TEXT} (key {LONG})"
-    kept = f"error: {SERVER_TEXT} (key ****)"
-    assert one_line(text, secrets=["x", SHORT, LONG]) == kept
+    kept = f"error: {SERVER_TEXT} (key {SECRET_MASK})"
+    for where, redact in _redactors(tmp_path, ["x", SHORT, LONG]).items():
+        assert redact(text) == kept, where
     settings = load_config(environ={"OPENAI_API_KEY": "x"}).settings
     server = ServerConfig(settings=settings, max_budget=100_000, api_key=LONG)
     assert server.mask(text) == kept
-    cassette = Redactor(["x", LONG])
-    assert cassette.text(text) == kept.replace("****", REDACTED)
-    trace = TraceWriter(tmp_path / "t.jsonl", secrets=["x", LONG])
-    try:
-        assert trace.redact(text) == kept.replace("****", REDACTED)
-    finally:
-        trace._file.close()
+
+
+@pytest.mark.parametrize("where", ["one_line", "mcp", "cassette", "trace"])
+def test_a_secret_that_contains_another_is_masked_whole(where: str, tmp_path: Path) -> None:
+    """Item 9 of issue 19: longest first, whatever order the secrets come in (the
+    shorter one first here: replacing it first would leave the longer one's tail)."""
+    inner = LONG[:14]  # "sk-long-enough", itself long enough to be a secret
+    redact = _redactors(tmp_path, [inner, LONG])[where]
+    assert redact(f"a {LONG} b {inner} c") == f"a {SECRET_MASK} b {SECRET_MASK} c"
 
 
 @pytest.fixture

@@ -6,11 +6,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from deepsearch.agent.events import AgentEvent
 from deepsearch.agent.retrieval.similarity import LexicalSimilarity, Similarity
 from deepsearch.clock import Clock, SystemClock
+from deepsearch.config import AgentOptions, Settings
+from deepsearch.config.models import ResultsPerQuery
 from deepsearch.llm.client import LLMClient
 from deepsearch.web.types import Reader, SearchProvider, SearchQuery, SearchResult
 
@@ -28,27 +30,20 @@ class SandboxLike(Protocol):
 QueryRewriter = Callable[[str, list[str], list[SearchResult], bool], Awaitable[list[SearchQuery]]]
 
 
-class RunOptions(BaseModel):
-    max_steps: int = Field(100, ge=1)
-    timeout_s: float | None = Field(None, gt=0)
-    max_bad_attempts: int = Field(2, ge=1)
-    direct_answer: bool = True
-    boost_hostnames: list[str] = Field(default_factory=list)
-    bad_hostnames: list[str] = Field(default_factory=list)
-    only_hostnames: list[str] = Field(default_factory=list)
-    max_references: int = Field(10, ge=0)
-    language: str | None = None
+class RunOptions(AgentOptions):
+    """The options of one run: the agent.* keys of the validated configuration
+    (AgentOptions declares each one and its bounds, once) and what the loop adds."""
+
     page_chars: int = Field(12_000, ge=500, description="per-page knowledge budget")
-    results_per_query: int = Field(10, ge=1)
-    # A forced answer whose confidence is below this is reported as not_found.
-    min_confidence: float | None = Field(None, ge=0.0, le=1.0)
-    # Team mode and effort presets (deepsearch/agent/team/): concurrent sub-researches,
-    # whether reflect is offered, a second independent search before accepting.
-    team_size: int = Field(1, ge=1, le=8)
-    reflect: bool = True
-    recheck: bool = False
+    results_per_query: ResultsPerQuery = 10  # search.results_per_query
     # A team child's answer goes into its parent's knowledge; the parent finalizes once.
     finalize: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RunOptions:
+        """The run's options from the configuration: no field copied by hand."""
+        agent = settings.agent.model_dump(include=set(AgentOptions.model_fields))
+        return cls(**agent, results_per_query=settings.search.results_per_query)
 
 
 def _ignore(_: AgentEvent) -> None:

@@ -16,18 +16,10 @@ from collections import Counter
 
 from pydantic import BaseModel
 
+from deepsearch.config.values import LANGUAGE_NAMES
 from deepsearch.text import HAN, HANGUL, KANA
 
-NAMES = {
-    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
-    "pt": "Portuguese", "nl": "Dutch", "sv": "Swedish", "da": "Danish", "no": "Norwegian",
-    "fi": "Finnish", "pl": "Polish", "tr": "Turkish", "cs": "Czech", "ro": "Romanian",
-    "hu": "Hungarian", "id": "Indonesian", "vi": "Vietnamese", "ru": "Russian",
-    "uk": "Ukrainian", "bg": "Bulgarian", "sr": "Serbian", "ar": "Arabic", "fa": "Persian",
-    "ur": "Urdu", "he": "Hebrew", "el": "Greek", "hi": "Hindi", "bn": "Bengali",
-    "ta": "Tamil", "te": "Telugu", "th": "Thai", "ka": "Georgian", "hy": "Armenian",
-    "ja": "Japanese", "ko": "Korean", "zh": "Chinese",
-}  # fmt: skip
+NAMES = LANGUAGE_NAMES  # the table lives with the configuration that validates codes
 
 # (first, last) code point -> language; checked by share of letters. Kana, Hangul and
 # Han are the ranges `deepsearch.text` defines.

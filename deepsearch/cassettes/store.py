@@ -18,9 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from deepsearch.config.redaction import maskable, redact_secrets
+from deepsearch.config.redaction import SECRET_MASK, maskable, redact_secrets
 from deepsearch.errors import RunError
-from deepsearch.tracing import REDACTED
 
 KINDS = ("llm", "embed", "search", "read", "sandbox")
 RUN_FILE = "run.json"
@@ -28,6 +27,9 @@ RESULT_FILE = "result.json"
 # A kind whose call can be made again with the same answer: past the recorded count,
 # the last recording answers (a page read twice, the same search after a re-rank).
 REPEATABLE = {"search", "read", "sandbox"}
+# What cassettes (and traces) wrote for a secret before SECRET_MASK was the one mask:
+# read as SECRET_MASK, so a cassette recorded then still matches a run redacted now.
+LEGACY_MASK = "[REDACTED]"
 
 
 class CassetteMiss(RunError):
@@ -47,7 +49,8 @@ def request_key(kind: str, request: dict[str, Any]) -> str:
 
 class Redactor:
     """The --trace rule (tracing.TraceWriter, config.redact_secrets): every secret
-    value long enough to be one becomes [REDACTED], longest first, wherever it appears. `aliases` then replace
+    value long enough to be one becomes `****`, longest first, wherever it appears.
+    `aliases` then replace
     machine-specific text (the --corpus folder) by a placeholder; `expand` undoes them."""
 
     def __init__(self, secrets: Iterable[str], aliases: dict[str, str] | None = None) -> None:
@@ -55,7 +58,7 @@ class Redactor:
         self._aliases = sorted((aliases or {}).items(), key=lambda kv: len(kv[0]), reverse=True)
 
     def text(self, text: str) -> str:
-        text = redact_secrets(text, self._secrets, mask=REDACTED)
+        text = redact_secrets(text, self._secrets)
         for real, placeholder in self._aliases:
             text = text.replace(real, placeholder)
         return text
@@ -143,24 +146,33 @@ class CassetteWriter:
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
+    """A kind's recorded lines; the legacy mask read as today's (key recomputed)."""
     if not path.is_file():
         return []
     lines = []
+    kind = path.stem
     for number, raw in enumerate(path.read_text("utf-8").splitlines(), 1):
         if not raw.strip():
             continue
         try:
-            lines.append(json.loads(raw))
+            line = json.loads(_current_mask(raw))
         except json.JSONDecodeError as exc:
             raise CassetteMiss(f"{path}: line {number} is not JSON ({exc.msg})") from None
+        if LEGACY_MASK in raw and isinstance(line, dict):
+            line["key"] = request_key(kind, line.get("request") or {})
+        lines.append(line)
     return lines
+
+
+def _current_mask(text: str) -> str:
+    return text.replace(LEGACY_MASK, SECRET_MASK)
 
 
 def load_run(directory: Path) -> dict[str, Any]:
     """run.json of a cassette; a missing or broken one is a one-line error."""
     path = directory / RUN_FILE
     try:
-        value = json.loads(path.read_text("utf-8"))
+        value = json.loads(_current_mask(path.read_text("utf-8")))
     except FileNotFoundError:
         raise CassetteMiss(f"{directory}: not a cassette (no {RUN_FILE})") from None
     except (OSError, json.JSONDecodeError) as exc:

@@ -1,7 +1,10 @@
 """The research options, one table.
 
-Each row is one flag: its names, value type, help line, help panel, limits and the
-configuration key it sets (and how its value becomes that key's). Everything else is
+Each row is one flag: its names, value type, help line, help panel and the
+configuration key it sets (and how its value becomes that key's). A row declares no
+limits: they are its key's, declared once on the configuration field (config.key_bounds)
+and checked when the configuration is validated, so a flag, a config file, serve's
+knobs, MCP's arguments and the library's keywords share one bound and one message. Everything else is
 derived from `OPTIONS`: the research command's parameters (so its `--help` and its
 parser, which config, doctor, eval and serve reuse through flags.py), the
 configuration overrides, `FLAG_OF` (the flag a bad value is reported as) and the
@@ -22,7 +25,7 @@ from typing import Annotated, Any
 import typer
 
 from deepsearch.commands.common import ConfigOption
-from deepsearch.config import MAX_TEAM_SIZE, MIN_BUDGET
+from deepsearch.config import Bounds, key_bounds
 
 PANEL_PROVIDERS = "Providers"
 PANEL_LIMITS = "Limits"
@@ -66,8 +69,6 @@ class ResearchOption:
     metavar: str = ""
     config_key: str | None = None  # None: the command itself uses the value
     to_config: Callable[[Any], Any] = _as_given
-    low: float | None = None
-    high: float | None = None
     # Off for keys whose value cannot be invalid (a switch's constant, a folder checked
     # before): their source then reads "flag", as `deepsearch config` always showed.
     names_errors: bool = True
@@ -76,6 +77,23 @@ class ResearchOption:
     def flag(self) -> str:
         return self.flags[0]
 
+    @property
+    def bounds(self) -> Bounds:
+        """Its configuration key's bounds (none for a key-less or non-numeric row)."""
+        if self.config_key is None or self.kind not in (int, float):
+            return Bounds()
+        return key_bounds(self.config_key)
+
+    def help_line(self) -> str:
+        """The help line, with the key's range as Typer shows one (`[1<=x<=8]`)."""
+        b = self.bounds
+        low = f"{b.ge:g}<=" if b.ge is not None else f"{b.gt:g}<" if b.gt is not None else ""
+        high = f"<={b.le:g}" if b.le is not None else f"<{b.lt:g}" if b.lt is not None else ""
+        if not high and low:  # `x>=1`, `x>0`, as Typer writes a lower bound alone
+            low, high = "", (">=" if low.endswith("<=") else ">") + low.rstrip("<=")
+        # `\\[`: the help is rich markup, where `[x>=1]` would read as a style tag.
+        return f"{self.help} \\[{low}x{high}]" if low or high else self.help
+
     def parameter(self) -> inspect.Parameter:
         """The Typer parameter: `Annotated[kind (| None), typer.Option(...)] = default`."""
         switch = self.kind is bool
@@ -83,9 +101,7 @@ class ResearchOption:
             *self.flags,
             rich_help_panel=self.panel,
             metavar=self.metavar,
-            help=self.help,
-            min=self.low,
-            max=self.high,
+            help=self.help_line(),
         )
         # A type built at run time: mypy cannot check a variable inside Annotated[].
         annotation = Annotated[self.kind if switch else self.kind | None, info]  # type: ignore[valid-type]
@@ -119,20 +135,20 @@ OPTIONS: tuple[ResearchOption, ...] = (
          "Like --replay, but calls that differ get the recorded ones in order "
          "(re-scoring after a prompt change)."),
     _row("budget", "--budget", int, PANEL_LIMITS, "TOKENS", "Token budget (overrides --effort).",
-         config_key="agent.budget", low=MIN_BUDGET),
+         config_key="agent.budget"),
     _row("effort", "--effort", str, PANEL_LIMITS, "LEVEL",
          "low | medium | high: a preset of budget (100k / 500k / 1M), steps, attempts, reflect, team, re-check.", config_key="agent.effort"),
     _row("max_steps", "--max-steps", int, PANEL_LIMITS, "N",
          "Stop researching after this many steps (default 100).",
-         config_key="agent.max_steps", low=1),
+         config_key="agent.max_steps"),
     _row("timeout", "--timeout", float, PANEL_LIMITS, "SECONDS", "Wall-clock limit in seconds.",
-         config_key="agent.timeout_s", low=1),
+         config_key="agent.timeout_s"),
     _row("max_bad_attempts", "--max-bad-attempts", int, PANEL_LIMITS, "N",
          "Failures allowed per evaluation check (default 2).",
-         config_key="agent.max_bad_attempts", low=1),
+         config_key="agent.max_bad_attempts"),
     _row("team_size", "--team-size", int, PANEL_LIMITS, "N",
          "Split a multi-part question into up to N concurrent sub-researches (default 1).",
-         config_key="agent.team_size", low=1, high=MAX_TEAM_SIZE),
+         config_key="agent.team_size"),
     _row("no_direct_answer", "--no-direct-answer", bool, PANEL_LIMITS, "",
          "Never accept an unevaluated answer at step 1.", config_key="agent.direct_answer",
          to_config=_false_when_set, names_errors=False),
@@ -145,10 +161,10 @@ OPTIONS: tuple[ResearchOption, ...] = (
          "Comma-separated hosts: search and read only these.",
          config_key="agent.only_hostnames", to_config=hosts),
     _row("max_references", "--max-references", int, PANEL_OUTPUT, "N",
-         "Most citations to attach (default 10).", config_key="agent.max_references", low=0),
+         "Most citations to attach (default 10).", config_key="agent.max_references"),
     _row("min_confidence", "--min-confidence", float, PANEL_LIMITS, "X",
          "Report a forced answer below this confidence (0-1) as not found (exit 4).",
-         config_key="agent.min_confidence", low=0.0, high=1.0),
+         config_key="agent.min_confidence"),
     _row("language", "--language", str, PANEL_OUTPUT, "LANG",
          "Answer language (default: the question's).", config_key="agent.language"),
     # --corpus joins this chain too: research_cmd.overrides() fuses the two.

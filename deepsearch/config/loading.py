@@ -2,6 +2,8 @@
 
 Every layer is a nested dict; they are deep-merged in precedence order while the
 source of every leaf is remembered, then the result is validated once by pydantic.
+`with_overrides` puts one more layer over settings already loaded (serve's request
+knobs): the same validation, the same one-line error naming the knob.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ def _user_config_path(
     return default if default.is_file() else None
 
 
-def _describe_validation_error(exc: ValidationError, sources: dict[str, str]) -> str:
+def describe_validation_error(exc: ValidationError, sources: dict[str, str]) -> str:
     """One line: the source (file, env var or flag), the dotted key, the problem."""
     err = exc.errors()[0]
     parts = [str(p) for p in err["loc"] if isinstance(p, str) and p != "[key]"]
@@ -175,17 +177,45 @@ def load_config(
         _set_dotted(merged, dotted, value)
         sources[dotted] = f"env {env_names[dotted]}"
 
-    for dotted, value in (overrides or {}).items():
-        if value is None:
-            continue
-        _set_dotted(merged, dotted, value)
-        sources[dotted] = (override_labels or {}).get(dotted, "flag")
+    _override(merged, sources, overrides or {}, override_labels or {}, default_label="flag")
     apply_effort_preset(merged, sources)
-
-    try:
-        settings = Settings.model_validate(merged)
-    except ValidationError as exc:
-        raise ConfigError(_describe_validation_error(exc, sources)) from None
+    settings = _validated(merged, sources)
     return LoadedConfig(
         settings=settings, sources=sources, user_file=str(user_path) if user_path else None
     )
+
+
+def with_overrides(
+    settings: Settings, overrides: Mapping[str, Any], labels: Mapping[str, str]
+) -> Settings:
+    """`settings` with these dotted keys set (None: left alone), by the flags' own
+    steps (`_override`, `_validated`): a bad value is a ConfigError naming `labels`'
+    name for its key, worded as a bad flag is (`team_size: agent.team_size: ...`)."""
+    merged = settings.model_dump()
+    sources: dict[str, str] = {}
+    _override(merged, sources, overrides, labels, default_label="override")
+    return _validated(merged, sources)
+
+
+def _override(
+    merged: dict[str, Any],
+    sources: dict[str, str],
+    overrides: Mapping[str, Any],
+    labels: Mapping[str, str],
+    *,
+    default_label: str,
+) -> None:
+    """The last layer: flags (or a request's knobs) as dotted keys, each labelled with
+    the name its user typed; None leaves a key as it is."""
+    for dotted, value in overrides.items():
+        if value is None:
+            continue
+        _set_dotted(merged, dotted, value)
+        sources[dotted] = labels.get(dotted, default_label)
+
+
+def _validated(merged: dict[str, Any], sources: dict[str, str]) -> Settings:
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, sources)) from None

@@ -3,12 +3,12 @@ an unknown key is an error), and the environment variables that set keys."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from deepsearch.config.presets import EFFORT_BUDGETS, MAX_TEAM_SIZE, MIN_BUDGET, Effort
-from deepsearch.config.values import AnswerKeySites, HostList, HttpUrl
+from deepsearch.config.values import AnswerKeySites, HostList, HttpUrl, Language
 from deepsearch.errors import ConfigError
 
 ToolName = Literal[
@@ -88,12 +88,14 @@ class LLMConfig(_Strict):
     providers: dict[ProviderName, ProviderModels]
 
 
+# Declared once: SearchConfig and RunOptions (the loop's copy) share it.
+ResultsPerQuery = Annotated[int, Field(ge=1, le=50)]
 _DEFAULT_SEARCH: list[SearchProviderName] = ["duckduckgo"]
 
 
 class SearchConfig(_Strict):
     providers: list[SearchProviderName] = Field(default_factory=lambda: _DEFAULT_SEARCH.copy())
-    results_per_query: int = Field(10, ge=1, le=50)
+    results_per_query: ResultsPerQuery = 10
     searxng_url: HttpUrl | None = None
     jina_url: HttpUrl = "https://s.jina.ai"
     brave_url: HttpUrl = "https://api.search.brave.com/res/v1/web/search"
@@ -125,9 +127,11 @@ class CacheConfig(_Strict):
     search_ttl_s: int = Field(3_600, ge=0)
 
 
-class AgentConfig(_Strict):
-    effort: Effort = "medium"
-    budget: int | None = Field(None, ge=MIN_BUDGET)
+class AgentOptions(_Strict):
+    """The agent.* keys the research loop reads: declared once, here. RunOptions
+    (agent/deps.py) derives from this class, so a bound holds for a config file, a
+    flag, a server knob and the loop alike."""
+
     max_steps: int = Field(100, ge=1)
     timeout_s: float | None = Field(None, gt=0)
     max_bad_attempts: int = Field(2, ge=1, le=10)
@@ -137,12 +141,17 @@ class AgentConfig(_Strict):
     reflect: bool = True  # offer the reflect action (effort low turns it off)
     recheck: bool = False  # hold an accepted answer against a second search (effort high)
     max_references: int = Field(10, ge=0, le=50)
-    language: str | None = None
+    language: Language | None = None
     boost_hostnames: HostList = Field(default_factory=list)
     bad_hostnames: HostList = Field(default_factory=list)
     only_hostnames: HostList = Field(default_factory=list)
     # A forced answer below this confidence is reported as not_found (exit 4).
     min_confidence: float | None = Field(None, ge=0.0, le=1.0)
+
+
+class AgentConfig(AgentOptions):
+    effort: Effort = "medium"
+    budget: int | None = Field(None, ge=MIN_BUDGET)
     # Limits of the coding action's sandbox (its isolation is not configurable on purpose).
     sandbox_cpu_s: int = Field(5, ge=1, le=120)
     sandbox_wall_s: float = Field(10, gt=0, le=300)
@@ -221,3 +230,29 @@ class LoadedConfig(BaseModel):
     settings: Settings
     sources: dict[str, str]
     user_file: str | None = None
+
+
+class Bounds(NamedTuple):
+    """A numeric key's limits, as its field declares them (None: unbounded)."""
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+
+
+def key_bounds(dotted: str) -> Bounds:
+    """The bounds of a configuration key ("agent.team_size"), read from its field: the
+    flag table's `--help`, MCP's input schema and the tests take them from here."""
+    model: type[BaseModel] = Settings
+    info = None
+    for part in dotted.split("."):
+        info = model.model_fields[part]
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
+            model = info.annotation
+    found: dict[str, float] = {}
+    for item in info.metadata if info is not None else ():
+        for name in Bounds._fields:
+            if isinstance(getattr(item, name, None), int | float):
+                found[name] = getattr(item, name)
+    return Bounds(**found)

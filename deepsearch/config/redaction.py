@@ -2,10 +2,10 @@
 credential-like query values, and a known secret's value is replaced wherever it
 appears. Used by every output that may hold configuration.
 
-`redact_secrets` is the one rule for replacing known secret values, used by error
-messages (provider errors, `doctor`, `serve`; mask `****`) and by the files a run
-writes (`--trace`, cassettes; mask `[REDACTED]`, what those files have always said).
-Only values of `MIN_SECRET_LENGTH` characters or more are replaced: a placeholder key
+`redact_secrets` is the one rule for replacing known secret values, and `SECRET_MASK`
+the one mask, used by error messages (provider errors, `doctor`, `serve`, `mcp`) and
+by the files a run writes (`--trace`, cassettes; those said `[REDACTED]` before, and a
+cassette that does still replays: cassettes/store.py reads it as `****`). Only values of `MIN_SECRET_LENGTH` characters or more are replaced: a placeholder key
 for a keyless local server (`OPENAI_API_KEY=x`) is no secret, and replacing it would
 garble every message that contains the letter (`'te****t'`).
 """
@@ -26,10 +26,11 @@ def maskable(secrets: Iterable[str | None]) -> list[str]:
     return sorted(found, key=lambda s: (-len(s), s))
 
 
-def redact_secrets(text: str, secrets: Iterable[str | None], *, mask: str = SECRET_MASK) -> str:
-    """`text` with every secret of MIN_SECRET_LENGTH+ characters replaced by `mask`."""
+def redact_secrets(text: str, secrets: Iterable[str | None]) -> str:
+    """`text` with every secret of MIN_SECRET_LENGTH+ characters replaced by
+    SECRET_MASK, longest first (see `maskable`)."""
     for secret in maskable(secrets):
-        text = text.replace(secret, mask)
+        text = text.replace(secret, SECRET_MASK)
     return text
 
 

@@ -1,5 +1,6 @@
 """Field types that check what a user may get wrong: an endpoint URL, a host list,
-an answer-key site. A typo fails at load, with the key named, not mid-run."""
+an answer-key site, an answer language. A typo fails at load, with the key named,
+not mid-run."""
 
 from __future__ import annotations
 
@@ -58,3 +59,43 @@ def answer_key_sites(values: list[str]) -> list[str]:
 
 
 AnswerKeySites = Annotated[list[str], AfterValidator(answer_key_sites)]
+
+
+# ISO 639-1 code -> English name: the languages detection knows (agent/language.py)
+# and the codes `agent.language` (--language, serve's language_code) accepts.
+LANGUAGE_NAMES = {
+    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
+    "pt": "Portuguese", "nl": "Dutch", "sv": "Swedish", "da": "Danish", "no": "Norwegian",
+    "fi": "Finnish", "pl": "Polish", "tr": "Turkish", "cs": "Czech", "ro": "Romanian",
+    "hu": "Hungarian", "id": "Indonesian", "vi": "Vietnamese", "ru": "Russian",
+    "uk": "Ukrainian", "bg": "Bulgarian", "sr": "Serbian", "ar": "Arabic", "fa": "Persian",
+    "ur": "Urdu", "he": "Hebrew", "el": "Greek", "hi": "Hindi", "bn": "Bengali",
+    "ta": "Tamil", "te": "Telugu", "th": "Thai", "ka": "Georgian", "hy": "Armenian",
+    "ja": "Japanese", "ko": "Korean", "zh": "Chinese",
+}  # fmt: skip
+# Shaped like a code ("de", "pt-BR", "zh-Hant", "zz-bad"): then it must be a known one.
+_CODE_SHAPE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{1,8})*", re.IGNORECASE)
+# Otherwise a language's name, as prompts name it ("German", "Brazilian Portuguese").
+_NAME_SHAPE = re.compile(r"[^\W\d_]{4,}(?:[ -][^\W\d_]+)*")
+
+
+def _language(value: str) -> str:
+    """A known ISO 639-1 code (a region after it is fine: "pt-BR") or a language name
+    (free-form on purpose: the prompts ask for the answer in that language, so
+    "Swahili" works though detection does not know it). A code-shaped typo
+    ("zz-bad") or anything that is neither (digits, one letter) is an error."""
+    text = value.strip()
+    if _CODE_SHAPE.fullmatch(text):
+        if text.split("-")[0].lower() in LANGUAGE_NAMES:
+            return text
+        raise ValueError(f"unknown language code {value!r} (known: {_known()})")
+    if _NAME_SHAPE.fullmatch(text):
+        return text
+    raise ValueError(f"not a language code or name {value!r} (codes: {_known()})")
+
+
+def _known() -> str:
+    return ", ".join(sorted(LANGUAGE_NAMES))
+
+
+Language = Annotated[str, AfterValidator(_language)]

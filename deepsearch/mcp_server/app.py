@@ -41,9 +41,9 @@ class McpConfig:
     secrets: list[str] = field(default_factory=list)
 
     def mask(self, text: str) -> str:
-        for secret in sorted((s for s in self.secrets if s), key=len, reverse=True):
-            text = text.replace(secret, "****")
-        return text
+        from deepsearch.config import redact_secrets  # the one rule: length, order, mask
+
+        return redact_secrets(text, self.secrets)
 
 
 def step_line(event: StepFinished) -> str:

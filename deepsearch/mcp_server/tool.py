@@ -1,11 +1,12 @@
 """The `research` tool, apart from the SDK: its input and output schemas, the
 validation of a call's arguments, the settings they make and the result it returns.
 
-The per-call knobs are rows of the research options table (their types, bounds and
-help lines come from there: one declaration per option) and reach the settings by the
-same override path as the command line's flags, layered over the server's own flags
-(deepsearch.library.load_settings); the budget is capped by the server's
-`--max-budget`. Provider, search and network options stay the server's.
+The per-call knobs are rows of the research options table (their types and help
+lines come from there, their bounds from the configuration keys they set: one
+declaration per option) and reach the settings by the same override path as the
+command line's flags, layered over the server's own flags
+(deepsearch.library.load_settings), so a bad value gets the flag's message; the
+budget is capped by the server's `--max-budget`. Provider, search and network options stay the server's.
 """
 
 from __future__ import annotations
@@ -80,10 +81,7 @@ def input_schema() -> dict[str, Any]:
     }
     for name, row in _rows().items():
         prop: dict[str, Any] = {"type": _JSON_TYPES[row.kind], "description": row.help}
-        if row.low is not None:
-            prop["minimum"] = row.low
-        if row.high is not None:
-            prop["maximum"] = row.high
+        prop.update(_schema_bounds(row))
         if name == "effort":
             prop["enum"] = sorted(EFFORT_PRESETS)
         properties[name] = prop
@@ -93,6 +91,12 @@ def input_schema() -> dict[str, Any]:
         "required": ["question"],
         "additionalProperties": False,
     }
+
+
+def _schema_bounds(row: ResearchOption) -> dict[str, float]:
+    """The key's bounds (config.key_bounds) as JSON Schema keywords."""
+    names = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
+    return {names[k]: v for k, v in row.bounds._asdict().items() if v is not None}
 
 
 def output_schema() -> dict[str, Any]:
@@ -117,16 +121,14 @@ def parse_arguments(arguments: Mapping[str, Any] | None) -> tuple[str, dict[str,
 
 
 def _check(row: ResearchOption, value: Any) -> None:
+    """The JSON type only: bounds are the configuration's, checked by call_settings
+    with the message a flag gets."""
     numeric = row.kind in (int, float) and not isinstance(value, bool)
     ok = isinstance(value, (int, float) if row.kind is float else row.kind) and (
         numeric or row.kind not in (int, float)
     )
     if not ok:
         raise ArgumentError(f"{row.name}: must be {_JSON_TYPES[row.kind]}")
-    if row.low is not None and value < row.low:
-        raise ArgumentError(f"{row.name}: must be at least {row.low:g}")
-    if row.high is not None and value > row.high:
-        raise ArgumentError(f"{row.name}: must be at most {row.high:g}")
 
 
 def call_settings(base: Mapping[str, Any], knobs: Mapping[str, Any], max_budget: int) -> Settings:

@@ -10,6 +10,11 @@ attempts, reflect, team size, re-check); the request's own knobs (`team_size`,
 `no_direct_answer`, `max_completion_tokens`' one attempt) win over it. Fields this
 server does not know (temperature, tools, ...) are ignored, as OpenAI-compatible
 servers do.
+
+A knob's JSON type is checked here; its bounds and its check are those of the
+configuration key it sets (`KNOB_KEYS`), applied by config.with_overrides as a
+flag's are: one bound and one message (`team_size: agent.team_size: Input should be
+less than or equal to 8`) for the CLI, serve, mcp and the library alike.
 """
 
 from __future__ import annotations
@@ -19,18 +24,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
-from deepsearch.agent.language import NAMES
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.config import (
     EFFORT_BUDGETS,
     EFFORT_PRESETS,
-    MAX_TEAM_SIZE,
-    MIN_BUDGET,
     PRESET_KEYS,
-    AgentConfig,
-    HostList,
+    Effort,
     Settings,
+    with_overrides,
 )
+from deepsearch.errors import ConfigError
+from deepsearch.prompts import render
 
 MAX_CONVERSATION_CHARS = 100_000  # like the CLI's stdin limit: a question, not a corpus
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -79,17 +83,18 @@ class ChatRequest(BaseModel):
     model: str = "deepsearch"
     messages: list[ChatMessage] = Field(min_length=1)
     stream: StrictBool = False
-    budget_tokens: Annotated[StrictInt, Field(ge=MIN_BUDGET)] | None = None
-    reasoning_effort: Literal["low", "medium", "high"] | None = None
-    max_completion_tokens: Annotated[StrictInt, Field(ge=MIN_BUDGET)] | None = None
-    boost_hostnames: HostList | None = None
-    bad_hostnames: HostList | None = None
-    only_hostnames: HostList | None = None
+    # The research knobs: types only; bounds are their keys' (KNOB_KEYS, run_settings).
+    budget_tokens: StrictInt | None = None
+    reasoning_effort: Effort | None = None
+    max_completion_tokens: StrictInt | None = None
+    boost_hostnames: list[str] | None = None
+    bad_hostnames: list[str] | None = None
+    only_hostnames: list[str] | None = None
     max_returned_urls: PositiveCount = 100
     no_direct_answer: StrictBool = False
-    max_annotations: Annotated[StrictInt, Field(ge=0, le=50)] | None = None
+    max_annotations: StrictInt | None = None
     language_code: str | None = None
-    team_size: Annotated[StrictInt, Field(ge=1, le=MAX_TEAM_SIZE)] | None = None
+    team_size: StrictInt | None = None
     n: StrictInt | None = None  # one research, one answer: only 1 is served
     stream_options: StreamOptions | None = None
 
@@ -113,12 +118,6 @@ def parse_request(body: Any) -> ChatRequest:
             f"n: {request.n} choices are not supported (one research gives one answer; "
             "send n=1 or leave it out)",
             "n",
-        )
-    code = request.language_code
-    if code is not None and code.lower().split("-")[0] not in NAMES:
-        known = ", ".join(sorted(NAMES))
-        raise RequestError(
-            f"language_code: unknown language code {code!r} (known: {known})", "language_code"
         )
     return request
 
@@ -152,63 +151,80 @@ def _turn_items(turns: list[ChatMessage]) -> list[KnowledgeItem]:
             continue
         if message.role == "user":
             if asked is not None:
-                items.append(_turn(asked, "(no reply)"))
+                items.append(_turn(asked, render("context/conversation_no_reply")))
             asked = text
         else:
-            items.append(_turn(asked or "(earlier in this conversation)", text))
+            items.append(_turn(asked or render("context/conversation_unasked"), text))
             asked = None
     if asked is not None:
-        items.append(_turn(asked, "(no reply)"))
+        items.append(_turn(asked, render("context/conversation_no_reply")))
     return items
 
 
 def _turn(asked: str, replied: str) -> KnowledgeItem:
     return KnowledgeItem(
-        question=f"Earlier in this conversation the user asked: {asked}",
+        question=render("context/conversation_turn", asked=asked),
         answer=replied,
         type="qa",
         pinned=True,
     )
 
 
-def request_budget(request: ChatRequest, default: int, max_budget: int) -> int:
-    """The run's token budget: the knobs' precedence, never above `max_budget`."""
+# Each research knob and the configuration key it sets (the flag's: README "Research
+# options"). `max_completion_tokens` also sets agent.budget (see request_budget).
+KNOB_KEYS: dict[str, str] = {
+    "budget_tokens": "agent.budget",
+    "team_size": "agent.team_size",
+    "max_annotations": "agent.max_references",
+    "language_code": "agent.language",
+    "boost_hostnames": "agent.boost_hostnames",
+    "bad_hostnames": "agent.bad_hostnames",
+    "only_hostnames": "agent.only_hostnames",
+}
+
+
+def request_budget(request: ChatRequest, default: int, max_budget: int) -> tuple[int, str]:
+    """The run's token budget and the knob it came from ("" for the server's own):
+    the knobs' precedence, never above `max_budget`."""
     if request.budget_tokens is not None:
-        wanted = request.budget_tokens
+        wanted, knob = request.budget_tokens, "budget_tokens"
     elif request.max_completion_tokens is not None:
-        wanted = request.max_completion_tokens
+        wanted, knob = request.max_completion_tokens, "max_completion_tokens"
     elif request.reasoning_effort is not None:
-        wanted = EFFORT_BUDGETS[request.reasoning_effort]
+        wanted, knob = EFFORT_BUDGETS[request.reasoning_effort], "reasoning_effort"
     else:
-        wanted = default
-    return min(wanted, max_budget)
+        wanted, knob = default, ""
+    return min(wanted, max_budget), knob
+
+
+def request_overrides(request: ChatRequest) -> dict[str, Any]:
+    """The request's knobs as configuration keys (the budget apart), preset first so
+    that the request's own knobs win over it."""
+    values: dict[str, Any] = {}
+    if request.reasoning_effort is not None:  # the preset's behaviour, as `--effort`
+        preset = EFFORT_PRESETS[request.reasoning_effort]
+        values.update({f"agent.{key}": getattr(preset, key) for key in PRESET_KEYS})
+    if request.max_completion_tokens is not None:  # node-DeepResearch: one attempt
+        values["agent.max_bad_attempts"] = 1
+    if request.no_direct_answer:
+        values["agent.direct_answer"] = False
+    for knob, key in KNOB_KEYS.items():
+        if knob != "budget_tokens" and getattr(request, knob) is not None:
+            values[key] = getattr(request, knob)
+    return values
 
 
 def run_settings(base: Settings, request: ChatRequest, max_budget: int) -> Settings:
-    """The server's settings with this request's knobs applied (validated again as
-    configuration, so a request can do nothing a config file could not)."""
-    agent: dict[str, Any] = base.agent.model_dump()
-    agent["budget"] = request_budget(request, base.agent.token_budget, max_budget)
-    if request.reasoning_effort is not None:  # the preset's behaviour, as `--effort`
-        preset = EFFORT_PRESETS[request.reasoning_effort]
-        agent.update({key: getattr(preset, key) for key in PRESET_KEYS})
-    if request.team_size is not None:
-        agent["team_size"] = request.team_size
-    if request.max_completion_tokens is not None:  # node-DeepResearch: one attempt
-        agent["max_bad_attempts"] = 1
-    for name in ("boost_hostnames", "bad_hostnames", "only_hostnames"):
-        value = getattr(request, name)
-        if value is not None:
-            agent[name] = value
-    if request.no_direct_answer:
-        agent["direct_answer"] = False
-    if request.max_annotations is not None:
-        agent["max_references"] = request.max_annotations
-    if request.language_code is not None:
-        agent["language"] = request.language_code
+    """The server's settings with this request's knobs applied by the flags' override
+    path (config.with_overrides), so a request can do nothing a flag could not; a bad
+    value is a RequestError naming the knob, worded as the flag's error is."""
+    values = request_overrides(request)
+    budget, budget_knob = request_budget(request, base.agent.token_budget, max_budget)
+    values["agent.budget"] = budget
+    labels = {key: knob for knob, key in KNOB_KEYS.items()}
+    labels["agent.budget"] = budget_knob or "budget_tokens"
     try:
-        config = AgentConfig.model_validate(agent)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise RequestError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-    return base.model_copy(update={"agent": config})
+        return with_overrides(base, values, labels)
+    except ConfigError as exc:
+        knob = str(exc).split(":", 1)[0]
+        raise RequestError(str(exc), knob if hasattr(request, knob) else None) from None

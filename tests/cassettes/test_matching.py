@@ -203,3 +203,24 @@ def test_only_reads_the_run_used_count_as_misses(tmp_path: Path) -> None:
     lenient = Player(recorder.directory, lenient=True)
     asyncio.run(ReplayReader(lenient).read("https://e.example/prefetched"))
     assert lenient.first_miss(["https://e.example/prefetched"]) is None
+
+
+def test_a_cassette_with_the_old_mask_replays_by_key(tmp_path: Path) -> None:
+    """Cassettes written before `****` was the one mask say `[REDACTED]` where a secret
+    was, and their keys hash that: they still replay strictly, the request redacted now."""
+    from deepsearch.cassettes.store import LEGACY_MASK, rewrite
+
+    secret = "sk-a-secret-of-some-length"
+    recorder = Recorder(tmp_path / "c", secrets=[secret])
+    provider = RecordingProvider(ScriptedProvider(), recorder.writer)
+    asyncio.run(provider.complete(ask("agent", f"the key is {secret}")))
+    recorder.write_run(provider="openai")
+    rewrite(recorder.directory, {"****": LEGACY_MASK})  # as it was written then
+    text = (recorder.directory / "llm.jsonl").read_text("utf-8")
+    assert f"the key is {LEGACY_MASK}" in text and "****" not in text
+
+    player = Player(recorder.directory, secrets=[secret])
+    reply = asyncio.run(
+        ReplayProvider(player, "openai").complete(ask("agent", f"the key is {secret}"))
+    )
+    assert reply.text == "reply-1"

@@ -47,7 +47,8 @@ def test_cassette_files_are_per_kind_and_never_hold_the_key(
     assert {"run.json", "result.json", "llm.jsonl", "search.jsonl", "read.jsonl"} <= names
     text = "".join(p.read_text("utf-8") for p in cassette.iterdir())
     assert SECRET not in text
-    assert "token=[REDACTED]" in text, "the snippet quoting the key was kept, redacted"
+    assert "token=****" in text, "the snippet quoting the key was kept, redacted"
+    assert "[REDACTED]" not in text, "one mask: the one error messages use"
     llm = [json.loads(line) for line in (cassette / "llm.jsonl").read_text().splitlines()]
     assert {"agent", "evaluator"} <= {line["request"]["tool"] for line in llm}
     assert all(set(line) >= {"key", "n", "request", "response"} for line in llm)
@@ -61,12 +62,12 @@ def test_a_key_that_holds_another_key_is_redacted_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A second configured key that is the start of the first: replacing it first would
-    # leave "[REDACTED]" followed by the rest of the longer key in the cassette.
+    # leave "****" followed by the rest of the longer key in the cassette.
     monkeypatch.setenv("SERPER_API_KEY", SECRET[:12])
     cassette = tmp_path / "cassette"
     record(capsys, leaky_world, cassette)
     text = "".join(p.read_text("utf-8") for p in cassette.iterdir())
-    assert "token=[REDACTED]" in text
+    assert "token=****" in text
     assert SECRET[12:] not in text, "a tail of the longer key was left in the cassette"
 
 

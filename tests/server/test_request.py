@@ -89,8 +89,14 @@ def test_turns_pair_each_question_with_its_reply() -> None:
 def test_unknown_fields_are_ignored_and_bad_ones_named() -> None:
     assert request(team_size=4, temperature=0.3, tools=[]).stream is False
     with pytest.raises(RequestError) as caught:
-        request(max_annotations=-1)
+        request(max_annotations="3")  # the JSON type: checked as the body is parsed
     assert caught.value.param == "max_annotations"
+    with pytest.raises(RequestError) as caught:  # the bound: the key's, as a flag's
+        run_settings(BASE, request(max_annotations=-1), max_budget=1_000_000)
+    assert caught.value.param == "max_annotations"
+    assert str(caught.value) == (
+        "max_annotations: agent.max_references: Input should be greater than or equal to 0"
+    )
     with pytest.raises(RequestError):
         parse_request(["not", "an", "object"])
 
@@ -164,5 +170,7 @@ def test_reasoning_effort_applies_its_whole_preset_and_the_request_knobs_win() -
 
 @pytest.mark.parametrize("bad", [0, 9, "3", True])
 def test_team_size_outside_its_range_is_a_request_error(bad: object) -> None:
-    with pytest.raises(RequestError, match="team_size"):
-        parse_request({"messages": [{"role": "user", "content": "q?"}], "team_size": bad})
+    with pytest.raises(RequestError, match="team_size") as caught:
+        chat = parse_request({"messages": [{"role": "user", "content": "q?"}], "team_size": bad})
+        run_settings(BASE, chat, max_budget=1_000_000)  # the range: the key's, here
+    assert caught.value.param == "team_size"
