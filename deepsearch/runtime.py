@@ -137,7 +137,7 @@ def _replay_deps(
     emit: Callable[[AgentEvent], None],
     trace: TraceWriter | None,
 ) -> AgentDeps:
-    from deepsearch.agent.retrieval.rewrite import make_query_rewriter
+    from deepsearch.agent.steps.rewrite import make_query_rewriter
 
     tracker = TokenTracker(settings.agent.token_budget)
     llm = player.llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
@@ -165,7 +165,7 @@ async def _live_deps(
     emit: Callable[[AgentEvent], None],
     trace: TraceWriter | None,
 ) -> AgentDeps:
-    from deepsearch.agent.retrieval.rewrite import make_query_rewriter
+    from deepsearch.agent.steps.rewrite import make_query_rewriter
     from deepsearch.clock import SystemClock
     from deepsearch.llm.factory import build_llm_client
     from deepsearch.sandbox.runner import Sandbox, SandboxLimits

@@ -13,14 +13,23 @@ events it emits (`events`) and its result (`result`). The sub-packages own the j
 loop delegates:
 
 - `actions/`: one handler per action the model can choose;
-- `retrieval/`: ranking URLs, similarity, passages, query rewriting, evidence in view;
-- `citations/`: references anchored to verbatim quotes, finalizing, markdown repair;
-- `judging/`: the answer evaluator, honest not-found answers, confidence, the re-check's
-  judgement;
+- `steps/`: the loop's own steps, each an LLM pass or a state change over a toolkit
+  module's rules of the same name: the evaluator's calls, the reported answer and its
+  confidence (honesty), the re-check's calls, the editor pass and references
+  (finalize), the query rewriter;
 - `team/`: team mode only (a loop hook; the loop hands it how a child run is made).
+
+The toolkit, plain functions over plain data (no state, deps, LLM client or prompt):
+
+- `retrieval/`: ranking URLs, similarity, passages, the query rewriter's reply,
+  evidence in view;
+- `citations/`: references anchored to verbatim quotes, finalizing's plain part,
+  markdown repair;
+- `judging/`: the evaluator's checks and verdicts, honest not-found answers,
+  confidence, the re-check's limits and replies.
 
 The agent imports `deepsearch.llm`, `deepsearch.web` and `deepsearch.sandbox` only
 through their plain types and the clients injected in `deps.AgentDeps`; never an SDK.
-The loop sits above the sub-packages, which sit above the vocabulary (`types`,
+The loop and its steps sit above the toolkit, which sits above the vocabulary (`types`,
 `limits`): import contracts in pyproject.toml, checked by `make lint`.
 """

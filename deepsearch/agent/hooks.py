@@ -1,23 +1,23 @@
 """High effort's re-check as a loop hook: after an accepted answer, when the options
 ask for it, a second search (the search step's own pipeline) and the evaluator's
-verdict on what it found (agent/judging/recheck.py). A re-check that cannot be paid
-for, understood or run (a provider or search failure) leaves the accepted answer
-accepted: the evaluator already passed it, and an extra check that failed to happen
-is no evidence against it."""
+verdict on what it found (the LLM calls: agent/steps/recheck.py; the limits and
+replies: agent/judging/recheck.py). A re-check that cannot be paid for, understood or
+run (a provider or search failure) leaves the accepted answer accepted: the evaluator
+already passed it, and an extra check that failed to happen is no evidence against
+it."""
 
 from __future__ import annotations
 
 from deepsearch.agent.actions.search import as_queries, new_queries, run_batch
-from deepsearch.agent.judging.recheck import (
-    MAX_RECHECKS,
-    RESULTS_SHOWN,
+from deepsearch.agent.judging.recheck import MAX_RECHECKS, RESULTS_SHOWN
+from deepsearch.agent.outcomes import Accepted, Outcome, Rejected
+from deepsearch.agent.step import LoopHook, StepContext
+from deepsearch.agent.steps.recheck import (
     judge_results,
     propose_queries,
     record_contradiction,
     results_question,
 )
-from deepsearch.agent.outcomes import Accepted, Outcome, Rejected
-from deepsearch.agent.step import LoopHook, StepContext
 from deepsearch.errors import RunError
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from deepsearch.agent.actions.answer import take_beast_answer
 from deepsearch.agent.actions.visit import choose_targets
-from deepsearch.agent.citations.finalize import clean_unanchored, finalize_answer, seen_urls
 from deepsearch.agent.context import build_system_prompt, knowledge_allowance
 from deepsearch.agent.deadline import Deadline
 from deepsearch.agent.deps import AgentDeps, RunOptions
@@ -36,13 +35,7 @@ from deepsearch.agent.events import (
 )
 from deepsearch.agent.gating import Gate
 from deepsearch.agent.hooks import RecheckHook
-from deepsearch.agent.judging.evaluator import Evaluator, QuestionEval, metrics_for
-from deepsearch.agent.judging.honesty import (
-    apply_min_confidence,
-    reported_answer,
-    with_confidence,
-    with_search_record,
-)
+from deepsearch.agent.judging.evaluator import QuestionEval, metrics_for
 from deepsearch.agent.language import answer_language
 from deepsearch.agent.outcomes import Accepted, Outcome, Stop
 from deepsearch.agent.prefetch import Prefetcher
@@ -52,6 +45,14 @@ from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_k
 from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, VisitPayload, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.step import LoopHook, StepContext
+from deepsearch.agent.steps.evaluator import Evaluator
+from deepsearch.agent.steps.finalize import finalize_answer, unanchored_answer
+from deepsearch.agent.steps.honesty import (
+    apply_min_confidence,
+    reported_answer,
+    with_confidence,
+    with_search_record,
+)
 from deepsearch.agent.team.mode import TeamMode
 from deepsearch.agent.types import Reference
 from deepsearch.config import ToolName
@@ -149,7 +150,7 @@ class ResearchRun:
         # A direct answer has no sources (no markers, no unseen links); a team child's
         # answer goes to its parent, which finalizes once.
         if self.state.trivial or not self.options.finalize:
-            return clean_unanchored(answer, seen_urls(self.state)), []
+            return unanchored_answer(answer, self.state), []
         self._emit(PhaseChanged(phase="finalizing"))
         try:
             return await finalize_answer(
@@ -185,7 +186,7 @@ class ResearchRun:
             kind=error_kind(failure or self.fatal, error),
             # A cut-short run's answer was never finalized: no unanchored markers or
             # links to unseen pages may leave with it (run() replaces it when finalized).
-            answer=clean_unanchored(raw, seen_urls(st)) if raw else "",
+            answer=unanchored_answer(raw, st) if raw else "",
             steps=self.team.all_steps(st.steps),
             team=self.team.report(),
             team_not_formed=self.team.not_formed,

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from deepsearch.agent.judging.confidence import ConfidenceBasis
 from deepsearch.agent.state import StepRecord
 from deepsearch.agent.team.report import TeamMember
-from deepsearch.agent.types import Reference
+from deepsearch.agent.types import Reference, Status
 from deepsearch.errors import (
     EXIT_FORCED,
     EXIT_INTERRUPTED,
@@ -26,7 +26,6 @@ from deepsearch.llm.tracker import TokenTracker
 # A new key alone (`team`, `steps[].agent`, `stop_reason`) keeps the version: consumers ignore unknown
 # keys; a new value of an existing key, a removal or a rename bumps it.
 SCHEMA_VERSION = "2"
-Status = Literal["answered", "forced", "not_found", "interrupted", "failed"]
 # configuration: only the user can fix it (exit 2); fatal: the run could not go on
 # (exit 1); runtime: an error the run worked around (the status decides the exit).
 ErrorKind = Literal["configuration", "fatal", "runtime"]

@@ -7,20 +7,12 @@ the diary has one writer, `note`, whose wording lives in prompts/diary.toml."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pydantic import BaseModel
 
 from deepsearch.agent import diary
 from deepsearch.agent.retrieval.evidence import PageEvidence
-from deepsearch.agent.types import KnowledgeItem, ScoredUrl, UrlRecord
-
-EvalType = Literal["definitive", "freshness", "plurality", "completeness", "strict"]
-
-
-class EvalMetric(BaseModel):
-    type: EvalType
-    attempts_left: int
+from deepsearch.agent.types import EvalMetric, EvalType, KnowledgeItem, ScoredUrl, UrlRecord
 
 
 class StepRecord(BaseModel):

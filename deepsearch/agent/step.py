@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.gating import GateView
-from deepsearch.agent.judging.evaluator import Evaluator
 from deepsearch.agent.outcomes import Outcome
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.steps.evaluator import Evaluator
 
 
 @dataclass(frozen=True)

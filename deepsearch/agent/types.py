@@ -9,6 +9,10 @@ from pydantic import BaseModel, Field
 KnowledgeType = Literal["qa", "side-info", "url", "coding"]
 # Where a pooled URL came from: a search result, or a link harvested from a read page.
 UrlOrigin = Literal["search", "link"]
+# The evaluator's checks, one name each (their order and rules: judging/evaluator.py).
+EvalType = Literal["definitive", "freshness", "plurality", "completeness", "strict"]
+# How a run ends (its exit code: result.STATUS_EXIT).
+Status = Literal["answered", "forced", "not_found", "interrupted", "failed"]
 
 
 class KnowledgeItem(BaseModel):
@@ -67,3 +71,10 @@ class Reference(BaseModel):
     title: str = ""
     quote: str
     date: str | None = None
+
+
+class EvalMetric(BaseModel):
+    """One check the answer must pass, and how many failures of it the run still allows."""
+
+    type: EvalType
+    attempts_left: int

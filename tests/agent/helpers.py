@@ -8,9 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.judging.evaluator import Evaluator, QuestionEval
+from deepsearch.agent.judging.evaluator import QuestionEval
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.step import StepContext
+from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest, Usage
 from deepsearch.llm.client import LLMClient

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from deepsearch.agent.judging.evaluator import Evaluator, FreshnessEval
+from deepsearch.agent.judging.evaluator import FreshnessEval
 from deepsearch.agent.state import EvalMetric
+from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.testing import scripted_client

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
-from deepsearch.agent.citations.finalize import clean_unanchored, finalize_answer, unlink_unseen
+from deepsearch.agent.citations.finalize import clean_unanchored, unlink_unseen
 from deepsearch.agent.deps import RunOptions
 from deepsearch.agent.state import AgentState, PageText
+from deepsearch.agent.steps.finalize import finalize_answer
 from deepsearch.llm.base import CompletionRequest
 from tests.agent.helpers import make_deps
 
@@ -94,7 +95,8 @@ def test_clean_unanchored_for_direct_answers() -> None:
 
 
 async def test_the_editor_runs_for_long_answers_and_not_for_a_short_one() -> None:
-    from deepsearch.agent.citations.finalize import EDIT_MIN_CHARS, edit_answer
+    from deepsearch.agent.citations.finalize import EDIT_MIN_CHARS
+    from deepsearch.agent.steps.finalize import edit_answer
 
     def polish(request: CompletionRequest) -> str:
         return request.messages[-1].content.replace("tall", "high")

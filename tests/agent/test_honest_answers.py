@@ -10,12 +10,12 @@ import pytest
 
 from deepsearch.agent.actions.answer import handle_answer
 from deepsearch.agent.judging.confidence import ConfidenceBasis, confidence, distinct_sources
-from deepsearch.agent.judging.evaluator import Evaluator
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.outcomes import Continue, Rejected
 from deepsearch.agent.result import ResearchResult
 from deepsearch.agent.schema import AnswerPayload, step_schema
 from deepsearch.agent.state import AgentState, EvalMetric
+from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.llm.testing import ToolQueues, scripted_client
 from deepsearch.prompts import render
 from tests.agent.helpers import make_deps, options, router, scripted, step_context

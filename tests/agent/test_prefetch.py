@@ -118,7 +118,7 @@ async def test_background_reads_are_cancelled_when_the_run_ends() -> None:
 async def test_nothing_is_prefetched_while_the_rewriter_thinks_nor_from_a_bad_host() -> None:
     """The engine's order is not the ranked list a visit reads: reads started during
     the rewrite were mostly wasted. The step after the search prefetches instead."""
-    from deepsearch.agent.retrieval.rewrite import make_query_rewriter
+    from deepsearch.agent.steps.rewrite import make_query_rewriter
 
     scripted = loop_llm([SEARCH, ANSWER])
 

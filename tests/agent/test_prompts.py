@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field
 import deepsearch
 from deepsearch.agent import limits
 from deepsearch.agent.context import build_system_prompt, render_actions
-from deepsearch.agent.retrieval.rewrite import make_query_rewriter
 from deepsearch.agent.retrieval.similarity import LexicalSimilarity
 from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, allowed_actions, step_schema
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.steps.rewrite import make_query_rewriter
 from deepsearch.agent.types import ScoredUrl
 from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import Completion, CompletionRequest, Message

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.retrieval.rewrite import make_query_rewriter
 from deepsearch.agent.retrieval.similarity import LexicalSimilarity
+from deepsearch.agent.steps.rewrite import make_query_rewriter
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult

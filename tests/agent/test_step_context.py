@@ -12,13 +12,13 @@ from typing import Any
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.events import AgentEvent, Notice, safe_emit
-from deepsearch.agent.judging.evaluator import Evaluator
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.outcomes import Accepted, Continue, Outcome, Stop
 from deepsearch.agent.result import ResearchResult, UsageReport, result_so_far
 from deepsearch.agent.schema import allowed_actions
 from deepsearch.agent.state import AgentState, EvalMetric
 from deepsearch.agent.step import LoopHook, StepContext
+from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.agent.team import testing as team_world
 from deepsearch.agent.team.mode import TeamMode
 from deepsearch.agent.types import KnowledgeItem

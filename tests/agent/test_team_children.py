@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deepsearch.agent.retrieval.rewrite import make_query_rewriter
+from deepsearch.agent.steps.rewrite import make_query_rewriter
 from deepsearch.agent.team.children import child_deps
 from tests.agent.helpers import make_deps, router
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from deepsearch.agent.context import knowledge_allowance
 from deepsearch.agent.judging.content import answers_something, instructions_of
-from deepsearch.agent.judging.evaluator import Evaluator, Verdict
+from deepsearch.agent.judging.evaluator import Verdict
 from deepsearch.agent.outcomes import Accepted, Continue, Rejected, Stop
 from deepsearch.agent.schema import AnswerPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.step import StepContext
+from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.agent.wording import knowledge_question
 from deepsearch.errors import StructuredOutputError

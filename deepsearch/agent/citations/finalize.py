@@ -1,5 +1,7 @@
-"""After an answer is accepted (or forced): the editor pass, markdown repair, and
-references anchored to verbatim quotes from what the run actually read.
+"""After an answer is accepted (or forced), the plain part of finalizing: markdown
+repair, links to unseen pages unlinked, and references anchored to verbatim quotes
+from what the run actually read (`anchor_answer`). The editor's LLM pass and reading
+the run's state are the loop's step (agent/steps/finalize.py).
 
 Nothing the LLM wrote about its sources survives unchecked: its own citation
 markers and definition lines are always removed (also with `max_references <= 0`
@@ -9,19 +11,14 @@ URL the run never saw (URL pool, pages read, snippets) becomes plain text.
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Sequence
 
 from deepsearch.agent.citations.markdown import length_guard, outside_code, repair_markdown
 from deepsearch.agent.citations.quote_text import strip_markers
 from deepsearch.agent.citations.references import SourceText, build_references
-from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.state import AgentState
+from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import Reference
-from deepsearch.errors import BudgetExceeded, ProviderError
-from deepsearch.llm.base import Message
-from deepsearch.prompts import render
 from deepsearch.web.urls import url_key
 
 # The editor may polish but not cut: below this share of the original, it stands.
@@ -76,10 +73,6 @@ def unlink_unseen(text: str, seen_urls: Collection[str]) -> str:
     return outside_code(text, fix)
 
 
-def seen_urls(state: AgentState) -> set[str]:
-    return {*state.url_pool, *state.pages, *state.snippets}
-
-
 def clean_unanchored(text: str, seen: Collection[str] | None = None) -> str:
     """An answer that gets no references (e.g. a direct step-1 answer): markdown
     repaired, the LLM's own citation markers and definition lines removed. With
@@ -90,64 +83,32 @@ def clean_unanchored(text: str, seen: Collection[str] | None = None) -> str:
     return strip_markers(text).strip() + "\n"
 
 
-def citation_sources(state: AgentState) -> list[SourceText]:
-    """Full texts of every page read, plus every snippet seen (never invented text)."""
-    sources: list[SourceText] = []
-    for url, page in state.pages.items():
-        title = page.title or (state.url_pool[url].title if url in state.url_pool else "")
-        sources.append(
-            SourceText(url=url, title=title, text=page.text, date=page.date, kind="page")
-        )
-    for url, snippet in state.snippets.items():
-        if url not in state.pages:
-            sources.append(
-                SourceText(
-                    url=url,
-                    title=snippet.title,
-                    text=snippet.text,
-                    date=snippet.date,
-                    kind="snippet",
-                )
-            )
-    return sources
+def worth_editing(answer: str) -> bool:
+    """A one-paragraph answer shorter than EDIT_MIN_CHARS has nothing to polish (one
+    LLM call saved on the critical path)."""
+    return len(answer.strip()) >= EDIT_MIN_CHARS or "\n" in answer.strip()
 
 
-async def edit_answer(
-    answer: str, deps: AgentDeps, *, language: str, deadline: float | None
-) -> str:
-    """One editor pass; any failure or a shortened result keeps the original. A short
-    one-paragraph answer is kept as it is (one LLM call saved on the critical path)."""
-    if len(answer.strip()) < EDIT_MIN_CHARS and "\n" not in answer.strip():
-        return answer
-    try:
-        async with asyncio.timeout(deadline):
-            edited = await deps.llm.generate_text(
-                "finalizer",
-                render("finalizer", language=language),
-                [Message(role="user", content=answer)],
-            )
-    except (BudgetExceeded, ProviderError, TimeoutError):
-        return answer
-    return length_guard(answer, edited.text.strip(), min_ratio=MIN_EDIT_RATIO)
+def kept_edit(answer: str, edited: str) -> str:
+    """The editor may polish but not cut: `edited` unless it is shorter than
+    MIN_EDIT_RATIO of `answer`."""
+    return length_guard(answer, edited.strip(), min_ratio=MIN_EDIT_RATIO)
 
 
-async def finalize_answer(
-    answer: str,
-    state: AgentState,
-    deps: AgentDeps,
-    options: RunOptions,
+async def anchor_answer(
+    text: str,
+    sources: Sequence[SourceText],
+    similarity: Similarity,
     *,
-    language: str,
-    deadline: float | None,
+    seen: Collection[str],
+    max_refs: int,
+    only_hostnames: Iterable[str] = (),
 ) -> tuple[str, list[Reference]]:
-    text = await edit_answer(answer, deps, language=language, deadline=deadline)
-    text = unlink_unseen(repair_markdown(text), seen_urls(state)).strip()
-    if options.max_references <= 0:
+    """Markdown repaired, links to URLs outside `seen` unlinked, then the references
+    anchored in `sources` (none with `max_refs <= 0`: the markers are removed)."""
+    text = unlink_unseen(repair_markdown(text), seen).strip()
+    if max_refs <= 0:
         return strip_markers(text).strip(), []
     return await build_references(
-        text,
-        citation_sources(state),
-        deps.similarity,
-        max_refs=options.max_references,
-        only_hostnames=options.only_hostnames,
+        text, sources, similarity, max_refs=max_refs, only_hostnames=only_hostnames
     )

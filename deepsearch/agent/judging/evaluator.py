@@ -1,37 +1,19 @@
-"""The strict multi-metric evaluator and the error analyzer.
+"""The strict multi-metric evaluator's rules: which checks an answer must pass
+(`metrics_for`, in CHECK_ORDER), each check's reply schema and how it reads as a
+`Verdict`, and which knowledge the strict check is shown (`pinned_first`).
 
 The LLM supplies judgements and numbers; where a check is numeric (freshness,
-plurality) the code, not the model, compares them.
-
-The checks of one answer are independent, so they run concurrently -- but only when
-the worst case of all of them at once (prompt estimates and full outputs) fits what
-is left of the budget: each call reserves its share from the remaining budget as it
-starts, and calls in flight together would otherwise each count the same tokens as
-free. Otherwise they run one by one, stopping at the first failure. Either way the
-verdict is the first failure in CHECK_ORDER, and a check that raises still fails
-the answer (the caller treats the error as a failed check).
+plurality) the code, not the model, compares them. The LLM calls themselves, their
+prompts and the budget they must fit are the loop's step (agent/steps/evaluator.py).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Sequence
-from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deepsearch.agent.context import format_item
-from deepsearch.agent.state import EvalMetric, EvalType
-from deepsearch.agent.types import KnowledgeItem
-from deepsearch.llm.base import Message
-from deepsearch.llm.client import LLMClient
-from deepsearch.llm.tokens import count_tokens
-from deepsearch.prompts import render
-
-# Headroom on the worst-case estimate of concurrent checks (schemas as sent may be
-# larger than pydantic's own, and provider tokenizers count differently).
-CONCURRENT_MARGIN = 1.25
+from deepsearch.agent.types import EvalMetric, EvalType, KnowledgeItem
 
 CHECK_ORDER: tuple[EvalType, ...] = (
     "definitive",
@@ -57,14 +39,14 @@ class Verdict(BaseModel):
     improvement_plan: str = ""
 
 
-class _CheckReply(BaseModel):
+class CheckReply(BaseModel):
     """One check's reply; it knows how to read itself as a verdict."""
 
     def to_verdict(self) -> Verdict:
         raise NotImplementedError
 
 
-class DefinitiveEval(_CheckReply):
+class DefinitiveEval(CheckReply):
     model_config = ConfigDict(populate_by_name=True)
 
     think: str = Field("", max_length=500)
@@ -74,7 +56,7 @@ class DefinitiveEval(_CheckReply):
         return Verdict(passed=self.passed, type="definitive", think=self.think)
 
 
-class FreshnessEval(_CheckReply):
+class FreshnessEval(CheckReply):
     think: str = Field("", max_length=500)
     days_ago: float = Field(ge=0, description="age in days of the newest information used")
     max_age_days: float | None = Field(None, ge=0, description="allowed age; omit if timeless")
@@ -87,7 +69,7 @@ class FreshnessEval(_CheckReply):
         return Verdict(passed=ok, type="freshness", think=why.strip())
 
 
-class PluralityEval(_CheckReply):
+class PluralityEval(CheckReply):
     think: str = Field("", max_length=500)
     minimum_count_required: int = Field(ge=0)
     actual_count_provided: int = Field(ge=0)
@@ -98,7 +80,7 @@ class PluralityEval(_CheckReply):
         return Verdict(passed=ok, type="plurality", think=why.strip())
 
 
-class CompletenessEval(_CheckReply):
+class CompletenessEval(CheckReply):
     model_config = ConfigDict(populate_by_name=True)
 
     think: str = Field("", max_length=500)
@@ -110,7 +92,7 @@ class CompletenessEval(_CheckReply):
         return Verdict(passed=self.passed, type="completeness", think=self.think)
 
 
-class StrictEval(_CheckReply):
+class StrictEval(CheckReply):
     model_config = ConfigDict(populate_by_name=True)
 
     think: str = Field("", max_length=800)
@@ -126,8 +108,8 @@ class StrictEval(_CheckReply):
         )
 
 
-# Each check's reply schema (its prompt: `Evaluator._check_prompt`).
-CHECKS: dict[EvalType, type[_CheckReply]] = {
+# Each check's reply schema (its prompt: agent/steps/evaluator.py, `Evaluator._check_prompt`).
+CHECKS: dict[EvalType, type[CheckReply]] = {
     "definitive": DefinitiveEval,
     "freshness": FreshnessEval,
     "plurality": PluralityEval,
@@ -167,157 +149,27 @@ def not_found_verdict(pending: Sequence[EvalType]) -> Verdict:
     )
 
 
-def _qa(question: str, answer: str) -> list[Message]:
-    return [Message(role="user", content=render("eval_input", question=question, answer=answer))]
-
-
-def _source_dates(knowledge: Sequence[KnowledgeItem], limit: int = 20) -> str:
-    lines = [
-        render(
-            "eval_source_date",
-            source=", ".join(item.references[:1]) or item.question[:80],
-            date=item.updated,
-        )
-        for item in knowledge
-        if item.type == "url" and item.updated
+def pending_checks(metrics: Sequence[EvalMetric]) -> list[EvalType]:
+    """The checks still to run, in CHECK_ORDER: those with attempts left."""
+    return [
+        m.type
+        for m in sorted(metrics, key=lambda m: CHECK_ORDER.index(m.type))
+        if m.attempts_left > 0
     ]
-    return "\n".join(lines[-limit:])
 
 
-# The strict check's knowledge allowance when the caller names none (the loop passes
-# what the evaluator's context window leaves, context.knowledge_allowance).
-DEFAULT_KNOWLEDGE_TOKENS = 20_000
-
-
-class Evaluator:
-    def __init__(self, llm: LLMClient) -> None:
-        self.llm = llm
-
-    async def classify(self, question: str) -> QuestionEval:
-        result = await self.llm.generate_object(
-            "evaluator",
-            QuestionEval,
-            render("eval_question"),
-            [Message(role="user", content=question)],
-        )
-        return result.value
-
-    async def evaluate(
-        self,
-        question: str,
-        answer: str,
-        metrics: Sequence[EvalMetric],
-        knowledge: Sequence[KnowledgeItem],
-        *,
-        now: datetime,
-        supported: bool = True,
-        knowledge_tokens: int = DEFAULT_KNOWLEDGE_TOKENS,
-    ) -> Verdict:
-        """Run the checks (concurrently when the budget allows); the first failure
-        in CHECK_ORDER is the verdict. An answer its author marked as not supported
-        (not found) is never accepted, and no check is paid for it."""
-        kinds = [
-            m.type
-            for m in sorted(metrics, key=lambda m: CHECK_ORDER.index(m.type))
-            if m.attempts_left > 0
-        ]
-        if not supported:
-            return not_found_verdict(kinds)
-        requests = [
-            self._request(kind, question, answer, knowledge, knowledge_tokens, now)
-            for kind in kinds
-        ]
-        if len(requests) > 1 and self._fits_at_once(requests):
-            outcomes = await asyncio.gather(
-                *(self._ask(*r) for r in requests), return_exceptions=True
-            )
-            for outcome in outcomes:  # in check order: an error or a failure decides
-                if isinstance(outcome, BaseException):
-                    raise outcome
-                if not outcome.passed:
-                    return outcome
-            return Verdict(passed=True)
-        for request in requests:
-            verdict = await self._ask(*request)
-            if not verdict.passed:
-                return verdict
-        return Verdict(passed=True)
-
-    def _request(
-        self,
-        kind: EvalType,
-        question: str,
-        answer: str,
-        knowledge: Sequence[KnowledgeItem],
-        allowance: int,
-        now: datetime,
-    ) -> tuple[type[_CheckReply], str, list[Message]]:
-        """`allowance`: how many tokens of the knowledge the strict check may show."""
-        schema = CHECKS[kind]
-        system = self._check_prompt(kind, knowledge, allowance, now)
-        if kind == "freshness" and (dated := _source_dates(knowledge)):
-            # The model judges the age from the sources' dates, not a guess.
-            answer += "\n\n" + render("eval_source_dates", dates=dated)
-        return schema, system, _qa(question, answer)
-
-    async def _ask(
-        self, schema: type[_CheckReply], system: str, messages: list[Message]
-    ) -> Verdict:
-        reply = await self.llm.generate_object("evaluator", schema, system, messages)
-        return reply.value.to_verdict()
-
-    def _fits_at_once(
-        self, requests: Sequence[tuple[type[_CheckReply], str, list[Message]]]
-    ) -> bool:
-        """All checks' worst case together fits the remaining budget."""
-        tracker = self.llm.tracker
-        max_out = self.llm.settings.tool_settings(self.llm.provider_name, "evaluator").max_tokens
-        worst = 0
-        for schema, system, messages in requests:
-            text = system + "".join(m.content for m in messages)
-            prompt = count_tokens(text + json.dumps(schema.model_json_schema()))
-            worst += int(prompt * tracker.prompt_ratio) + 16 + max_out
-        return worst * CONCURRENT_MARGIN <= tracker.remaining
-
-    def _check_prompt(
-        self, kind: EvalType, knowledge: Sequence[KnowledgeItem], allowance: int, now: datetime
-    ) -> str:
-        """A check's system prompt, with what its template needs besides the
-        question and answer (those are the user message)."""
-        if kind == "freshness":
-            return render("eval_freshness", now=now.isoformat(timespec="minutes"))
-        if kind == "strict":
-            return render("eval_strict", knowledge=self._knowledge_text(knowledge, allowance))
-        if kind == "plurality":
-            return render("eval_plurality")
-        if kind == "completeness":
-            return render("eval_completeness")
-        return render("eval_definitive")
-
-    @staticmethod
-    def _knowledge_text(knowledge: Sequence[KnowledgeItem], allowance: int) -> str:
-        """Pinned items (what the answer rests on) first, then the newest, within
-        `allowance` tokens; shown in their original order."""
-        order = sorted(range(len(knowledge)), key=lambda i: (not knowledge[i].pinned, -i))
-        chosen: list[int] = []
-        spent = 0
-        for i in order:
-            cost = count_tokens(format_item(i + 1, knowledge[i]))
-            if spent + cost > allowance:
-                continue
-            chosen.append(i)
-            spent += cost
-        blocks = [format_item(n + 1, knowledge[i]) for n, i in enumerate(sorted(chosen))]
-        return "\n".join(blocks) or render("eval_no_knowledge")
-
-    async def analyze_errors(self, diary: Sequence[str], verdict: Verdict) -> ErrorAnalysis:
-        content = render(
-            "error_analyzer_input", diary="\n".join(diary[-20:]), verdict=verdict.think
-        )
-        result = await self.llm.generate_object(
-            "error_analyzer",
-            ErrorAnalysis,
-            render("error_analyzer"),
-            [Message(role="user", content=content)],
-        )
-        return result.value
+def pinned_first(
+    knowledge: Sequence[KnowledgeItem], costs: Sequence[int], allowance: int
+) -> list[int]:
+    """The indices of the items the strict check is shown: pinned items (what the
+    answer rests on) first, then the newest, each while its cost (`costs[i]`, in
+    tokens) still fits `allowance`; in their original order."""
+    order = sorted(range(len(knowledge)), key=lambda i: (not knowledge[i].pinned, -i))
+    chosen: list[int] = []
+    spent = 0
+    for i in order:
+        if spent + costs[i] > allowance:
+            continue
+        chosen.append(i)
+        spent += costs[i]
+    return sorted(chosen)

@@ -1,5 +1,7 @@
-"""Honest outcomes: which answer a run reports and with what status, its confidence,
-and `--min-confidence` turning a weak forced answer into `not_found`.
+"""Honest outcomes, the rules: which answer a run reports and with what status, the
+signals its confidence rests on, and `--min-confidence` turning a weak forced answer
+into `not_found`. Plain functions over the run's values; agent/steps/honesty.py reads
+them from the state and writes the result.
 
 A run reports, in order: the accepted (or Beast Mode) answer; else the best rejected
 candidate (forced) when it says something (`content.answers_something`: no "I don't
@@ -10,85 +12,74 @@ saying "not found" clears the candidate (see the loop).
 
 from __future__ import annotations
 
-from deepsearch.agent.judging.confidence import (
-    Checks,
-    ConfidenceBasis,
-    confidence,
-    distinct_sources,
-)
+from collections.abc import Iterable, Sequence
+
+from deepsearch.agent.judging.confidence import Checks, ConfidenceBasis, distinct_sources
 from deepsearch.agent.judging.content import answers_something
-from deepsearch.agent.result import ResearchResult, Status
-from deepsearch.agent.state import AgentState
+from deepsearch.agent.types import Status
 
 MAX_QUERIES_SHOWN = 5
 
 
-def reported_answer(state: AgentState, status: Status) -> tuple[str | None, Status]:
+def reported_answer(
+    final: str | None, candidate: str | None, not_found_note: str | None, status: Status
+) -> tuple[str | None, Status]:
     """The answer text the run reports and its status (None: there is none)."""
-    if state.final_answer is not None:
-        return state.final_answer, status
-    if state.candidate_answer is not None and answers_something(state.candidate_answer):
-        return state.candidate_answer, status
-    if state.not_found_note is not None:
-        return state.not_found_note, "not_found"
+    if final is not None:
+        return final, status
+    if candidate is not None and answers_something(candidate):
+        return candidate, status
+    if not_found_note is not None:
+        return not_found_note, "not_found"
     return None, status
 
 
-def confidence_basis(state: AgentState, result: ResearchResult) -> ConfidenceBasis:
-    """The run's own signals about the answer it reports."""
-    has_answer = bool(state.final_answer or state.candidate_answer)
+def confidence_basis(
+    status: Status,
+    *,
+    has_answer: bool,
+    trivial: bool,
+    uncertain: bool,
+    cited_urls: Iterable[str],
+) -> ConfidenceBasis:
+    """The run's own signals about the answer it reports (`trivial`: a direct answer,
+    accepted without evaluation; `uncertain`: the model flagged it)."""
     checks: Checks = "none"
-    if result.status == "answered":
-        checks = "direct" if state.trivial else "passed"
+    if status == "answered":
+        checks = "direct" if trivial else "passed"
     return ConfidenceBasis(
-        supported=has_answer and result.status not in ("not_found", "failed"),
+        supported=has_answer and status not in ("not_found", "failed"),
         checks=checks,
-        forced=result.status in ("forced", "interrupted"),
-        sources=distinct_sources(ref.url for ref in result.references),
-        uncertain=state.answer_uncertain,
+        forced=status in ("forced", "interrupted"),
+        sources=distinct_sources(cited_urls),
+        uncertain=uncertain,
     )
 
 
-def with_confidence(state: AgentState, result: ResearchResult) -> ResearchResult:
-    result.confidence_basis = confidence_basis(state, result)
-    result.confidence = confidence(result.confidence_basis)
-    return result
+def below_min_confidence(status: Status, value: float, threshold: float) -> bool:
+    """A forced answer whose confidence is under `threshold` (`--min-confidence`) is
+    reported as not found."""
+    return status == "forced" and value < threshold
 
 
-def apply_min_confidence(
-    state: AgentState, result: ResearchResult, threshold: float | None
-) -> ResearchResult:
-    """A forced answer below `threshold` becomes `not_found`; its text then says what
-    was looked for and what was found (the unconfirmed answer, references kept)."""
-    if threshold is None or result.status != "forced" or result.confidence >= threshold:
-        return result
-    result.answer = not_confirmed_text(state, result.confidence, threshold) + result.answer
-    result.status = "not_found"
-    return result
-
-
-def what_was_searched(state: AgentState) -> str:
+def what_was_searched(queries: Sequence[str], pages_read: int) -> str:
     """ "Looked for: "q1", "q2"; read 3 pages." — from the run's record, not the model's."""
-    queries = state.searched_queries[:MAX_QUERIES_SHOWN]
-    looked = ", ".join(f'"{q}"' for q in queries) if queries else "no searches were run"
-    pages = len(state.read_urls)
-    return f"Looked for: {looked}; read {pages} page{'' if pages == 1 else 's'}."
+    shown = queries[:MAX_QUERIES_SHOWN]
+    looked = ", ".join(f'"{q}"' for q in shown) if shown else "no searches were run"
+    return f"Looked for: {looked}; read {pages_read} page{'' if pages_read == 1 else 's'}."
 
 
-def with_search_record(state: AgentState, result: ResearchResult) -> ResearchResult:
-    """A not-found answer always says what was looked for and what was read, whatever
-    the model wrote (a bare "I could not find it" tells a reader nothing)."""
-    if result.status == "not_found":
-        note = result.answer.strip()
-        result.answer = f"**Not found.** {what_was_searched(state)}" + (
-            f"\n\n{note}" if note else ""
-        )
-    return result
+def not_found_text(note: str, searched: str) -> str:
+    """A not-found answer always says what was looked for and what was read (`searched`),
+    whatever the model wrote (a bare "I could not find it" tells a reader nothing)."""
+    note = note.strip()
+    return f"**Not found.** {searched}" + (f"\n\n{note}" if note else "")
 
 
-def not_confirmed_text(state: AgentState, value: float, threshold: float) -> str:
+def not_confirmed_text(searched: str, value: float, threshold: float) -> str:
+    """The head of a forced answer turned not found by `--min-confidence`."""
     return (
         f"**Not found with enough confidence** ({value:.2f}, below --min-confidence "
-        f"{threshold:g}). {what_was_searched(state)} "
+        f"{threshold:g}). {searched} "
         "The best unconfirmed answer found:\n\n"
     )

@@ -1,9 +1,8 @@
-"""Second-pass search: an LLM query rewriter expands what the raw queries found.
-
-This fills the search action's `rewrite_queries` seam. New queries are deduped
-against everything searched so far by similarity, not just exact text. The
-search action, not the rewriter, applies the run's host restriction and
-results-per-query to the follow-ups, as it does to the raw queries.
+"""Second-pass search, the rules: what the LLM query rewriter replies (`RewriteReply`)
+and the queries read from it (`proposed_queries`: whitespace folded, repeats dropped,
+each with its language). The LLM call, its prompt and the similarity dedup against
+what was searched are the loop's step (agent/steps/rewrite.py), which fills the search
+action's `rewrite_queries` seam.
 """
 
 from __future__ import annotations
@@ -11,13 +10,6 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from deepsearch.agent import limits
-from deepsearch.agent.deps import QueryRewriter
-from deepsearch.agent.retrieval.similarity import Similarity
-from deepsearch.errors import BudgetExceeded, StructuredOutputError
-from deepsearch.llm.base import Message
-from deepsearch.llm.client import LLMClient
-from deepsearch.prompts import render
-from deepsearch.web.types import SearchQuery, SearchResult, TimeFilter
 
 
 class RewrittenQuery(BaseModel):
@@ -30,44 +22,12 @@ class RewriteReply(BaseModel):
     queries: list[RewrittenQuery] = Field(default_factory=list, max_length=limits.MAX_REWRITES)
 
 
-def _results_digest(results: list[SearchResult], limit: int = 20) -> str:
-    return "\n".join(
-        render("query_rewriter_result", title=r.title, snippet=r.snippet[:200])
-        for r in results[:limit]
-    )
-
-
-def make_query_rewriter(llm: LLMClient, similarity: Similarity) -> QueryRewriter:
-    async def rewrite(
-        question: str, queries: list[str], results: list[SearchResult], needs_freshness: bool
-    ) -> list[SearchQuery]:
-        content = render(
-            "query_rewriter_input",
-            question=question,
-            queries="\n".join(queries),
-            results=_results_digest(results),
-        )
-        try:
-            reply = await llm.generate_object(
-                "query_rewriter",
-                RewriteReply,
-                render("query_rewriter", max_rewrites=limits.MAX_REWRITES),
-                [Message(role="user", content=content)],
-            )
-        except (StructuredOutputError, BudgetExceeded):
-            return []  # the raw pass already ran; rewriting is an improvement, not a must
-        languages: dict[str, str | None] = {}
-        for item in reply.value.queries:
-            text = " ".join(item.q.split())
-            if text and text not in languages:
-                languages[text] = (item.language or "").strip().lower() or None
-        candidates = list(languages)
-        if candidates:
-            candidates = await similarity.dedup(candidates, queries)
-        time_filter: TimeFilter | None = "m" if needs_freshness else None
-        return [
-            SearchQuery(q=q, time_filter=time_filter, language=languages[q])
-            for q in candidates[: limits.MAX_REWRITES]
-        ]
-
-    return rewrite
+def proposed_queries(reply: RewriteReply) -> dict[str, str | None]:
+    """Each distinct query of the reply (whitespace folded, in the reply's order) and
+    its language code (None: the question's language)."""
+    languages: dict[str, str | None] = {}
+    for item in reply.queries:
+        text = " ".join(item.q.split())
+        if text and text not in languages:
+            languages[text] = (item.language or "").strip().lower() or None
+    return languages

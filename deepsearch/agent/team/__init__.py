@@ -6,5 +6,6 @@ Modules: `plan` (the research_planner call), `budget` (shares and the child's tr
 `children` (a child's deps and options), `merge` (children into the parent's state),
 `mode` (the hook the loop calls), `report` (the `team` entries of --json). Only team
 mode lives here: what the effort presets switch off is the gate's (agent/gating.py),
-high effort's re-check is judging's (agent/judging/recheck.py, agent/hooks.py).
+high effort's re-check is judging's and the loop's (agent/judging/recheck.py,
+agent/steps/recheck.py, agent/hooks.py).
 """

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.events import AgentEvent
-from deepsearch.agent.retrieval.rewrite import make_query_rewriter
 from deepsearch.agent.retrieval.similarity import make_similarity
+from deepsearch.agent.steps.rewrite import make_query_rewriter
 from deepsearch.agent.team.budget import ShareTracker
 from deepsearch.llm.client import LLMClient
 

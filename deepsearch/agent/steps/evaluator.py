@@ -1,0 +1,183 @@
+"""The evaluator as the loop runs it: the question's classification, the checks of
+one answer and the error analysis, each an LLM call with its prompt. Which checks,
+their reply schemas and how a reply reads as a verdict are judging's
+(agent/judging/evaluator.py).
+
+The checks of one answer are independent, so they run concurrently -- but only when
+the worst case of all of them at once (prompt estimates and full outputs) fits what
+is left of the budget: each call reserves its share from the remaining budget as it
+starts, and calls in flight together would otherwise each count the same tokens as
+free. Otherwise they run one by one, stopping at the first failure. Either way the
+verdict is the first failure in CHECK_ORDER, and a check that raises still fails
+the answer (the caller treats the error as a failed check).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from datetime import datetime
+
+from deepsearch.agent.context import format_item
+from deepsearch.agent.judging.evaluator import (
+    CHECKS,
+    CheckReply,
+    ErrorAnalysis,
+    QuestionEval,
+    Verdict,
+    not_found_verdict,
+    pending_checks,
+    pinned_first,
+)
+from deepsearch.agent.types import EvalMetric, EvalType, KnowledgeItem
+from deepsearch.llm.base import Message
+from deepsearch.llm.client import LLMClient
+from deepsearch.llm.tokens import count_tokens
+from deepsearch.prompts import render
+
+# Headroom on the worst-case estimate of concurrent checks (schemas as sent may be
+# larger than pydantic's own, and provider tokenizers count differently).
+CONCURRENT_MARGIN = 1.25
+
+# The strict check's knowledge allowance when the caller names none (the loop passes
+# what the evaluator's context window leaves, context.knowledge_allowance).
+DEFAULT_KNOWLEDGE_TOKENS = 20_000
+
+
+def _qa(question: str, answer: str) -> list[Message]:
+    return [Message(role="user", content=render("eval_input", question=question, answer=answer))]
+
+
+def _source_dates(knowledge: Sequence[KnowledgeItem], limit: int = 20) -> str:
+    lines = [
+        render(
+            "eval_source_date",
+            source=", ".join(item.references[:1]) or item.question[:80],
+            date=item.updated,
+        )
+        for item in knowledge
+        if item.type == "url" and item.updated
+    ]
+    return "\n".join(lines[-limit:])
+
+
+class Evaluator:
+    def __init__(self, llm: LLMClient) -> None:
+        self.llm = llm
+
+    async def classify(self, question: str) -> QuestionEval:
+        result = await self.llm.generate_object(
+            "evaluator",
+            QuestionEval,
+            render("eval_question"),
+            [Message(role="user", content=question)],
+        )
+        return result.value
+
+    async def evaluate(
+        self,
+        question: str,
+        answer: str,
+        metrics: Sequence[EvalMetric],
+        knowledge: Sequence[KnowledgeItem],
+        *,
+        now: datetime,
+        supported: bool = True,
+        knowledge_tokens: int = DEFAULT_KNOWLEDGE_TOKENS,
+    ) -> Verdict:
+        """Run the checks (concurrently when the budget allows); the first failure
+        in CHECK_ORDER is the verdict. An answer its author marked as not supported
+        (not found) is never accepted, and no check is paid for it."""
+        kinds = pending_checks(metrics)
+        if not supported:
+            return not_found_verdict(kinds)
+        requests = [
+            self._request(kind, question, answer, knowledge, knowledge_tokens, now)
+            for kind in kinds
+        ]
+        if len(requests) > 1 and self._fits_at_once(requests):
+            outcomes = await asyncio.gather(
+                *(self._ask(*r) for r in requests), return_exceptions=True
+            )
+            for outcome in outcomes:  # in check order: an error or a failure decides
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                if not outcome.passed:
+                    return outcome
+            return Verdict(passed=True)
+        for request in requests:
+            verdict = await self._ask(*request)
+            if not verdict.passed:
+                return verdict
+        return Verdict(passed=True)
+
+    def _request(
+        self,
+        kind: EvalType,
+        question: str,
+        answer: str,
+        knowledge: Sequence[KnowledgeItem],
+        allowance: int,
+        now: datetime,
+    ) -> tuple[type[CheckReply], str, list[Message]]:
+        """`allowance`: how many tokens of the knowledge the strict check may show."""
+        schema = CHECKS[kind]
+        system = self._check_prompt(kind, knowledge, allowance, now)
+        if kind == "freshness" and (dated := _source_dates(knowledge)):
+            # The model judges the age from the sources' dates, not a guess.
+            answer += "\n\n" + render("eval_source_dates", dates=dated)
+        return schema, system, _qa(question, answer)
+
+    async def _ask(self, schema: type[CheckReply], system: str, messages: list[Message]) -> Verdict:
+        reply = await self.llm.generate_object("evaluator", schema, system, messages)
+        return reply.value.to_verdict()
+
+    def _fits_at_once(
+        self, requests: Sequence[tuple[type[CheckReply], str, list[Message]]]
+    ) -> bool:
+        """All checks' worst case together fits the remaining budget."""
+        tracker = self.llm.tracker
+        max_out = self.llm.settings.tool_settings(self.llm.provider_name, "evaluator").max_tokens
+        worst = 0
+        for schema, system, messages in requests:
+            text = system + "".join(m.content for m in messages)
+            prompt = count_tokens(text + json.dumps(schema.model_json_schema()))
+            worst += int(prompt * tracker.prompt_ratio) + 16 + max_out
+        return worst * CONCURRENT_MARGIN <= tracker.remaining
+
+    def _check_prompt(
+        self, kind: EvalType, knowledge: Sequence[KnowledgeItem], allowance: int, now: datetime
+    ) -> str:
+        """A check's system prompt, with what its template needs besides the
+        question and answer (those are the user message)."""
+        if kind == "freshness":
+            return render("eval_freshness", now=now.isoformat(timespec="minutes"))
+        if kind == "strict":
+            return render("eval_strict", knowledge=self._knowledge_text(knowledge, allowance))
+        if kind == "plurality":
+            return render("eval_plurality")
+        if kind == "completeness":
+            return render("eval_completeness")
+        return render("eval_definitive")
+
+    @staticmethod
+    def _knowledge_text(knowledge: Sequence[KnowledgeItem], allowance: int) -> str:
+        """The knowledge `judging.evaluator.pinned_first` chooses within `allowance`
+        tokens, numbered as shown."""
+        costs = [count_tokens(format_item(i + 1, item)) for i, item in enumerate(knowledge)]
+        chosen = pinned_first(knowledge, costs, allowance)
+        blocks = [format_item(n + 1, knowledge[i]) for n, i in enumerate(chosen)]
+        return "\n".join(blocks) or render("eval_no_knowledge")
+
+    async def analyze_errors(self, diary: Sequence[str], verdict: Verdict) -> ErrorAnalysis:
+        content = render(
+            "error_analyzer_input", diary="\n".join(diary[-20:]), verdict=verdict.think
+        )
+        result = await self.llm.generate_object(
+            "error_analyzer",
+            ErrorAnalysis,
+            render("error_analyzer"),
+            [Message(role="user", content=content)],
+        )
+        return result.value
