@@ -350,3 +350,20 @@ async def test_the_extractor_imports_start_once_beside_the_first_fetch(
     assert started == [1]
     await fresh.aclose()
     warmup.import_extractors()  # never raises, whatever is installed
+
+
+def test_the_warm_up_pays_the_first_extraction_s_one_time_costs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """justext's all-language stoplist and the public-suffix list are built by the
+    warm-up's throw-away extraction, not by the first page a visit reads."""
+    import tld.utils
+    from trafilatura import external
+
+    from deepsearch.web import warmup
+
+    monkeypatch.setattr(external, "JT_STOPLIST", None)
+    monkeypatch.setattr(tld.utils, "tld_names", {})
+    warmup.warm_up()
+    assert external.JT_STOPLIST, "the stoplist is built"
+    assert tld.utils.tld_names, "the public-suffix list is loaded"
