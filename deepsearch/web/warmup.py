@@ -8,7 +8,9 @@ on the critical path of the first page read, after its bytes had arrived. Starte
 a daemon thread when the first fetch begins (a fetch is only made for a page a visit
 is about to read), it overlaps the network wait: the imports, then one extraction of
 a tiny page that takes every one of those paths. A failure is left for the
-extraction itself to report (as one line).
+extraction itself to report (as one line). Each extraction the reader makes waits
+for the warm-up first (`ensure`): the reads of one visit extract in parallel
+threads, and each would otherwise build the same stoplist again.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import threading
 
 MODULES = ("lxml.html", "trafilatura", "trafilatura.xml")
+_LOCK = threading.Lock()
+_DONE: list[bool] = []  # [True] once the warm-up has run in this process
 # Short (trafilatura falls back to justext under 250 characters), with a URL whose
 # host courlan's quick pattern does not take (a name of 3 letters, as bbc.co.uk, or
 # an address with a port: the public-suffix list is loaded; .example is reserved)
@@ -39,6 +43,14 @@ def import_extractors() -> None:
             continue
 
 
+def ensure() -> None:
+    """The warm-up, once a process: run here, or awaited if a thread is running it."""
+    with _LOCK:
+        if not _DONE:
+            warm_up()
+            _DONE.append(True)
+
+
 def warm_up() -> None:
     """The imports, then one throw-away extraction: every one-time set-up is done."""
     import_extractors()
@@ -51,6 +63,6 @@ def warm_up() -> None:
 
 
 def start() -> threading.Thread:
-    thread = threading.Thread(target=warm_up, name="extractor-warm-up", daemon=True)
+    thread = threading.Thread(target=ensure, name="extractor-warm-up", daemon=True)
     thread.start()
     return thread

@@ -367,3 +367,46 @@ def test_the_warm_up_pays_the_first_extraction_s_one_time_costs(
     warmup.warm_up()
     assert external.JT_STOPLIST, "the stoplist is built"
     assert tld.utils.tld_names, "the public-suffix list is loaded"
+
+
+def test_parallel_extractions_wait_for_one_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from deepsearch.web import warmup
+
+    calls: list[str] = []
+    go = threading.Event()
+
+    def warm_up() -> None:
+        calls.append("warm-up")
+        go.wait(2)
+
+    monkeypatch.setattr(warmup, "_DONE", [])
+    monkeypatch.setattr(warmup, "warm_up", warm_up)
+    threads = [threading.Thread(target=warmup.ensure) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    go.set()
+    for thread in threads:
+        thread.join(5)
+    assert calls == ["warm-up"]
+
+
+async def test_the_reader_extracts_after_the_warm_up(
+    site: LoopbackServer, reader: LocalReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import deepsearch.web.extract as extract
+    from deepsearch.web import warmup
+
+    order: list[str] = []
+    real = extract.extract_body
+    monkeypatch.setattr(warmup, "start", lambda: None)  # only the extraction's own call
+    monkeypatch.setattr(warmup, "ensure", lambda: order.append("warm-up"))
+
+    def extract_body(*args: Any) -> Any:
+        order.append("extract")
+        return real(*args)
+
+    monkeypatch.setattr(extract, "extract_body", extract_body)
+    page(await reader.read(site.url("/article")))
+    assert order == ["warm-up", "extract"]
