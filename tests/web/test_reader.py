@@ -411,3 +411,27 @@ async def test_the_reader_extracts_after_the_warm_up(
     monkeypatch.setattr(extract, "extract_body", extract_body)
     page(await reader.read(site.url("/article")))
     assert order == ["warm-up", "extract"]
+
+
+def test_the_shipped_stoplist_is_justext_s_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is what trafilatura would build (re-run tools/justext_stoplist.py after
+    a justext upgrade), and the warm-up reads it instead of building it."""
+    import gzip
+
+    from justext.core import define_stoplist
+    from trafilatura import external
+
+    from deepsearch.web import warmup
+    from tools.justext_stoplist import stoplist_bytes
+
+    assert gzip.decompress(warmup.STOPLIST.read_bytes()) == stoplist_bytes()
+    monkeypatch.setattr(external, "JT_STOPLIST", None)
+    built = define_stoplist(external.jt_stoplist_init())
+    monkeypatch.setattr(external, "JT_STOPLIST", None)
+
+    def no_build() -> tuple[str]:
+        raise AssertionError("built from justext's files")
+
+    monkeypatch.setattr(external, "jt_stoplist_init", no_build)
+    warmup.warm_up()
+    assert define_stoplist(external.JT_STOPLIST) == built
