@@ -74,9 +74,10 @@ def _listing_only() -> None:
     """Placeholder: root help and --version never run a command."""
 
 
-def make_app(*, full: bool = True) -> typer.Typer:
+def make_app(*, full: bool = True, only: str | None = None) -> typer.Typer:
     """A fresh Typer app. `full=False` registers placeholders only: root --help and
-    --version then import neither the commands nor pydantic (fast start-up)."""
+    --version then import neither the commands nor pydantic (fast start-up); `only`
+    registers that one command (the one a command line runs)."""
     app = typer.Typer(
         name="deepsearch",
         cls=_Deepsearch,
@@ -94,7 +95,7 @@ def make_app(*, full: bool = True) -> typer.Typer:
     if full:
         from deepsearch.commands import register
 
-        register(app)
+        register(app, only)
     else:
         for name, text in COMMAND_HELP.items():
             # short_help: click would cut a help line at 45 characters, mid-sentence.
@@ -165,7 +166,8 @@ def run(argv: list[str]) -> int:
 
     args = route(argv, stdin_is_tty=_stdin_is_tty())
     full = bool(args) and args[0] in SUBCOMMANDS
-    command = typer.main.get_command(make_app(full=full))
+    # Only the command this line runs is registered (its modules alone imported).
+    command = typer.main.get_command(make_app(full=full, only=args[0] if full else None))
     try:
         # The boundary again for guarded_stdout's own error (help to a full disk).
         with error_boundary(), guarded_stdout():

@@ -85,7 +85,9 @@ def open_cassette(spec: CassetteSpec | None, settings: Settings) -> CassetteSess
 def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> ResearchResult:
     """Recording: the result goes to result.json. Replay: a call the cassette could not
     answer fails the run (exit 1) even where the run itself worked around the error."""
-    from deepsearch.cassettes import Player
+    if session is None:
+        return result
+    from deepsearch.cassettes import Player  # only when a cassette is in use
 
     if isinstance(session, Player):
         miss = session.first_miss(result.visited_urls, question=result.question)
@@ -93,7 +95,7 @@ def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> 
             result = result.model_copy(
                 update={"status": "failed", "error": miss, "error_kind": "fatal"}
             )
-    elif session is not None:
+    else:
         try:
             session.write_result(result)
         except OSError as exc:  # the calls are on disk; say the result is not
@@ -116,10 +118,11 @@ async def build_deps(
 
     With a cassette Player nothing outside is built (no key, no network, no corpus
     index): the cassette answers every call; with a Recorder every client is wrapped."""
-    from deepsearch.cassettes import Player
+    if cassette is not None:  # the cassette package only when a cassette is in use
+        from deepsearch.cassettes import Player
 
-    if isinstance(cassette, Player):
-        return _replay_deps(settings, cassette, emit=emit, trace=trace)
+        if isinstance(cassette, Player):
+            return _replay_deps(settings, cassette, emit=emit, trace=trace)
     deps = await _live_deps(settings, stack=stack, emit=emit, trace=trace)
     if cassette is not None:
         cassette.wrap(deps, question=question, embedding_model=_embedding_model(settings))

@@ -125,7 +125,7 @@ def sandbox_probed_once(request: pytest.FixtureRequest, monkeypatch: pytest.Monk
     monkeypatch.setattr(runner, "probe_isolation", probed_once)
 
 
-_APPS: dict[bool, Any] = {}
+_APPS: dict[tuple[bool, str | None], Any] = {}
 _COMMANDS: dict[int, tuple[Any, Any]] = {}
 
 
@@ -142,10 +142,10 @@ def cli_built_once() -> Iterator[None]:
 
     real_make_app, real_get_command = cli.make_app, typer.main.get_command
 
-    def app_once(*, full: bool = True) -> Any:
-        if full not in _APPS:
-            _APPS[full] = real_make_app(full=full)
-        return _APPS[full]
+    def app_once(*, full: bool = True, only: str | None = None) -> Any:
+        if (full, only) not in _APPS:
+            _APPS[full, only] = real_make_app(full=full, only=only)
+        return _APPS[full, only]
 
     def command_once(app: Any) -> Any:
         built = _COMMANDS.get(id(app))

@@ -16,7 +16,7 @@ from deepsearch.agent import limits
 from deepsearch.agent.schema import ActionName, AllowFlags
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem, ScoredUrl
-from deepsearch.llm.tokens import count_tokens
+from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
 from deepsearch.prompts import render
 
 if TYPE_CHECKING:
@@ -94,10 +94,13 @@ def select_knowledge(
     """
     if not items:
         return [], 0
-    costs = [item_tokens(item) for item in items]
     side = [i for i, item in enumerate(items) if item.type == "side-info"]
     side_ok = set(side[-MAX_SIDE_INFO_SHOWN:])
     side_cap = int(token_allowance * SIDE_INFO_SHARE)
+    everything = _all_fit(items, side_ok, token_allowance, side_cap)
+    if everything is not None:  # no count needed: exact costs would choose the same
+        return everything, len(items) - len(everything)
+    costs = [item_tokens(item) for item in items]
     priorities = _priorities(items, question, current_step)
     chosen: set[int] = set()
     spent = side_spent = 0
@@ -111,6 +114,21 @@ def select_knowledge(
             side_spent += costs[i] if side_info else 0
     kept = [items[i] for i in sorted(chosen)]
     return kept, len(items) - len(kept)
+
+
+def _all_fit(
+    items: Sequence[KnowledgeItem], side_ok: set[int], allowance: int, side_cap: int
+) -> list[KnowledgeItem] | None:
+    """Every item that may be shown, when even their byte bounds (never below a
+    token count) fit both allowances; None when only exact counts can tell."""
+    shown = [i for i, item in enumerate(items) if item.type != "side-info" or i in side_ok]
+    bounds = {
+        i: items[i].tokens or upper_bound_tokens(format_item(items[i].id, items[i])) for i in shown
+    }
+    side = sum(bounds[i] for i in shown if items[i].type == "side-info")
+    if sum(bounds.values()) > allowance or side > side_cap:
+        return None
+    return [items[i] for i in shown]
 
 
 def render_context(state: AgentState, knowledge: Sequence[KnowledgeItem], omitted: int) -> str:

@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import typer
 
+# command name -> (module, function, its command class or None: PlainSwitchesCommand);
+# each module has HELP.
+_PASSED_THROUGH = {
+    "config": ("config_cmd", "show_config", None),
+    "doctor": ("doctor_cmd", "doctor", None),
+    "eval": ("eval_cmd", "eval_command", "EvalCommand"),
+    "serve": ("serve_cmd", "serve", None),
+    "mcp": ("mcp_cmd", "mcp_command", None),
+}
 
-def register(app: typer.Typer) -> None:
-    from deepsearch.commands import (
-        config_cmd,
-        doctor_cmd,
-        eval_cmd,
-        mcp_cmd,
-        research_cmd,
-        serve_cmd,
-    )
+
+def register(app: typer.Typer, only: str | None = None) -> None:
+    """Every command, or `only` the one a command line runs: a run of `research`
+    never imports eval's, serve's or doctor's modules."""
     from deepsearch.commands.common import PlainSwitchesCommand
     from deepsearch.commands.flags import PASS_THROUGH
 
-    app.command("research", help=research_cmd.HELP, cls=research_cmd.ResearchCommand)(
-        research_cmd.research
-    )
+    if only in (None, "research"):
+        from deepsearch.commands import research_cmd
+
+        app.command("research", help=research_cmd.HELP, cls=research_cmd.ResearchCommand)(
+            research_cmd.research
+        )
     # config, doctor, eval, serve and mcp take the research flags: passed through unparsed.
-    for name, text, cls, function in (
-        ("config", config_cmd.HELP, PlainSwitchesCommand, config_cmd.show_config),
-        ("doctor", doctor_cmd.HELP, PlainSwitchesCommand, doctor_cmd.doctor),
-        ("eval", eval_cmd.HELP, eval_cmd.EvalCommand, eval_cmd.eval_command),
-        ("serve", serve_cmd.HELP, PlainSwitchesCommand, serve_cmd.serve),
-        ("mcp", mcp_cmd.HELP, PlainSwitchesCommand, mcp_cmd.mcp_command),
-    ):
-        app.command(name, help=text, cls=cls, context_settings=PASS_THROUGH)(function)
+    for name, (module_name, function, cls_name) in _PASSED_THROUGH.items():
+        if only not in (None, name):
+            continue
+        module = import_module(f"deepsearch.commands.{module_name}")
+        cls = getattr(module, cls_name) if cls_name else PlainSwitchesCommand
+        command = app.command(name, help=module.HELP, cls=cls, context_settings=PASS_THROUGH)
+        command(getattr(module, function))

@@ -78,8 +78,6 @@ def cassette_spec(
     *, record: Path | None, replay: Path | None, replay_lenient: Path | None
 ) -> CassetteSpec | None:
     """--record / --replay / --replay-lenient: at most one; a replayed one must exist."""
-    from deepsearch.cassettes import CassetteSpec
-
     choices: tuple[tuple[str, CassetteMode, Path | None], ...] = (
         ("--record", "record", record),
         ("--replay", "replay", replay),
@@ -95,6 +93,8 @@ def cassette_spec(
         raise UsageError(f"{path}: {flag} needs a cassette folder (no run.json there)")
     if mode == "record" and path.exists() and not path.is_dir():
         raise UsageError(f"{path}: --record needs a folder")
+    from deepsearch.cassettes import CassetteSpec  # only with a cassette: not on a plain run
+
     return CassetteSpec(mode=mode, directory=path)
 
 

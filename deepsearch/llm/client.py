@@ -30,22 +30,12 @@ from deepsearch.llm.parse import ParseFailure, parse_json_lenient
 from deepsearch.llm.provider_common import Embeddings
 from deepsearch.llm.reply_checks import has_non_finite, is_complete_json, summarize, trim_to_limits
 from deepsearch.llm.schema_dialects import distill_schema, drop_null_defaults
-from deepsearch.llm.tokens import (
-    count_tokens,
-    encoding_for_model,
-    is_loaded,
-    preload,
-    upper_bound_tokens,
-)
+from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.prompts import render
 
 T = TypeVar("T", bound=BaseModel)
 MIN_OUTPUT_TOKENS = 256
-# How long the vocabulary build waits for the first request to be on the wire
-# (sending it takes ~10-50 ms once the SDK is imported; the build then runs while
-# the reply is awaited, which at real latency takes 0.6 s or more).
-PRELOAD_DELAY_S = 0.1
 # Texts per embeddings request: under Gemini's 100-per-batch limit and OpenAI's 2048.
 EMBED_BATCH = 96
 TraceFn = Callable[[str, dict[str, Any]], None]
@@ -94,6 +84,10 @@ class LLMClient:
         self.embedder = embedder
         self._trace = trace
         self._slots = asyncio.Semaphore(settings.llm.concurrency)
+        # Calls sent on the byte bound whose reported usage is still to be compared
+        # with an exact count: (prompt text, model, reported prompt tokens). See _plan.
+        self._owed: list[tuple[str, str, int]] = []
+        self._bound_ok = True  # False once a server counted more than a bound allowed
 
     @property
     def context_window(self) -> int:
@@ -258,10 +252,10 @@ class LLMClient:
         self._emit("llm_request", request.model_dump(mode="json"))
         async with self._slots:
             completion = await self.provider.complete(request)
-        if prompt_estimate is None:  # sent on the upper bound: count exactly now
-            prompt_estimate = count_tokens(prompt_text, model=model_settings.model)
         usage = completion.usage
-        if usage is None or usage.total_tokens <= 0:
+        if usage is None or usage.total_tokens <= 0:  # the server omitted it: count it
+            if prompt_estimate is None:
+                prompt_estimate = count_tokens(prompt_text, model=model_settings.model)
             usage = Usage(
                 prompt_tokens=prompt_estimate,
                 completion_tokens=count_tokens(completion.text, model=model_settings.model),
@@ -269,7 +263,7 @@ class LLMClient:
             )
         self.tracker.record(tool, usage)
         if not usage.estimated:
-            self.tracker.calibrate(prompt_estimate=prompt_estimate, reported=usage.prompt_tokens)
+            self._calibrate(prompt_text, model_settings.model, prompt_estimate, usage)
         self._emit(
             "llm_response",
             {
@@ -285,27 +279,45 @@ class LLMClient:
 
     def _plan(self, prompt_text: str, model: ModelSettings) -> tuple[int | None, int]:
         """(prompt estimate, output cap) of a call; the estimate is None when the
-        request can go out before the vocabulary is built.
+        request goes out without an exact count.
 
-        The first call of a run would otherwise wait ~0.5 s for the tokenizer. Its
-        prompt is sized with a bound the true count never exceeds (its UTF-8
-        bytes); when even that bound gives the same output cap as any smaller
-        count would (the full wanted output), the exact count cannot change the
-        request, so it is sent at once and counted exactly while the reply is
-        awaited (the vocabulary builds in a background thread meanwhile).
+        The exact count needs the vocabulary (~0.5 s of CPU to build, once a
+        process). A prompt is first sized with a bound its count never exceeds
+        (its UTF-8 bytes); when even that bound gives the full wanted output cap,
+        an exact count cannot change the request, so none is made. The server's
+        reported usage is what the tracker records; the calibration it owes is
+        settled (counted exactly) only when a later call needs an exact count.
         """
-        encoding = encoding_for_model(model.model)
-        if not is_loaded(encoding):
-            bound = upper_bound_tokens(prompt_text)
+        if self._bound_ok:
             try:
-                if self._output_cap(bound, model) == model.max_tokens:
+                if self._output_cap(upper_bound_tokens(prompt_text), model) == model.max_tokens:
                     self._prepare_provider()
-                    preload(encoding, delay_s=PRELOAD_DELAY_S)
                     return None, model.max_tokens
             except (ContextLengthError, BudgetExceeded):
                 pass  # the bound is too coarse here: count exactly
+        self.settle_calibration()
         estimate = count_tokens(prompt_text, model=model.model)
         return estimate, self._output_cap(estimate, model)
+
+    def _calibrate(self, text: str, model: str, estimate: int | None, usage: Usage) -> None:
+        """Learn the provider/offline ratio from reported usage; owed when uncounted."""
+        if estimate is not None:
+            self.tracker.calibrate(prompt_estimate=estimate, reported=usage.prompt_tokens)
+            return
+        self._owed.append((text, model, usage.prompt_tokens))
+        # The bound sized this call's reservation: a server counting more than the
+        # bound allowed for makes the bound unsafe, so every call is counted from now.
+        if usage.prompt_tokens > upper_bound_tokens(text) * self.tracker.prompt_ratio:
+            self._bound_ok = False
+            self.settle_calibration()
+
+    def settle_calibration(self) -> None:
+        """Count the prompts sent on the bound and calibrate from them, as if each
+        had been counted when sent (before anything relies on the exact ratio)."""
+        owed, self._owed = self._owed, []
+        for text, model, reported in owed:
+            estimate = count_tokens(text, model=model)
+            self.tracker.calibrate(prompt_estimate=estimate, reported=reported)
 
     def _output_cap(self, prompt_estimate: int, model: ModelSettings) -> int:
         """The output-token cap for a prompt of `prompt_estimate` tokens, or raise."""

@@ -33,6 +33,22 @@ def cache_key(namespace: str, *parts: Any) -> str:
     return f"{namespace}:{hashlib.sha256(blob.encode()).hexdigest()}"
 
 
+# Part of the page cache key: a page cached while Page.text was markdown (before
+# "plain-1") must not be served as if it were plain text.
+PAGE_TEXT_FORMAT = "plain-1"
+
+
+def page_cache_key(url: str) -> str:
+    """Pages are cached under their normalized URL when it has one (and the text format)."""
+    try:
+        from deepsearch.web.urls import normalize_url
+
+        normalized = normalize_url(url)
+    except Exception:  # normalization is a nicety for the key, never a blocker
+        normalized = None
+    return cache_key("page", PAGE_TEXT_FORMAT, normalized or url)
+
+
 class WebCache:
     """JSON values with a TTL. Disabled caches store nothing and always miss."""
 

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from deepsearch.clock import Clock, SystemClock
-from deepsearch.web.cache import WebCache
-from deepsearch.web.reader import page_cache_key
+from deepsearch.web.cache import WebCache, page_cache_key
 from deepsearch.web.types import Page, ReadFailure
 
 if TYPE_CHECKING:

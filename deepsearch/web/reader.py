@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel
 
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.web import warmup
-from deepsearch.web.cache import WebCache, cache_key
+from deepsearch.web.cache import WebCache, page_cache_key
 from deepsearch.web.host_limits import HostLimiter, retry_after_s
 from deepsearch.web.ssrf import BlockedURL, HostResolutionError, Resolver, SSRFGuard
 from deepsearch.web.types import Page, RawPage, ReadFailure, ReadFailureKind
@@ -42,6 +43,7 @@ DEFAULT_HEADERS = {
     ),
     "Accept-Language": "en-US,en;q=0.9",
 }
+R = TypeVar("R")
 _REDIRECT_CODES = {301, 302, 303, 307, 308}
 THROTTLE_CODES = {429, 503}
 
@@ -51,22 +53,6 @@ class _Throttled(BaseModel):
 
     failure: ReadFailure
     retry_after_s: float | None = None
-
-
-# Part of the page cache key: a page cached while Page.text was markdown (before
-# "plain-1") must not be served as if it were plain text.
-PAGE_TEXT_FORMAT = "plain-1"
-
-
-def page_cache_key(url: str) -> str:
-    """Pages are cached under their normalized URL when it has one (and the text format)."""
-    try:
-        from deepsearch.web.urls import normalize_url
-
-        normalized = normalize_url(url)
-    except Exception:  # normalization is a nicety for the key, never a blocker
-        normalized = None
-    return cache_key("page", PAGE_TEXT_FORMAT, normalized or url)
 
 
 def _unexpected(url: str, exc: Exception) -> ReadFailure:
@@ -221,7 +207,7 @@ class LocalReader:
             from deepsearch.web.extract import Unsupported, extract_body
 
             result = await asyncio.to_thread(
-                extract_body, fetched.body, fetched.content_type, fetched.final_url
+                _extract_warm, extract_body, fetched.body, fetched.content_type, fetched.final_url
             )
         except Exception as exc:  # ImportError of a parser included: not a network error
             detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]  # one line
@@ -367,6 +353,13 @@ class LocalReader:
         return RawPage(
             url=url, final_url=str(response.url), content_type=content_type, body=bytes(body)
         )
+
+
+def _extract_warm(extract: Callable[[bytes, str | None, str], R], *args: Any) -> R:
+    """`extract(*args)` once the extractor's one-time set-up is done (warmup.ensure):
+    the pages of a visit, extracted at once, never each build it."""
+    warmup.ensure()
+    return extract(*args)
 
 
 def build_reader(

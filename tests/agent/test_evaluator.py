@@ -111,3 +111,26 @@ def test_the_strict_check_sees_what_the_answer_rests_on_first() -> None:
     text = Evaluator._knowledge_text([support, *newer], room)
     assert "Miriam Vosk" in text
     assert text.index("Miriam Vosk") < text.index("n4")  # original order kept
+
+
+def test_knowledge_that_fits_by_its_byte_bound_is_not_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The strict check's knowledge and the concurrent-checks fit count tokens only
+    when the byte bound (never below a count) does not fit."""
+    import deepsearch.agent.judging.evaluator as evaluator
+    from deepsearch.agent.types import KnowledgeItem
+    from deepsearch.llm.base import Message
+
+    def no_count(text: str, **_: object) -> int:
+        raise AssertionError("counted")
+
+    monkeypatch.setattr(evaluator, "count_tokens", no_count)
+    client, _ = scripted_client(checks_llm())
+    items = [KnowledgeItem(question=f"q{i}", answer="word " * 40, type="qa") for i in range(3)]
+    text = Evaluator(client)._knowledge_text(items)
+    assert all(f"q{i}" in text for i in range(3))
+    check = (FreshnessEval, "system", [Message(role="user", content="question")])
+    assert Evaluator(client)._fits_at_once([check, check])
+    with pytest.raises(AssertionError, match="counted"):
+        Evaluator(client, knowledge_tokens=50)._knowledge_text(items)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from deepsearch.agent.context import item_tokens, select_knowledge
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.retrieval.evidence import (
@@ -299,3 +301,24 @@ def test_only_the_newest_search_snippets_are_shown_within_their_share() -> None:
     tight = item_tokens(page) + item_tokens(snippets[4]) * 2 - 1  # share: 20% of this
     shown, _ = select_knowledge([*snippets, page], "q", tight, current_step=6)
     assert [k.type for k in shown] == ["url"]
+
+
+def test_knowledge_that_fits_by_its_byte_bound_is_shown_without_counting_tokens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An exact count (the vocabulary) is needed only when the bound does not fit."""
+    import deepsearch.agent.context as context
+
+    items = [
+        KnowledgeItem(id=i + 1, step=i, question=f"q{i}?", answer="evidence " * 40, type="url")
+        for i in range(4)
+    ]
+
+    def no_count(text: str, **_: object) -> int:
+        raise AssertionError("counted")
+
+    monkeypatch.setattr(context, "count_tokens", no_count)
+    shown, omitted = select_knowledge(items, "q", 10_000, current_step=4)
+    assert shown == items and omitted == 0
+    with pytest.raises(AssertionError, match="counted"):  # too tight for the bound
+        select_knowledge(items, "q", 200, current_step=4)

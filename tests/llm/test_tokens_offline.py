@@ -158,3 +158,67 @@ def test_preload_builds_in_the_background_once(
     assert tokens.is_loaded("o200k_base") and events == ["built"]
     assert tokens.preload("o200k_base") is None
     assert get_encoding("o200k_base").encode("hello world") == [24912, 2375]
+
+
+# ---------------------------------------------------------------- only when needed
+
+_ANSWER = '{"answer": "42", "confidence": 0.5}'
+
+
+async def test_a_server_that_reports_usage_never_needs_the_vocabulary(
+    openai_server: FakeOpenAIServer, unbuilt_vocabulary: tuple[list[str], threading.Event]
+) -> None:
+    events, release = unbuilt_vocabulary
+    release.set()  # a build would not block: it must not happen at all
+
+    def handler(body: dict) -> Reply:
+        events.append("request")
+        return Reply(content=_ANSWER, usage={"prompt_tokens": 90, "completion_tokens": 10})
+
+    openai_server.handler = handler
+    client, _ = openai_client(openai_server.base_url)
+    for _ in range(3):
+        result = await client.generate_object("agent", Answer, "Be exact.", ASK)
+        assert result.usage.prompt_tokens == 90 and not result.usage.estimated
+    assert events == ["request"] * 3 and not tokens.is_loaded("o200k_base")
+    wanted = client.settings.tool_settings("openai", "agent").max_tokens
+    assert [r.body["max_tokens"] for r in openai_server.chat_requests] == [wanted] * 3
+
+
+async def test_the_calibration_owed_is_settled_before_an_exact_count_is_used(
+    openai_server: FakeOpenAIServer, unbuilt_vocabulary: tuple[list[str], threading.Event]
+) -> None:
+    """Calls sent on the bound are counted later, before anything needs the exact
+    ratio: the tracker learns what it would have learnt counting each when sent."""
+    _, release = unbuilt_vocabulary
+    release.set()
+    openai_server.handler = lambda body: Reply(
+        content=_ANSWER, usage={"prompt_tokens": 80, "completion_tokens": 10}
+    )
+    client, _ = openai_client(openai_server.base_url)
+    await client.generate_object("agent", Answer, "Be exact.", ASK)
+    assert not tokens.is_loaded("o200k_base")
+    body = openai_server.chat_requests[0].body
+    sent = "".join(m["content"] for m in body["messages"]) + json.dumps(Answer.model_json_schema())
+    client.settle_calibration()
+    assert client.tracker.prompt_ratio == pytest.approx(80 / count_tokens(sent) + 0.02)
+
+
+async def test_a_server_counting_beyond_the_bound_has_every_call_counted(
+    openai_server: FakeOpenAIServer, unbuilt_vocabulary: tuple[list[str], threading.Event]
+) -> None:
+    events, release = unbuilt_vocabulary
+    release.set()
+
+    def handler(body: dict) -> Reply:
+        events.append("request")
+        sent = sum(len(m["content"].encode()) for m in body["messages"])
+        return Reply(content=_ANSWER, usage={"prompt_tokens": 50 * sent, "completion_tokens": 1})
+
+    openai_server.handler = handler
+    client, _ = openai_client(openai_server.base_url)
+    await client.generate_object("agent", Answer, "Be exact.", ASK)
+    assert events == ["request", "built"]  # the bound proved unsafe: counted at once
+    await client.generate_object("agent", Answer, "Be exact.", ASK)
+    assert events == ["request", "built", "request"]
+    assert client.tracker.prompt_ratio > 10  # learnt from both calls

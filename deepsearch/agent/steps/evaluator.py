@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from deepsearch.agent.context import format_item
@@ -33,7 +33,7 @@ from deepsearch.agent.judging.evaluator import (
 from deepsearch.agent.types import EvalMetric, EvalType, KnowledgeItem
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
-from deepsearch.llm.tokens import count_tokens
+from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
 from deepsearch.prompts import render
 
 # Headroom on the worst-case estimate of concurrent checks (schemas as sent may be
@@ -139,12 +139,20 @@ class Evaluator:
         """All checks' worst case together fits the remaining budget."""
         tracker = self.llm.tracker
         max_out = self.llm.settings.tool_settings(self.llm.provider_name, "evaluator").max_tokens
-        worst = 0
-        for schema, system, messages in requests:
-            text = system + "".join(m.content for m in messages)
-            prompt = count_tokens(text + json.dumps(schema.model_json_schema()))
-            worst += int(prompt * tracker.prompt_ratio) + 16 + max_out
-        return worst * CONCURRENT_MARGIN <= tracker.remaining
+        texts = [
+            system + "".join(m.content for m in messages) + json.dumps(schema.model_json_schema())
+            for schema, system, messages in requests
+        ]
+
+        def fits(count: Callable[[str], int]) -> bool:
+            worst = sum(int(count(t) * tracker.prompt_ratio) + 16 + max_out for t in texts)
+            return worst * CONCURRENT_MARGIN <= tracker.remaining
+
+        # The byte bound never undercounts: when it fits, an exact count would too.
+        if fits(upper_bound_tokens):
+            return True
+        self.llm.settle_calibration()
+        return fits(count_tokens)
 
     def _check_prompt(
         self, kind: EvalType, knowledge: Sequence[KnowledgeItem], allowance: int, now: datetime
@@ -165,7 +173,10 @@ class Evaluator:
     def _knowledge_text(knowledge: Sequence[KnowledgeItem], allowance: int) -> str:
         """The knowledge `judging.evaluator.pinned_first` chooses within `allowance`
         tokens, numbered as shown."""
-        costs = [count_tokens(format_item(i + 1, item)) for i, item in enumerate(knowledge)]
+        blocks = [format_item(i + 1, item) for i, item in enumerate(knowledge)]
+        if sum(map(upper_bound_tokens, blocks)) <= allowance:  # all fit: no exact count
+            return "\n".join(blocks) or render("eval_no_knowledge")
+        costs = [count_tokens(block) for block in blocks]
         chosen = pinned_first(knowledge, costs, allowance)
         blocks = [format_item(n + 1, knowledge[i]) for n, i in enumerate(chosen)]
         return "\n".join(blocks) or render("eval_no_knowledge")
