@@ -118,7 +118,7 @@ def test_knowledge_that_fits_by_its_byte_bound_is_not_counted(
 ) -> None:
     """The strict check's knowledge and the concurrent-checks fit count tokens only
     when the byte bound (never below a count) does not fit."""
-    import deepsearch.agent.judging.evaluator as evaluator
+    import deepsearch.agent.steps.evaluator as evaluator
     from deepsearch.agent.types import KnowledgeItem
     from deepsearch.llm.base import Message
 
@@ -128,9 +128,9 @@ def test_knowledge_that_fits_by_its_byte_bound_is_not_counted(
     monkeypatch.setattr(evaluator, "count_tokens", no_count)
     client, _ = scripted_client(checks_llm())
     items = [KnowledgeItem(question=f"q{i}", answer="word " * 40, type="qa") for i in range(3)]
-    text = Evaluator(client)._knowledge_text(items)
+    text = Evaluator._knowledge_text(items, evaluator.DEFAULT_KNOWLEDGE_TOKENS)
     assert all(f"q{i}" in text for i in range(3))
     check = (FreshnessEval, "system", [Message(role="user", content="question")])
     assert Evaluator(client)._fits_at_once([check, check])
     with pytest.raises(AssertionError, match="counted"):
-        Evaluator(client, knowledge_tokens=50)._knowledge_text(items)
+        Evaluator._knowledge_text(items, 50)
