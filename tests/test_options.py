@@ -193,7 +193,13 @@ def test_research_itself_stops_at_the_bound_with_exit_2() -> None:
 # ------------------------------------------------------------------- the language
 
 
-@pytest.mark.parametrize("value", ["de", "pt-BR", "zh-Hant", "German", "Brazilian Portuguese"])
+@pytest.mark.parametrize(
+    "value",
+    # A name in its own script is a name too, however few letters it has ("中文"), and
+    # a name's first word may be short ("Old English"): names stay free-form.
+    ["de", "pt-BR", "zh-Hant", "German", "Brazilian Portuguese", "中文", "日本語", "한국어",
+     "Old English"],
+)  # fmt: skip
 def test_a_language_code_or_name_is_accepted_everywhere(value: str) -> None:
     row = next(r for r in OPTIONS if r.name == "language")
     for end, (name, apply) in _front_ends(row).items():

@@ -75,8 +75,17 @@ LANGUAGE_NAMES = {
 }  # fmt: skip
 # Shaped like a code ("de", "pt-BR", "zh-Hant", "zz-bad"): then it must be a known one.
 _CODE_SHAPE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{1,8})*", re.IGNORECASE)
-# Otherwise a language's name, as prompts name it ("German", "Brazilian Portuguese").
-_NAME_SHAPE = re.compile(r"[^\W\d_]{4,}(?:[ -][^\W\d_]+)*")
+# Otherwise a language's name, as prompts name it ("German", "Brazilian Portuguese",
+# "Old English", "中文"): words of letters, at least four letters in all, or two in a
+# name written in its own (non-Latin) script, where "中文" and "日本語" are whole names.
+_NAME_SHAPE = re.compile(r"[^\W\d_]+(?:[ -][^\W\d_]+)*")
+
+
+def _name_shaped(text: str) -> bool:
+    letters = sum(ch.isalpha() for ch in text)
+    return bool(_NAME_SHAPE.fullmatch(text)) and (
+        letters >= 4 or (letters >= 2 and not text.isascii())
+    )
 
 
 def _language(value: str) -> str:
@@ -89,7 +98,7 @@ def _language(value: str) -> str:
         if text.split("-")[0].lower() in LANGUAGE_NAMES:
             return text
         raise ValueError(f"unknown language code {value!r} (known: {_known()})")
-    if _NAME_SHAPE.fullmatch(text):
+    if _name_shaped(text):
         return text
     raise ValueError(f"not a language code or name {value!r} (codes: {_known()})")
 
