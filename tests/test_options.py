@@ -198,7 +198,7 @@ def test_research_itself_stops_at_the_bound_with_exit_2() -> None:
     # A name in its own script is a name too, however few letters it has ("中文"), and
     # a name's first word may be short ("Old English"): names stay free-form.
     ["de", "pt-BR", "zh-Hant", "German", "Brazilian Portuguese", "中文", "日本語", "한국어",
-     "Old English"],
+     "Old English", "Lao", "Ewe", ""],
 )  # fmt: skip
 def test_a_language_code_or_name_is_accepted_everywhere(value: str) -> None:
     row = next(r for r in OPTIONS if r.name == "language")
@@ -220,6 +220,18 @@ def test_an_unknown_language_is_one_clear_line_everywhere(value: str, why: str) 
         assert message.startswith(f"{name}: agent.language: {why}"), (end, message)
         messages.add(message.removeprefix(f"{name}: "))
     assert len(messages) == 1, messages
+
+
+def test_a_blank_language_is_not_given_and_a_name_is_kept_as_written() -> None:
+    """`--language "$VAR"` with VAR empty detects the question's language; a
+    three-letter name written as a name ("Lao") is a name, its code form an error."""
+    import json
+
+    blank = run_cli_in_process("config", "--language", " ", "--json")
+    assert json.loads(blank.stdout)["agent.language"]["value"] is None
+    lao = run_cli_in_process("config", "--language", "Lao", "--json")
+    assert json.loads(lao.stdout)["agent.language"]["value"] == "Lao"
+    assert run_cli_in_process("config", "--language", "lao").returncode == 2
 
 
 def test_research_with_an_unknown_language_is_exit_2_before_anything_runs() -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from deepsearch.config.presets import EFFORT_BUDGETS, MAX_TEAM_SIZE, MIN_BUDGET, Effort
-from deepsearch.config.values import AnswerKeySites, HostList, HttpUrl, Language
+from deepsearch.config.values import AnswerKeySites, HostList, HttpUrl, OptionalLanguage
 from deepsearch.errors import ConfigError
 
 ToolName = Literal[
@@ -141,7 +141,7 @@ class AgentOptions(_Strict):
     reflect: bool = True  # offer the reflect action (effort low turns it off)
     recheck: bool = False  # hold an accepted answer against a second search (effort high)
     max_references: int = Field(10, ge=0, le=50)
-    language: Language | None = None
+    language: OptionalLanguage = None
     boost_hostnames: HostList = Field(default_factory=list)
     bad_hostnames: HostList = Field(default_factory=list)
     only_hostnames: HostList = Field(default_factory=list)

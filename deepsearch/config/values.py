@@ -8,7 +8,7 @@ import re
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator
 
 from deepsearch.config.redaction import redact_userinfo
 
@@ -94,13 +94,24 @@ def _language(value: str) -> str:
     "Swahili" works though detection does not know it). A code-shaped typo
     ("zz-bad") or anything that is neither (digits, one letter) is an error."""
     text = value.strip()
-    if _CODE_SHAPE.fullmatch(text):
+    if _CODE_SHAPE.fullmatch(text) and not _three_letter_name(text):
         if text.split("-")[0].lower() in LANGUAGE_NAMES:
             return text
         raise ValueError(f"unknown language code {value!r} (known: {_known()})")
-    if _name_shaped(text):
+    if _name_shaped(text) or _three_letter_name(text):
         return text
     raise ValueError(f"not a language code or name {value!r} (codes: {_known()})")
+
+
+def _three_letter_name(text: str) -> bool:
+    # "Lao", "Ewe", "Twi" are names written as names are (a capital, then lower case);
+    # codes are written "lo", "ee", "tw" or "pt-BR".
+    return len(text) == 3 and text[0].isupper() and text[1:].islower()
+
+
+def _blank_is_unset(value: object) -> object:
+    # `--language "$LANG_VAR"` with the variable empty means "not given": detect it.
+    return None if isinstance(value, str) and not value.strip() else value
 
 
 def _known() -> str:
@@ -108,3 +119,5 @@ def _known() -> str:
 
 
 Language = Annotated[str, AfterValidator(_language)]
+# The optional setting: blank is the same as not given (the question's own language).
+OptionalLanguage = Annotated[Language | None, BeforeValidator(_blank_is_unset)]
