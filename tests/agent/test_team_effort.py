@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from bench import team_world
+from bench.team_world import FIGURES, QUESTION, World, parts_in
 from deepsearch.agent.deps import AgentDeps
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.schema import allowed_actions
-from deepsearch.agent.team import testing as team_world
 from deepsearch.agent.team.recheck import MAX_RECHECKS
-from deepsearch.agent.team.testing import FIGURES, QUESTION, World, parts_in
 from deepsearch.errors import ProviderError, StructuredOutputError
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeSearch
