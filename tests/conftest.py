@@ -223,3 +223,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "live" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def agent_steps_used_exactly() -> Iterator[None]:
+    """Every step script a test builds (tests/fakes/steps.py) was used exactly: no
+    step asked for beyond it, none left over."""
+    from tests.fakes.steps import checked_scripts
+
+    with checked_scripts() as scripts:
+        yield
+    problems = [problem for script in scripts for problem in script.problems()]
+    if problems:
+        pytest.fail("the agent's script was not followed: " + "; ".join(problems))
