@@ -3,7 +3,7 @@ multi-part questions (issue 13).
 
 In process: the real ResearchRun and LLMClient (token accounting, budget checks,
 concurrency slots of 4 as shipped) over the scripted multi-part world of
-deepsearch/agent/team/testing.py, with API-like latency: every LLM call takes
+bench/team_world.py, with API-like latency: every LLM call takes
 LLM_BASE_S plus LLM_PER_TOKEN_S per output token, every search SEARCH_S, every page
 read READ_S. The scripted model researches one part at a time, as agents tend to on a
 comparison; the planner splits one sub-question per part. Two worlds: each part one
@@ -21,9 +21,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bench import team_world as world
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.team import testing as world
 from deepsearch.llm.base import Completion, CompletionRequest
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.testing import ScriptedProvider, offline_settings
@@ -128,7 +128,7 @@ def render(runs: list[Figures]) -> str:
         "## Team mode (--team-size 1 vs 3)",
         "",
         "Command: `python -m bench team` (bench/team.py). In process, the real loop and LLM "
-        "client over the scripted multi-part world (deepsearch/agent/team/testing.py) at "
+        "client over the scripted multi-part world (bench/team_world.py) at "
         f"simulated latency: {LLM_BASE_S * 1000:.0f} ms + {LLM_PER_TOKEN_S * 1000:.0f} ms per "
         f"output token per LLM call (4 in flight at most, as shipped), "
         f"{SEARCH_S * 1000:.0f} ms per search, {READ_S * 1000:.0f} ms per page. The scripted "

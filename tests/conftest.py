@@ -4,6 +4,7 @@ network except loopback (a Python-level guard; the suite must pass offline)."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import signal
 import socket
 from collections.abc import Iterator
@@ -11,6 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Properties run the same examples every time (derandomized, seeded by the test's
+# name), so an example count chosen against known mutants keeps catching them, and
+# never against the wall clock: the default 200 ms deadline and the too-slow health
+# check fail a correct test on a loaded machine. HYPOTHESIS_PROFILE=explore draws
+# fresh examples to hunt for new counterexamples.
+settings.register_profile(
+    "suite", deadline=None, derandomize=True, database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)  # fmt: skip
+settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 _SCRUBBED_ENV = [
     "OPENAI_API_KEY",
@@ -209,3 +223,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "live" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def agent_steps_used_exactly() -> Iterator[None]:
+    """Every step script a test builds (tests/fakes/steps.py) was used exactly: no
+    step asked for beyond it, none left over."""
+    from tests.fakes.steps import checked_scripts
+
+    with checked_scripts() as scripts:
+        yield
+    problems = [problem for script in scripts for problem in script.problems()]
+    if problems:
+        pytest.fail("the agent's script was not followed: " + "; ".join(problems))

@@ -21,6 +21,7 @@ from tests.cli.test_end_to_end import (
     SECRET,
     VISIT,
     Router,
+    lenient_router,
     router,
     schema_name,
 )
@@ -48,14 +49,17 @@ def per_question(steps: list[dict[str, Any]]) -> Router:
 
     def route(body: dict[str, Any]) -> Any:
         key = body["messages"][-1]["content"] if schema_name(body) == "AgentStep" else ""
-        return routers.setdefault(key, router(steps))(body)
+        if key not in routers:  # built on a question's first call: each one is checked
+            routers[key] = router(steps if key else [])  # "": the checks, no step
+        return routers[key](body)
 
     return route
 
 
 @pytest.fixture
 def llm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as server:
+    # Shared by tests that never reach the model (an unknown option, a bad config).
+    with FakeOpenAIServer(lenient_router([SEARCH, VISIT, ANSWER_STEP])) as server:
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("HOME", str(tmp_path))

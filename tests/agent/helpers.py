@@ -24,6 +24,7 @@ from deepsearch.llm.testing import (
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchResult
+from tests.fakes.steps import StepScript
 
 PASS = {"think": "fine", "pass": True}
 CLASSIFY_SIMPLE = QuestionEval().model_dump()  # definitive only: a plain fact
@@ -67,12 +68,13 @@ def scripted(
 def router(
     agent_replies: list[dict[str, Any]], **eval_kwargs: Any
 ) -> Callable[[CompletionRequest], Any]:
-    """Agent steps come from the list (the last one repeats); evaluators pass."""
-    replies = list(agent_replies)
+    """Agent steps from the list, each once (a strict `StepScript`: end it with
+    `forever(step)` for a step that repeats); evaluators answer by schema."""
+    script = StepScript(agent_replies)
 
     def reply(request: CompletionRequest) -> Any:
         if request.tool in ("agent", "agent_beast"):
-            return replies.pop(0) if len(replies) > 1 else replies[0]
+            return script.next()
         if request.tool == "evaluator":
             return evaluator_reply(request, **eval_kwargs)
         if request.tool == "error_analyzer":

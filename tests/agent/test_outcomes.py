@@ -144,6 +144,7 @@ async def test_a_rejection_restarts_the_diary_from_its_lesson() -> None:
         {"think": "", "action": {"visit": {"url_indices": [1]}}},
         {"think": "", "action": {"answer": {"answer": "1889"}}},
         {"think": "", "action": {"reflect": {"questions": ["Who built it?"]}}},
+        {"think": "", "action": {"answer": {"answer": "1889"}}},  # Beast Mode's
     ]
     deps, provider = make_deps(router(steps, strict_pass=False))
     run = ResearchRun("When was the Eiffel Tower completed?", deps, options(max_steps=4))

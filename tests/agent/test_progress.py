@@ -131,7 +131,7 @@ def _results(query: Any) -> list[Any]:
 async def test_a_repeated_query_or_results_seen_before_are_nothing_new() -> None:
     from deepsearch.web.testing import FakeSearch
 
-    deps, _ = make_deps(router([{}]), search=FakeSearch(_results))
+    deps, _ = make_deps(router([]), search=FakeSearch(_results))  # no agent step asked
     state = AgentState.start(QUESTION)
     watch = watched(state)
     first = SearchPayload(queries=["journal of applied memory research founder"])

@@ -31,6 +31,7 @@ import pytest
 from tests.cli.inprocess import Outcome, run_cli_in_process
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
+from tests.fakes.steps import StepScript
 from tests.fakes.web_server import LoopbackServer, _text
 
 FIXTURE = json.loads(
@@ -92,10 +93,21 @@ def schema_name(body: dict[str, Any]) -> str | None:
 Router = Callable[[dict[str, Any]], Any]
 
 
-def router(steps: list[dict[str, Any] | Reply], *, strict_pass: bool = True) -> Router:
-    """Agent steps in order (the last repeats); every evaluator passes (or strict fails)."""
-    queue = list(steps)
+def router(steps: list[Any], *, strict_pass: bool = True) -> Router:
+    """Agent steps in order, each once (a strict `StepScript`, checked when the test
+    ends: end the list with `forever(step)` for a step that repeats); every evaluator
+    passes (or strict fails)."""
+    return _route(StepScript(steps).next, strict_pass=strict_pass)
 
+
+def lenient_router(steps: list[dict[str, Any] | Reply], *, strict_pass: bool = True) -> Router:
+    """The last step repeats for ever: for a server's tests, where one script answers
+    every request the test makes and how many steps each takes is not the point."""
+    queue = list(steps)
+    return _route(lambda: queue.pop(0) if len(queue) > 1 else queue[0], strict_pass=strict_pass)
+
+
+def _route(next_step: Callable[[], Any], *, strict_pass: bool) -> Router:
     def route(body: dict[str, Any]) -> Any:
         name = schema_name(body)
         if name == "QuestionEval":
@@ -107,7 +119,7 @@ def router(steps: list[dict[str, Any] | Reply], *, strict_pass: bool = True) -> 
                 "needs_completeness": False,
             }
         if name == "AgentStep":
-            return queue.pop(0) if len(queue) > 1 else queue[0]
+            return next_step()
         if name == "StrictEval":
             return {"think": "checked", "pass": strict_pass, "improvement_plan": "More."}
         if name in ("DefinitiveEval", "CompletenessEval"):
@@ -385,7 +397,7 @@ def test_research_over_a_local_corpus_with_no_web(tmp_path: Path) -> None:
 def test_rejected_key_is_a_configuration_error_exit_2(
     web: LoopbackServer, search: FakeSearchServers, tmp_path: Path
 ) -> None:
-    with FakeOpenAIServer(router([SEARCH]), api_key="the-right-key") as llm:
+    with FakeOpenAIServer(router([]), api_key="the-right-key") as llm:  # the key is refused first
         done = run_in_process(llm, search, tmp=tmp_path)
     assert done.returncode == 2, done.stderr
     out = json.loads(done.stdout)

@@ -51,7 +51,9 @@ def test_a_run_without_a_supported_answer_exits_4(
     search: FakeSearchServers,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    code, out = _run(search, [SEARCH, VISIT, NOT_FOUND_STEP], tmp_path, "--max-steps", "3")
+    code, out = _run(
+        search, [SEARCH, VISIT, NOT_FOUND_STEP, NOT_FOUND_STEP], tmp_path, "--max-steps", "3"
+    )
     assert code == 4
     assert out["schema_version"] == "2"
     assert out["status"] == "not_found" and "looked for films" in out["answer"]

@@ -24,6 +24,7 @@ from tests.cli.test_end_to_end import (  # noqa: F401  (fixtures)
 )
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
+from tests.fakes.steps import forever
 
 # A model that starts a step and never stops (the server streams without end).
 RUNAWAY = Reply(content='{"think": "', runaway=True, token_delay_s=0.05)
@@ -43,7 +44,7 @@ def test_timeout_with_a_runaway_model_and_nothing_found_is_not_found_exit_4(
     search: FakeSearchServers,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    with FakeOpenAIServer(router([RUNAWAY])) as llm:
+    with FakeOpenAIServer(router([forever(RUNAWAY)])) as llm:  # every step runs away
         # Long enough for the first agent step to be on the wire even on a loaded
         # machine (the run's first call also loads the SDK and the tokenizer).
         done = run_in_process(llm, search, "--timeout", "10", tmp=tmp_path)
@@ -67,7 +68,8 @@ def test_timeout_with_a_runaway_model_after_a_candidate_is_forced_exit_3(
     search: FakeSearchServers,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    steps = [SEARCH, VISIT, ANSWER_STEP, RUNAWAY]  # the answer is rejected (strict fails)
+    # The answer is rejected (strict fails); then every step runs away, Beast Mode's too.
+    steps = [SEARCH, VISIT, ANSWER_STEP, forever(RUNAWAY)]
     with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
         done = run_in_process(llm, search, "--timeout", "10", tmp=tmp_path)
     assert done.returncode == 3, done.stderr

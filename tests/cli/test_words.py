@@ -132,7 +132,7 @@ def test_dash_among_other_words_is_a_usage_error() -> None:
 def test_a_piped_question_and_unquoted_words_reach_the_run(tmp_path: Path) -> None:
     """Through `cli.run` as the console script calls it: no argument and the question
     piped on stdin, then the question as unquoted words with stdin closed."""
-    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([ANSWER_STEP, ANSWER_STEP])) as llm:  # one per run
         env = {
             "OPENAI_API_KEY": SECRET,
             "OPENAI_BASE_URL": llm.base_url,
@@ -150,7 +150,7 @@ def test_a_piped_question_and_unquoted_words_reach_the_run(tmp_path: Path) -> No
 
 def test_help_for_a_command_prints_its_help_and_makes_no_llm_call(tmp_path: Path) -> None:
     """`deepsearch help serve` was researched as a question (issue 22, item 1)."""
-    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([])) as llm:  # help makes no LLM call
         env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url, "HOME": str(tmp_path)}
         for command, usage in (("serve", "deepsearch serve"), ("eval", "deepsearch eval"),
                                ("research", 'deepsearch [OPTIONS] "QUESTION"')):  # fmt: skip

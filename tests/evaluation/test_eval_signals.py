@@ -1,21 +1,25 @@
 """`deepsearch eval` under SIGTERM / SIGHUP and in a log (issue 22, items 3 and 4): a
-real signal to the installed script, stderr a pipe as in CI. The signal ends it as
+real signal to this process while `cli.run` (the console script's own entry, with its
+signal handlers) runs the eval, stderr not a terminal as in CI. The signal ends it as
 Ctrl-C does (the lines written stay whole, the resume hint, 128+n); the log has a
-plain line for each finished question from the start; a resume says what was done."""
+plain line for each finished question from the start; a resume says what was done.
+In process, not a subprocess: the same handlers and unwinding, without paying an
+interpreter and the SDK imports twice per signal."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cli.test_end_to_end import DEEPSEARCH, wait_until
+from tests.cli.inprocess import Outcome, run_cli_in_process
+from tests.cli.test_end_to_end import wait_until
 from tests.evaluation.helpers import (
     SECRET,
     Router,
@@ -55,13 +59,10 @@ def results(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines()]
 
 
-def start_eval(llm: FakeOpenAIServer, args: list[str], tmp: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url,
-           "HOME": str(tmp), "DEEPSEARCH_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1"}  # fmt: skip
-    return subprocess.Popen(
-        [str(DEEPSEARCH), "eval", *args], env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+def run_eval(llm: FakeOpenAIServer, args: list[str], tmp: Path) -> Outcome:
+    env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url, "HOME": str(tmp),
+           "DEEPSEARCH_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1"}  # fmt: skip
+    return run_cli_in_process("eval", *args, env=env)
 
 
 def stalled_in_flight(llm: FakeOpenAIServer) -> bool:
@@ -78,17 +79,24 @@ def test_a_signal_stops_the_eval_like_ctrl_c_and_a_log_gets_plain_lines(
     questions, out = write_questions(tmp_path / "q.jsonl", n=4), tmp_path / "out"
     args = [str(questions), "--out", str(out), "--grader", "exact", "--concurrency", "1",
             *[a for a in eval_args(searx) if a != "--quiet"]]  # fmt: skip
+    running = threading.Event()
+
+    def signal_when_question_3_is_in_flight() -> None:
+        wait_until(lambda: stalled_in_flight(llm) and len(results(out)) == 2,
+                   alive=running.is_set, what="question 3 in flight")  # fmt: skip
+        os.kill(os.getpid(), signum)
+
     with FakeOpenAIServer(StallOne(direct=True)) as llm:
-        proc = start_eval(llm, args, tmp_path)
+        sender = threading.Thread(target=signal_when_question_3_is_in_flight, daemon=True)
+        running.set()
+        sender.start()
         try:
-            wait_until(lambda: stalled_in_flight(llm) and len(results(out)) == 2,
-                       alive=lambda: proc.poll() is None, what="question 3 in flight")  # fmt: skip
-            proc.send_signal(signum)
-            _, stderr = proc.communicate(timeout=30)
+            done = run_eval(llm, args, tmp_path)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-    assert proc.returncode == code, stderr
+            running.clear()
+            sender.join(timeout=5)
+    stderr = done.stderr
+    assert done.returncode == code, stderr
     assert [row["id"] for row in results(out)] == ["c01", "c02"], "no line for c03"
     assert "run the same command again to resume" in stderr and str(out) in stderr
     assert "Traceback" not in stderr
@@ -98,9 +106,9 @@ def test_a_signal_stops_the_eval_like_ctrl_c_and_a_log_gets_plain_lines(
     assert "━" not in stderr, "no progress bar in a log"
 
     with FakeOpenAIServer(Router(direct=True)) as llm:
-        proc = start_eval(llm, args, tmp_path)
-        _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 0, stderr
+        done = run_eval(llm, args, tmp_path)
+    stderr = done.stderr
+    assert done.returncode == 0, stderr
     assert "resuming, 2 of 4 already done" in stderr
     assert [line.split()[1] for line in stderr.splitlines() if line.startswith("eval  ")] == [
         "3/4",

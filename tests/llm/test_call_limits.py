@@ -138,10 +138,12 @@ def test_a_runaway_generation_is_cut_at_the_call_limit_and_its_stream_closed() -
 
     with FakeOpenAIServer() as srv:
         srv.enqueue(Reply(content='{"answer": "', runaway=True, token_delay_s=0.02))
-        client = _client(srv, first_token_s=0.5, total_s=0.5)
+        # The first token must beat the first-token allowance for the call limit to be
+        # what cuts it: 0.5 s lost that race at load 8; 1.5 s leaves a loaded machine room.
+        client = _client(srv, first_token_s=1.5, total_s=1.5)
         message = asyncio.run(cut_then_look(srv, client))
         assert len(srv.chat_requests) == 1, "a timed-out call is never retried"
-    assert "did not finish its reply within 0.5s" in message and "llm.timeout_s" in message
+    assert "did not finish its reply within 1.5s" in message and "llm.timeout_s" in message
 
 
 def test_once_the_first_token_is_there_the_whole_call_limit_applies() -> None:

@@ -14,7 +14,14 @@ import mcp.types as types
 import pytest
 from mcp import ClientSession
 
-from tests.cli.test_end_to_end import ANSWER_STEP, SEARCH, VISIT, Router, router, schema_name
+from tests.cli.test_end_to_end import (
+    ANSWER_STEP,
+    SEARCH,
+    VISIT,
+    Router,
+    lenient_router,
+    schema_name,
+)
 from tests.cli.test_end_to_end import search as search  # noqa: F401 - pytest fixtures
 from tests.cli.test_end_to_end import web as web  # noqa: F401
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -48,7 +55,7 @@ class Script:
             if self.slow_steps == 2:
                 self.blocked.set()
                 self.release.wait(20)
-        return self.routers.setdefault(key, router([SEARCH, VISIT, ANSWER_STEP]))(body)
+        return self.routers.setdefault(key, lenient_router([SEARCH, VISIT, ANSWER_STEP]))(body)
 
 
 @pytest.fixture

@@ -1,6 +1,9 @@
-"""`deepsearch mcp` over stdio, as a real subprocess: the SDK's client lists the tool,
-gets the gold answer with references and progress, an error result for a call without
-a question, and cancels a call mid-run; stdout carries JSON-RPC only."""
+"""`deepsearch mcp` over stdio, as one real subprocess spoken to in JSON-RPC lines (what
+the SDK's stdio client writes): it lists the tool, gives the gold answer with progress,
+an error result for a call without a question; stdout carries JSON-RPC only and
+closing stdin ends it. The SDK client's session (tools, progress, errors, a cancel
+mid-run) runs over HTTP in process (test_http.py): the same server session, so one
+interpreter here is enough."""
 
 from __future__ import annotations
 
@@ -9,52 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from tests.cli.test_end_to_end import DEEPSEARCH, QUESTION, cli_env
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
-from tests.mcp_server.conftest import Script, cancel_mid_run, progress_sink, server_flags
-
-
-@pytest.mark.timeout(120)
-async def test_the_sdk_client_over_stdio(
-    llm: FakeOpenAIServer, search: FakeSearchServers, script: Script, tmp_path: Path
-) -> None:
-    params = StdioServerParameters(
-        command=str(DEEPSEARCH), args=["mcp", *server_flags(search)], env=cli_env(llm, tmp_path)
-    )
-    with (tmp_path / "stderr.txt").open("w+") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools = (await session.list_tools()).tools
-                assert [t.name for t in tools] == ["research"]
-                assert tools[0].inputSchema["required"] == ["question"]
-
-                messages: list[str] = []
-                result = await session.call_tool(
-                    "research", {"question": QUESTION}, progress_callback=progress_sink(messages)
-                )
-                assert not result.isError, result.content
-                text = result.content[0].text  # type: ignore[union-attr]
-                assert "Stephen King" in text and "[^1]:" in text
-                structured = result.structuredContent or {}
-                assert structured["status"] == "answered" and structured["references"]
-                assert structured["references"][0]["url"].startswith("http://127.0.0.1")
-                assert [m.split()[:2] for m in messages] == [
-                    ["1", "search"], ["2", "visit"], ["3", "answer"],
-                ]  # fmt: skip
-
-                missing = await session.call_tool("research", {})
-                assert missing.isError
-                assert "question" in missing.content[0].text  # type: ignore[union-attr]
-
-                at_cancel, later = await cancel_mid_run(session, script, llm)
-                assert later == at_cancel, "an LLM call after the cancellation"
-        errlog.seek(0)
-        assert "Traceback" not in errlog.read()
+from tests.mcp_server.conftest import server_flags
 
 
 @pytest.mark.timeout(60)
@@ -66,9 +28,12 @@ def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_server(
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "0"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
             "name": "research", "arguments": {"question": QUESTION},
             "_meta": {"progressToken": "p"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+            "name": "research", "arguments": {}}},
     ]  # fmt: skip
     # A whole research, then stdin closes: the server must end by itself, exit 0.
     proc = subprocess.Popen(
@@ -79,16 +44,25 @@ def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_server(
     for message in messages:
         proc.stdin.write(json.dumps(message) + "\n")
     proc.stdin.flush()
-    lines = []
-    while True:
+    lines, answered = [], {}
+    while not {3, 4} <= answered.keys():
         line = proc.stdout.readline()
         assert line, "the server ended before answering"
         lines.append(json.loads(line))  # every line of stdout is one JSON-RPC message
-        if lines[-1].get("id") == 2:
-            break
+        if "id" in lines[-1]:
+            answered[lines[-1]["id"]] = lines[-1]
     rest, errors = proc.communicate(timeout=30)  # closes stdin
     assert proc.returncode == 0, errors
     assert rest == ""
     assert all(line["jsonrpc"] == "2.0" for line in lines)
-    assert "Stephen King" in lines[-1]["result"]["content"][0]["text"]
-    assert [m["method"] for m in lines[1:-1]] == ["notifications/progress"] * 3
+    [tool] = answered[2]["result"]["tools"]
+    assert tool["name"] == "research" and tool["inputSchema"]["required"] == ["question"]
+    answer = answered[3]["result"]
+    assert not answer["isError"] and "Stephen King" in answer["content"][0]["text"]
+    assert "[^1]:" in answer["content"][0]["text"]
+    assert answer["structuredContent"]["references"][0]["url"].startswith("http://127.0.0.1")
+    missing = answered[4]["result"]
+    assert missing["isError"] and "question" in missing["content"][0]["text"]
+    progress = [m["params"]["message"].split()[:2] for m in lines if "method" in m]
+    assert progress == [["1", "search"], ["2", "visit"], ["3", "answer"]]
+    assert "Traceback" not in errors

@@ -14,7 +14,14 @@ import httpx
 import openai
 import pytest
 
-from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, SEARCH, SECRET, router, schema_name
+from tests.cli.test_end_to_end import (
+    ANSWER_STEP,
+    QUESTION,
+    SEARCH,
+    SECRET,
+    lenient_router,
+    schema_name,
+)
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.server.conftest import Serve
 
@@ -23,7 +30,7 @@ KEY = "srv-key-0123456789abcdef"
 
 
 def test_a_key_is_required_when_set_and_accepted_when_right(serve: Serve) -> None:
-    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
         server = serve(llm, api_key=KEY)
         for wrong in ("nope", KEY + "x", KEY[:-1]):
             with pytest.raises(openai.AuthenticationError) as caught:
@@ -51,7 +58,7 @@ def test_a_full_server_answers_429_with_retry_after_and_frees_the_slot(serve: Se
             release.wait(10)
         return base(body)
 
-    base = router([ANSWER_STEP])
+    base = lenient_router([ANSWER_STEP])
     with FakeOpenAIServer(slow) as llm:
         server = serve(llm, max_concurrent=1)
         client = server.client()
@@ -78,7 +85,7 @@ def test_a_full_server_answers_429_with_retry_after_and_frees_the_slot(serve: Se
 
 def _endless_search(delay_s: float) -> Any:
     """Every agent step searches again, each decision taking `delay_s`."""
-    base = router([SEARCH])
+    base = lenient_router([SEARCH])
 
     def route(body: dict[str, Any]) -> Any:
         reply = base(body)
@@ -161,7 +168,7 @@ def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -
 def test_bad_knobs_are_400_and_spend_nothing(
     serve: Serve, body: dict[str, Any], param: str
 ) -> None:
-    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
         server = serve(llm)
         with pytest.raises(openai.BadRequestError) as caught:
             server.client().chat.completions.create(
@@ -175,7 +182,7 @@ def test_bad_knobs_are_400_and_spend_nothing(
 
 
 def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
-    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
         server = serve(llm)
         reply = httpx.post(server.base_url + "/chat/completions", content=b"{nope")
         missing = httpx.get(server.base_url + "/nowhere")
@@ -194,7 +201,7 @@ def test_a_failed_run_is_500_with_its_partial_answer(serve: Serve) -> None:
     # Step 1 answers (rejected: no direct answer, strict check fails), then the
     # provider rejects the key: a configuration failure with an answer in hand.
     steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
-    with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
+    with FakeOpenAIServer(lenient_router(steps, strict_pass=False)) as llm:
         server = serve(llm)
         with pytest.raises(openai.InternalServerError) as caught:
             server.client().chat.completions.create(
@@ -212,7 +219,7 @@ def test_a_secret_in_the_reason_of_a_500_is_masked(serve: Serve) -> None:
     # "no such model" reply quotes the server's key (any configured key would do).
     # Only the server's mask stands between it and the 500 body.
     echo = Reply.error(404, f"no model for the key {KEY}", code="model_not_found")
-    with FakeOpenAIServer(router([echo])) as llm:
+    with FakeOpenAIServer(lenient_router([echo])) as llm:
         server = serve(llm, api_key=KEY)
         with pytest.raises(openai.InternalServerError) as caught:
             server.client(KEY).chat.completions.create(model="deepsearch", messages=USER)
@@ -224,7 +231,7 @@ def test_a_secret_in_the_reason_of_a_500_is_masked(serve: Serve) -> None:
 
 
 def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_path: Path) -> None:
-    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
         server = serve(llm)
         server.client().chat.completions.create(model="deepsearch", messages=USER)
         traced = serve(llm, trace=tmp_path / "trace.jsonl")
@@ -247,7 +254,7 @@ def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_p
 
 def test_a_stream_whose_run_fails_ends_with_the_error_event(serve: Serve) -> None:
     steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
-    with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
+    with FakeOpenAIServer(lenient_router(steps, strict_pass=False)) as llm:
         server = serve(llm)
         stream = server.client().chat.completions.create(
             model="deepsearch", messages=USER, stream=True, extra_body={"no_direct_answer": True}

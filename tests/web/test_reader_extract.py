@@ -49,7 +49,7 @@ def test_any_body_is_handled_without_raising(body: bytes, content_type: str | No
     assert isinstance(result, Extracted | Unsupported)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     text=st.text(alphabet=st.characters(codec="cp1251"), min_size=1, max_size=200),
 )
@@ -120,7 +120,7 @@ HREFS = st.one_of(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(hrefs=st.lists(HREFS, max_size=15))
 def test_links_are_absolute_http_and_unique(hrefs: list[str]) -> None:
     anchors = "".join(f'<a href="{h}">link {i}</a> ' for i, h in enumerate(hrefs))

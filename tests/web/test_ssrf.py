@@ -230,7 +230,7 @@ def ipv4_spellings(ip: ipaddress.IPv4Address) -> list[str]:
     ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(ip=_address_in(BLOCKED_NETS), pick=st.integers(0, 12))
 async def test_every_blocked_address_refused_in_any_spelling(
     ip: ipaddress.IPv4Address | ipaddress.IPv6Address, pick: int
@@ -250,7 +250,7 @@ async def test_every_blocked_address_refused_in_any_spelling(
         await guard.check_url(f"http://{url_host}/")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(ip=_address_in(GLOBAL_NETS))
 def test_global_addresses_allowed_by_the_predicate(
     ip: ipaddress.IPv4Address | ipaddress.IPv6Address,

@@ -174,7 +174,7 @@ def _urls(draw: st.DrawFn) -> str:
     return f"{scheme}://{draw(_host)}{port}/{path}?{query}#{frag}"
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(_urls())
 def test_normalize_is_idempotent_on_url_like_input(url: str) -> None:
     once = normalize_url(url)
@@ -185,7 +185,7 @@ def test_normalize_is_idempotent_on_url_like_input(url: str) -> None:
         assert once.startswith(("http://", "https://"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=60))
 def test_normalize_never_raises_and_is_idempotent_on_any_text(text: str) -> None:
     once = normalize_url(text)
@@ -202,7 +202,7 @@ def test_normalize_never_raises_and_is_idempotent_on_any_text(text: str) -> None
 # percent-encoding variants and default ports apart, and dropped non-default ports.
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(_urls())
 def test_url_key_agrees_with_the_canonical_form(url: str) -> None:
     canonical = normalize_url(url)
@@ -212,7 +212,7 @@ def test_url_key_agrees_with_the_canonical_form(url: str) -> None:
         assert url_key(canonical) == where.rstrip("/") + sep + query  # scheme, "/" gone
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     _host,
     st.sampled_from(["", "/", "/a/b", "/a/b/", "/A%7eB"]),

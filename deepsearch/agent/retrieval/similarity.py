@@ -15,7 +15,7 @@ Backends and thresholds
     and add character 2-3-grams of each run. IDF is computed over the texts of each
     call (smoothed, so two-text calls work).
 
-    Thresholds were tuned on the hand-made pairs in tests/agent/test_similarity.py
+    Thresholds were tuned on the hand-made pairs in tests/agent/retrieval/test_similarity.py
     (``DUP_PAIRS``, ``DISTINCT_PAIRS``, ``CITE_TRIPLES``; the tests re-check them).
     Reworded duplicate queries score 0.36-1.00 and distinct queries on the same
     topic 0.08-0.51: lexical cosine alone cannot separate short queries that

@@ -28,7 +28,7 @@ def test_chunk_spans_cover_text_and_respect_size() -> None:
     assert all(b - a <= CHUNK_MAX for a, b in spans)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab .!?\n"), max_size=3000))
 def test_chunk_spans_are_a_partition(text: str) -> None:
     spans = chunk_spans(text)

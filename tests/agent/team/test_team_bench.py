@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench.team import measure, render
-from deepsearch.agent.team.testing import QUESTION
+from bench.team_world import QUESTION
 
 
 @pytest.mark.parametrize("hops", [1, 2])

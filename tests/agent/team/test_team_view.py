@@ -8,10 +8,10 @@ import json
 
 from rich.console import Console
 
+from bench import team_world
+from bench.team_world import QUESTION, World
 from deepsearch.agent.events import Notice, PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.team import testing as team_world
-from deepsearch.agent.team.testing import QUESTION, World
 from deepsearch.clock import FakeClock
 from deepsearch.commands.live import LiveView
 from deepsearch.commands.output import safe_result

@@ -92,7 +92,9 @@ def test_refusals_are_recognised_from_the_data_file(text: str, refusal: bool) ->
 async def test_a_step_one_answer_that_says_nothing_or_hedges_goes_to_the_evaluator(
     reply: dict[str, Any],
 ) -> None:
-    deps, provider = make_deps(router([reply, SEARCH, VISIT, ANSWER], strict_pass=False))
+    deps, provider = make_deps(
+        router([reply, SEARCH, VISIT, ANSWER, ANSWER], strict_pass=False)
+    )  # Beast: 5th
     result = await ResearchRun(Q, deps, options(max_steps=4)).run()
     assert result.steps[0].detail != "answered directly at step 1"
     assert checks_asked(provider) >= 1, "judged like any later answer"
@@ -103,7 +105,9 @@ async def test_a_step_one_answer_that_says_nothing_or_hedges_goes_to_the_evaluat
 async def test_an_answer_that_says_nothing_is_never_judged_nor_accepted(said: str) -> None:
     """Found in review: with a lenient judge (a weak local model passing everything)
     "I don't know" at a later step was accepted as answered."""
-    deps, provider = make_deps(router([SEARCH, VISIT, answer(said)]))  # every check passes
+    deps, provider = make_deps(
+        router([SEARCH, VISIT, answer(said), answer(said)])
+    )  # every check passes
     result = await ResearchRun(Q, deps, options(max_steps=3, direct_answer=False)).run()
     assert result.steps[2].action == "answer" and "accepted" not in result.steps[2].detail
     assert checks_asked(provider) == 0  # not even asked: a lenient judge cannot pass it
@@ -168,7 +172,7 @@ async def test_a_step_one_answer_that_copies_the_prompt_goes_to_the_evaluator() 
     """Seen against a weak local model: it answered with its own instructions."""
     from deepsearch.llm.base import CompletionRequest
 
-    base = router([SEARCH, VISIT, ANSWER], strict_pass=False)
+    base = router([SEARCH, VISIT, ANSWER, ANSWER], strict_pass=False)  # the last: Beast Mode's
     first = True
 
     def reply(request: CompletionRequest) -> Any:

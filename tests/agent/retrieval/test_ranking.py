@@ -169,7 +169,7 @@ records_st = st.lists(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     records_st,
     st.sets(hosts, max_size=2),

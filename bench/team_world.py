@@ -1,4 +1,5 @@
-"""A multi-part question world for team-mode tests and the team benchmark (offline).
+"""A multi-part question world for team-mode tests and the team benchmark (offline; in
+bench/, not the wheel: tests/agent/team/ and bench/team.py import it).
 
 "Compare the 2020 populations of Alpha, Beta and Gamma" is three questions at once.
 Each part's figure is on its own page, found by searching that part's name; search

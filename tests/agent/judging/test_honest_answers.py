@@ -85,7 +85,7 @@ async def test_a_run_that_ends_without_a_supported_answer_is_not_found() -> None
 
 async def test_a_bare_not_found_answer_still_says_what_was_searched_and_read() -> None:
     bare = {"think": "", "action": {"answer": {"answer": "I could not find it in the sources I read.", "supported": False}}}  # fmt: skip
-    deps, _ = make_deps(router([SEARCH, VISIT, bare]))
+    deps, _ = make_deps(router([SEARCH, VISIT, bare, bare]))  # the last: Beast Mode's
     result = await ResearchRun(Q, deps, options(max_steps=3)).run()
     assert result.status == "not_found"
     assert result.answer.startswith('**Not found.** Looked for: "eiffel tower completed"; read ')
@@ -234,7 +234,7 @@ async def test_a_long_query_is_listed_whole_words_in_the_not_found_answer() -> N
     long_query = " ".join(f"eiffelword{i}" for i in range(30))  # 359 characters
     search = {"think": "", "action": {"search": {"queries": [long_query]}}}
     bare = {"think": "", "action": {"answer": {"answer": "I could not find it.", "supported": False}}}  # fmt: skip
-    deps, _ = make_deps(router([search, VISIT, bare]))
+    deps, _ = make_deps(router([search, VISIT, bare, bare]))  # the last: Beast Mode's
     result = await ResearchRun(Q, deps, options(max_steps=3)).run()
     assert result.status == "not_found"
     listed = result.answer.split('Looked for: "')[1].split('"')[0]

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from bench import team_world
+from bench.team_world import FIGURES, QUESTION, page_url, parts_in
 from deepsearch.agent.deps import AgentDeps
-from deepsearch.agent.team import testing as team_world
-from deepsearch.agent.team.testing import FIGURES, QUESTION, page_url, parts_in
 from deepsearch.config import Settings
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.testing import ScriptedProvider

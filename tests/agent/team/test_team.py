@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from bench import team_world
+from bench.team_world import FIGURES, QUESTION, World, page_url, parts_in
 from deepsearch.agent.deps import AgentDeps
 from deepsearch.agent.events import PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.team import testing as team_world
 from deepsearch.agent.team.budget import MIN_CHILD_BUDGET, ShareTracker, budget_shares
-from deepsearch.agent.team.testing import FIGURES, QUESTION, World, page_url, parts_in
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import Usage
 from deepsearch.llm.tracker import TokenTracker

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from bench import team_world
+from bench.team_world import FIGURES, QUESTION, World, parts_in
 from deepsearch.agent.deps import AgentDeps
 from deepsearch.agent.judging.recheck import MAX_RECHECKS
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.schema import allowed_actions
-from deepsearch.agent.team import testing as team_world
-from deepsearch.agent.team.testing import FIGURES, QUESTION, World, parts_in
 from deepsearch.errors import ProviderError, StructuredOutputError
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeSearch
@@ -183,7 +183,7 @@ def test_explicit_settings_win_over_the_preset(tmp_path: Path) -> None:
 def test_the_readme_lists_each_presets_exact_settings() -> None:
     from deepsearch.config import EFFORT_PRESETS
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text("utf-8")
+    readme = (Path(__file__).parents[3] / "README.md").read_text("utf-8")
     section = readme.split("## Team mode and effort", 1)[1].split("\n## ", 1)[0]
     rows = [
         [cell.strip() for cell in line.strip("|").split("|")]
