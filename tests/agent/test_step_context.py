@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import team_world
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.events import AgentEvent, Notice, safe_emit
 from deepsearch.agent.loop import ResearchRun
@@ -19,7 +20,6 @@ from deepsearch.agent.schema import allowed_actions
 from deepsearch.agent.state import AgentState, EvalMetric
 from deepsearch.agent.step import LoopHook, StepContext
 from deepsearch.agent.steps.evaluator import Evaluator
-from deepsearch.agent.team import testing as team_world
 from deepsearch.agent.team.mode import TeamMode
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm.testing import ToolQueues, scripted_client
