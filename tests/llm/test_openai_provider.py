@@ -1,4 +1,5 @@
-"""The OpenAI-compatible provider through the real `openai` SDK against a loopback fake."""
+"""The OpenAI-compatible provider against a loopback fake: chat completions over its
+own httpx wire (llm/openai_wire.py), embeddings through the real `openai` SDK."""
 
 from __future__ import annotations
 
