@@ -1,4 +1,4 @@
-"""OpenAI-compatible provider on the official `openai` SDK (async).
+"""OpenAI-compatible provider: chat completions over httpx, the rest on the `openai` SDK.
 
 One class serves OpenAI, Ollama (`<ollama_url>/v1`), vLLM, LM Studio, llama.cpp,
 OpenRouter and DeepSeek: only the base URL and key differ. Structured output climbs
@@ -13,17 +13,19 @@ its native `format: <schema>` (Ollama's OpenAI-compatibility docs).
 
 A server refuses a mode with a 4xx, or -- llama-cpp-python -- a 500, whose body names
 the structured-output request (`response_format`, `json_schema`, `schema`, `strict`,
-"not supported"): the next rung is tried at once. The SDK would retry such a 500
-itself (three more identical POSTs); `refusals.NoRetryForRefusals` marks it not retryable
-(the SDK's `x-should-retry` header), so a refused rung costs exactly one request.
-Other retries (429/5xx/timeouts, with Retry-After and jittered backoff) are the SDK's
-own; this module only maps errors.
-Every chat completion is streamed and read under the call's limits (`call_limits`,
-`streaming`): the SDK's own timeout is set above them so that a timed-out call is
-never retried, and closing the stream stops the server generating.
+"not supported"): the next rung is tried at once, never retried (`openai_wire`), so a
+refused rung costs exactly one request.
+Every chat completion is one streamed POST spoken by `openai_wire` over httpx, with
+the SDK's retry rules (connection errors, 408/409/429/5xx, Retry-After, jittered
+backoff, `max_retries`), read under the call's limits (`call_limits`, `streaming`):
+the transport's own read timeout is set above them so that a timed-out call is never
+retried, and closing the stream stops the server generating. A research run thus
+imports no `openai` module: the SDK's import alone (its pydantic types) cost about a
+second of CPU a run (issue 21). The SDK stays a dependency for what is off that path,
+`ping` (models.list) and embeddings, imported lazily there; its errors and the
+wire's are mapped alike (`_map_error`).
 A keyless server (vLLM, LM Studio) needs only OPENAI_BASE_URL: a placeholder key is
-sent, since the SDK insists on one. The SDK is imported inside functions so the CLI
-starts fast.
+sent, since the SDK insists on one.
 
 Ollama's context window is NOT set from here: its OpenAI-compatible endpoint has no
 per-request `options`/`num_ctx` field (unknown fields are dropped), so a prompt
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
 from deepsearch.llm.call_limits import CONNECT_TIMEOUT_S, CallLimits, call_limits
+from deepsearch.llm.openai_wire import ChatWire, transport_failure
 from deepsearch.llm.output_modes import NATIVE_MODES, ModeRejected, OutputModeLadder, system_for
 from deepsearch.llm.provider_common import (
     Embeddings,
@@ -51,7 +54,7 @@ from deepsearch.llm.provider_common import (
     one_line,
     url_password,
 )
-from deepsearch.llm.refusals import NoRetryForRefusals, names_structured_output
+from deepsearch.llm.refusals import names_structured_output
 from deepsearch.llm.schema_dialects import (
     GRAMMAR,
     OPENAI_STRICT,
@@ -59,9 +62,10 @@ from deepsearch.llm.schema_dialects import (
     UnsupportedSchema,
     to_dialect,
 )
-from deepsearch.llm.streaming import CallTimedOut, collect
+from deepsearch.llm.streaming import CallTimedOut, StreamedReply, collect
 
 if TYPE_CHECKING:
+    import httpx
     from openai import AsyncOpenAI
 
     from deepsearch.config import ProviderName, Settings
@@ -106,6 +110,7 @@ class OpenAIProvider:
         key_env: str = "OPENAI_API_KEY",
         embedding_model: str | None = None,
         client: AsyncOpenAI | None = None,
+        http_client: httpx.AsyncClient | None = None,
         strict_subset: bool | None = None,
         rung_memory: RungMemory | None = None,
     ) -> None:
@@ -117,7 +122,9 @@ class OpenAIProvider:
         # timeout_s: the whole call; first_token_s: until its first chunk (see call_limits).
         self.limits = CallLimits(min(first_token_s or timeout_s, timeout_s), timeout_s)
         self._max_retries = max_retries
-        self._client = client
+        self._client = client  # the SDK's, for ping and embeddings
+        self._http_client = http_client  # the chat completions' (openai_wire)
+        self._wire: ChatWire | None = None
         # None: decided by the host (OpenAI's own API speaks only the strict subset).
         self.strict_subset = self._is_official if strict_subset is None else strict_subset
         rungs = _OFFICIAL_LADDER if self.strict_subset else _LADDER
@@ -160,25 +167,39 @@ class OpenAIProvider:
         )
 
     def prepare(self) -> None:
-        """Import the SDK and build the client now (the client calls this before a
+        """Import httpx and build the chat client now (the client calls this before a
         first request it sends without waiting for the tokenizer)."""
-        _ = self.client.chat.completions  # the SDK imports its resources lazily
+        _ = self.wire.client
 
     # ------------------------------------------------------------ protocol
 
     @property
     def client(self) -> AsyncOpenAI:
+        """The SDK's client: `ping` and embeddings only (chat goes over `wire`)."""
         if self._client is None:
-            from openai import AsyncOpenAI, DefaultAsyncHttpxClient, Timeout
+            from openai import AsyncOpenAI, Timeout
 
             self._client = AsyncOpenAI(
                 api_key=self._api_key or "missing",
                 base_url=self.base_url,
                 timeout=Timeout(self.limits.sdk_read_timeout_s, connect=CONNECT_TIMEOUT_S),
                 max_retries=self._max_retries,
-                http_client=DefaultAsyncHttpxClient(transport=NoRetryForRefusals()),
             )
         return self._client
+
+    @property
+    def wire(self) -> ChatWire:
+        """The chat completions' client: one streamed POST over httpx (`openai_wire`)."""
+        if self._wire is None:
+            self._wire = ChatWire(
+                base_url=self.base_url,
+                api_key=self._api_key or "missing",
+                read_timeout_s=self.limits.sdk_read_timeout_s,
+                connect_timeout_s=CONNECT_TIMEOUT_S,
+                max_retries=self._max_retries,
+                http_client=self._http_client,
+            )
+        return self._wire
 
     async def complete(self, request: CompletionRequest) -> Completion:
         return await self.output_modes.complete(request, lambda mode: self._send(request, mode))
@@ -210,6 +231,8 @@ class OpenAIProvider:
         return Embeddings(vectors=vectors, prompt_tokens=reported)
 
     async def aclose(self) -> None:
+        if self._wire is not None:
+            await self._wire.aclose()
         if self._client is not None:
             await self._client.close()
 
@@ -271,13 +294,9 @@ class OpenAIProvider:
     async def _send(self, request: CompletionRequest, mode: OutputMode) -> Completion:
         kwargs = self._build_kwargs(request, mode)
         try:
-            resp = await collect(
-                lambda: self.client.chat.completions.create(
-                    **kwargs, stream=True, stream_options={"include_usage": True}
-                ),
-                self.limits,
-            )
-        except Exception as exc:  # any SDK/transport failure becomes a typed ProviderError
+            body = {**kwargs, "stream": True, "stream_options": {"include_usage": True}}
+            resp = await collect(lambda: self.wire.open(body), self.limits)
+        except Exception as exc:  # any wire/transport failure becomes a typed ProviderError
             error = self._map_error(exc, request.settings.model)
             if mode in NATIVE_MODES | {"json_object"} and _is_mode_rejection(exc):
                 raise ModeRejected(error, getattr(exc, "status_code", None)) from None
@@ -289,12 +308,12 @@ class OpenAIProvider:
         return completion
 
     def _map_error(self, exc: Exception, model: str) -> ProviderError:
-        import openai
-
+        """A typed error for a failure of the wire (chat) or of the SDK (ping, embeddings)."""
         wording = ErrorWording(self.name, model, endpoint_label(self.name, self.base_url))
         status = getattr(exc, "status_code", None)
         message = one_line(_error_text(exc), secrets=self._secrets())
-        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        transport = transport_failure(exc)
+        if status in (401, 403):
             if self.name == "ollama":
                 hint = "Ollama needs no API key: check that llm.ollama_url points at Ollama"
             else:
@@ -304,9 +323,9 @@ class OpenAIProvider:
             return wording.context(message)
         if isinstance(exc, CallTimedOut):
             return wording.call_limit(exc.limit, exc.seconds)
-        if isinstance(exc, openai.APITimeoutError):
+        if transport == "timeout":
             return wording.timeout(self.limits.first_token_s)
-        if isinstance(exc, openai.APIConnectionError):
+        if transport == "unreachable":
             return wording.unreachable(message)
         if status is not None:
             return wording.http(status, message)
@@ -364,20 +383,10 @@ def _is_mode_rejection(exc: Exception) -> bool:
     return names_structured_output(_error_blob(exc), status=status)
 
 
-def _to_completion(resp: Any, mode: OutputMode) -> Completion:
-    """Defensive: the SDK does not validate replies (`choices` may be None)."""
-    choices = getattr(resp, "choices", None) or []
-    text = ""
-    finish: str | None = None
-    if choices:
-        first = choices[0]
-        message = getattr(first, "message", None)
-        text = (getattr(message, "content", None) or "") if message is not None else ""
-        if not text and message is not None:
-            text = getattr(message, "refusal", None) or ""
-        finish = getattr(first, "finish_reason", None)
-    raw_usage = getattr(resp, "usage", None)
-    usage = make_usage(
-        getattr(raw_usage, "prompt_tokens", None), getattr(raw_usage, "completion_tokens", None)
-    )
-    return Completion(text=text, usage=usage, finish_reason=finish, mode=mode)
+def _to_completion(resp: StreamedReply, mode: OutputMode) -> Completion:
+    """Defensive: nothing validates a server's chunks (usage may be anything)."""
+    choice = resp.choices[0]
+    text = choice.message.content or choice.message.refusal or ""
+    raw = resp.usage if isinstance(resp.usage, dict) else {}
+    usage = make_usage(raw.get("prompt_tokens"), raw.get("completion_tokens"))
+    return Completion(text=text, usage=usage, finish_reason=choice.finish_reason, mode=mode)

@@ -7,9 +7,9 @@ generating after the client gave up, holding the server's only slot. Streaming a
 tells a slow server (still reading the prompt) from a stuck one: the first chunk has
 its own allowance, then the whole call its limit (`call_limits`).
 
-`collect` returns the chunks assembled into the shape of a non-streamed reply
-(`choices[0].message.content`, `finish_reason`, `usage`), so the provider reads both
-alike. The SDK is not imported here; it hands over its stream.
+`collect` returns the chunks (parsed JSON objects, `openai_wire.ChatStream`) assembled
+into the shape of a non-streamed reply (`choices[0].message.content`, `finish_reason`,
+`usage` as the server's object). No SDK is involved.
 """
 
 from __future__ import annotations
@@ -45,37 +45,38 @@ class _Choice:
 
 @dataclass
 class StreamedReply:
-    """The assembled reply, shaped like the SDK's ChatCompletion where it is read."""
+    """The assembled reply, shaped like a ChatCompletion where it is read."""
 
     choices: list[_Choice] = field(default_factory=lambda: [_Choice()])
-    usage: Any = None
+    usage: Any = None  # the server's usage object (a dict), when it sent one
     chunks: int = 0
 
-    def add(self, chunk: Any) -> None:
+    def add(self, chunk: dict[str, Any]) -> None:
+        """One streamed `chat.completion.chunk`, as parsed JSON (`openai_wire`)."""
         self.chunks += 1
-        if getattr(chunk, "usage", None) is not None:
-            self.usage = chunk.usage
-        for part in getattr(chunk, "choices", None) or []:
-            if getattr(part, "index", 0) not in (0, None):
+        if chunk.get("usage") is not None:
+            self.usage = chunk["usage"]
+        for part in chunk.get("choices") or []:
+            if not isinstance(part, dict) or part.get("index", 0) not in (0, None):
                 continue  # one reply (n=1); other indexes are not asked for
             choice = self.choices[0]
-            delta = getattr(part, "delta", None)
-            if delta is not None:
-                choice.message.content += getattr(delta, "content", None) or ""
-                refusal = getattr(delta, "refusal", None)
+            delta = part.get("delta")
+            if isinstance(delta, dict):
+                choice.message.content += delta.get("content") or ""
+                refusal = delta.get("refusal")
                 if refusal:
                     choice.message.refusal = (choice.message.refusal or "") + refusal
-            if getattr(part, "finish_reason", None):
-                choice.finish_reason = part.finish_reason
+            if part.get("finish_reason"):
+                choice.finish_reason = part["finish_reason"]
 
 
 Opener = Callable[[], Awaitable[Any]]
 
 
 async def collect(open_stream: Opener, limits: CallLimits) -> StreamedReply:
-    """Send the request (`open_stream` returns the SDK's async stream) and read it to
-    the end; raise CallTimedOut when the first chunk or the whole reply takes longer
-    than allowed. The stream is closed however this ends (a cancellation included)."""
+    """Send the request (`open_stream` returns an async stream of chunks with an async
+    `close()`) and read it to the end; raise CallTimedOut when the first chunk or the
+    whole reply takes longer than allowed. The stream is closed however this ends (a cancellation included)."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     reply = StreamedReply()

@@ -67,3 +67,14 @@ def gemini_client(
         tracker=TokenTracker(budget),
     )
     return client, provider
+
+
+def record_waits(provider: OpenAIProvider) -> list[float]:
+    """The provider's retry pauses, recorded instead of waited (no wall clock)."""
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    provider.wire.sleep = sleep
+    return waits

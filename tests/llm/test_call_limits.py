@@ -63,7 +63,11 @@ def test_the_settings_reach_the_provider() -> None:
     provider = build_provider(load_config(environ=env).settings, "openai")
     assert isinstance(provider, OpenAIProvider) and provider.limits == HOSTED
     assert LLMConfig.model_fields["first_token_timeout_s"].default is None
-    # The SDK's own timeout never fires first: it would retry a timed-out call.
+    # The transport's own read timeout never fires first: it would retry a timed-out
+    # call. Chat goes over the wire's httpx client; ping and embeddings over the SDK's.
+    wire_timeout = provider.wire.client.timeout
+    assert wire_timeout.read is not None and wire_timeout.read > provider.limits.total_s
+    assert wire_timeout.connect == 10.0
     timeout = provider.client.timeout
     assert not isinstance(timeout, float | None) and timeout.read is not None
     assert timeout.read > provider.limits.total_s

@@ -1,4 +1,5 @@
-"""The OpenAI-compatible provider through the real `openai` SDK against a loopback fake."""
+"""The OpenAI-compatible provider against a loopback fake: chat completions over its
+own httpx wire (llm/openai_wire.py), embeddings through the real `openai` SDK."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.openai_provider import strict_schema
 from deepsearch.llm.testing import offline_settings
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
-from tests.llm.helpers import ASK, SECRET, Answer, openai_client
+from tests.llm.helpers import ASK, SECRET, Answer, openai_client, record_waits
 
 GOOD = {"answer": "42", "confidence": 0.9}
 
@@ -119,34 +120,26 @@ async def test_truncated_json_is_not_trusted_and_length_reported(
     assert "cut off" in retry
 
 
-async def test_429_with_retry_after_then_success(
-    openai_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import openai._base_client as sdk
-
-    waits: list[float] = []
-
-    class Sleeps:  # the SDK's retry pause, recorded instead of waited (no wall clock)
-        @staticmethod
-        async def sleep(seconds: float) -> None:
-            waits.append(seconds)
-
-    monkeypatch.setattr(sdk, "anyio", Sleeps)
+async def test_429_with_retry_after_then_success(openai_server: FakeOpenAIServer) -> None:
     openai_server.enqueue(
         Reply.error(429, "rate limited", headers={"retry-after": "1"}), json.dumps(GOOD)
     )
-    client, _ = openai_client(openai_server.base_url, max_retries=2)
+    client, provider = openai_client(openai_server.base_url, max_retries=2)
+    waits = record_waits(provider)
     result = await client.generate_object("agent", Answer, "s", ASK)
     assert result.value == Answer(**GOOD)
     assert len(openai_server.chat_requests) == 2
-    assert waits == [1.0], "the SDK must wait the server's Retry-After (1 s)"
+    assert waits == [1.0], "the server's Retry-After (1 s) is waited"
 
 
-async def test_500_is_retried_by_the_sdk(openai_server: FakeOpenAIServer) -> None:
-    openai_server.enqueue(Reply.error(500, "boom"), json.dumps(GOOD))
-    client, _ = openai_client(openai_server.base_url, max_retries=1)
-    result = await client.generate_object("agent", Answer, "s", ASK)
-    assert result.value.answer == "42" and len(openai_server.chat_requests) == 2
+async def test_500_is_retried_with_backoff(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(Reply.error(500, "boom"), Reply.error(502, "bad gateway"), "ok")
+    client, provider = openai_client(openai_server.base_url, max_retries=2)
+    waits = record_waits(provider)
+    assert (await client.generate_text("agent", "s", ASK)).text == "ok"
+    assert len(openai_server.chat_requests) == 3
+    # 0.5 s doubling, less up to 25% jitter (the SDK's backoff)
+    assert 0.375 <= waits[0] <= 0.5 and 0.75 <= waits[1] <= 1.0, waits
 
 
 async def test_500_without_retries_is_a_typed_one_line_error(

@@ -1,0 +1,279 @@
+"""A streamed chat completion spoken over httpx: the one request a run makes of an
+OpenAI-compatible server, without the `openai` SDK.
+
+Why not the SDK: importing it (its pydantic `openai.types`) costs about a second of
+CPU, most of what a research run spends of its own (issue 21), for one POST. The SDK
+stays for what is off a run's path (`ping`, embeddings; see `openai_provider`).
+
+What the SDK did for this request, done here the same way:
+* one `POST {base_url}/chat/completions` with the JSON body, `Authorization: Bearer`,
+  a JSON content type and a User-Agent; redirects followed;
+* retries (`max_retries` more attempts) on a connection error or timeout before an
+  answer, and on HTTP 408, 409, 429 and 5xx: the wait is the server's `retry-after-ms`
+  / `Retry-After` (seconds or a date) when 0 < it <= 120 s, else 0.5 s doubling to
+  8 s with up to 25% jitter; a Retry-After above 120 s is not waited for, and
+  `x-should-retry: true/false` is obeyed;
+* never a retry for a 5xx whose body names the structured-output request (a refused
+  mode, `refusals.names_structured_output`), so a refused rung costs one request;
+* an error status becomes `WireStatusError` (status, the body's `error` object, the
+  message "Error code: N - <error.message>"); the SSE stream is read line by line
+  (`data:` lines, comments and other fields ignored, `data: [DONE]` ends it, an
+  `error` object in it raises `WireError`).
+The call's own limits are the caller's (`streaming.collect`), whose cancellation a
+retry never outlives; closing the stream is what stops the server generating.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import random
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from deepsearch.llm.refusals import names_structured_output
+
+if TYPE_CHECKING:
+    import httpx
+
+INITIAL_RETRY_DELAY_S = 0.5
+MAX_RETRY_DELAY_S = 8.0
+MAX_RETRY_AFTER_S = 120.0
+_RETRIED_STATUSES = frozenset({408, 409, 429})
+USER_AGENT = "deepsearch (OpenAI-compatible wire)"
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class WireError(Exception):
+    """A failed chat completion, shaped where `openai_provider` reads it like the
+    SDK's `APIError`: `status_code` (None: no HTTP status), `body`, `message`, `code`."""
+
+    def __init__(self, message: str, *, status_code: int | None = None, body: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.body = body
+        code = body.get("code") if isinstance(body, dict) else None
+        self.code = str(code) if code is not None else None
+
+
+class WireStatusError(WireError):
+    """The server answered an error status."""
+
+
+class WireConnectionError(WireError):
+    """No answer: the connection failed (after the retries)."""
+
+
+class WireTimeout(WireConnectionError):
+    """No answer within the transport's own timeouts (after the retries)."""
+
+
+def transport_failure(exc: Exception) -> str | None:
+    """ "timeout" / "unreachable" for a request that got no answer, else None. The SDK
+    is consulted only when already imported: otherwise `exc` cannot be one of its."""
+    if isinstance(exc, WireTimeout):
+        return "timeout"
+    if isinstance(exc, WireConnectionError):
+        return "unreachable"
+    sdk = sys.modules.get("openai")
+    if sdk is not None and isinstance(exc, sdk.APITimeoutError):
+        return "timeout"
+    if sdk is not None and isinstance(exc, sdk.APIConnectionError):
+        return "unreachable"
+    return None
+
+
+def status_error(status: int, text: str) -> WireStatusError:
+    """The SDK's reading of an error body: JSON when it parses (its `error` object
+    kept as `body`), else the text itself."""
+    message = f"Error code: {status}"
+    body: Any = text.strip()
+    try:
+        body = json.loads(body)
+    except ValueError:
+        return WireStatusError(message, status_code=status, body=body)
+    inner = body.get("error", body) if isinstance(body, dict) else body
+    detail = inner.get("message") if isinstance(inner, dict) else None
+    if isinstance(detail, str) and detail:
+        message += f" - {detail}"
+    return WireStatusError(message, status_code=status, body=inner)
+
+
+def retry_after_s(headers: httpx.Headers) -> float | None:
+    """The server's requested wait in seconds (`retry-after-ms`, then `Retry-After` as
+    a number or an HTTP date), or None."""
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            delay = float(value)
+        except ValueError:
+            continue
+        return delay / divisor if math.isfinite(delay) else MAX_RETRY_AFTER_S + 1
+    parsed = email.utils.parsedate_tz(headers.get("retry-after") or "")
+    if parsed is None:
+        return None
+    return float(email.utils.mktime_tz(parsed) - time.time())
+
+
+def should_retry(status: int, headers: httpx.Headers, request_body: bytes, text: str) -> bool:
+    """Whether the SDK would send an answered request again (see module doc)."""
+    wait = retry_after_s(headers)
+    if wait is not None and wait > MAX_RETRY_AFTER_S:
+        return False
+    refused = status >= 500 and b"response_format" in request_body
+    if refused and names_structured_output(text, status=status):
+        return False  # a refused structured-output mode is no outage
+    told = headers.get("x-should-retry")
+    if told in ("true", "false"):
+        return told == "true"
+    return status >= 500 or status in _RETRIED_STATUSES
+
+
+def backoff_s(attempt: int, headers: httpx.Headers | None) -> float:
+    """The pause before retry number `attempt` (0 for the first)."""
+    wait = retry_after_s(headers) if headers is not None else None
+    if wait is not None and 0 < wait <= MAX_RETRY_AFTER_S:
+        return wait
+    delay = min(INITIAL_RETRY_DELAY_S * 2.0 ** min(attempt, 1000), MAX_RETRY_DELAY_S)
+    return delay * (1 - 0.25 * random.random())
+
+
+class ChatStream:
+    """The chunks (parsed JSON objects) of one streamed reply; `close()` hangs up."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[dict[str, Any]]:
+        data: list[str] = []
+        done = False
+        async for line in self._response.aiter_lines():
+            # After [DONE] the rest is read, unparsed, so the connection can serve the
+            # next call; comments (": keep-alive"), `event:`, `id:` carry no chunk.
+            if done:
+                continue
+            if line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+            elif line == "" and data:  # a blank line ends an event
+                event, data = "\n".join(data), []
+                done = event.startswith("[DONE]")
+                if not done:
+                    yield _chunk(event)
+        if data and not data[0].startswith("[DONE]"):  # the last event, unterminated
+            yield _chunk("\n".join(data))
+
+    async def close(self) -> None:
+        await self._response.aclose()
+
+
+def _chunk(event: str) -> dict[str, Any]:
+    try:
+        data = json.loads(event)
+    except ValueError:
+        raise WireError(f"unreadable stream event: {event[:80]!r}") from None
+    if not isinstance(data, dict):
+        raise WireError(f"unexpected stream event: {event[:80]!r}")
+    if data.get("error"):
+        error = data["error"]
+        message = error.get("message") if isinstance(error, dict) else None
+        text = (
+            message
+            if isinstance(message, str) and message
+            else "An error occurred during streaming"
+        )
+        raise WireError(text, body=error)
+    return data
+
+
+class ChatWire:
+    """Streamed chat completions of one endpoint over one httpx client (injectable:
+    a test passes its own client or transport)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        read_timeout_s: float,
+        connect_timeout_s: float,
+        max_retries: int,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self._api_key = api_key
+        self._timeouts = (read_timeout_s, connect_timeout_s)
+        self.max_retries = max_retries
+        self._client = http_client
+        self._own_client = http_client is None
+        self.sleep: Sleep = asyncio.sleep  # the retry pause (a test records it instead)
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            import httpx
+
+            read, connect = self._timeouts
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(read, connect=connect), follow_redirects=True
+            )
+        return self._client
+
+    async def open(self, body: dict[str, Any]) -> ChatStream:
+        """POST `body` (retried as the module doc says); the stream of a 2xx answer."""
+        content = json.dumps(body).encode()
+        headers = {
+            "Authorization": f"Bearer {self._api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": USER_AGENT,
+        }
+        attempt = 0
+        while True:
+            retry_headers, stream = await self._attempt(content, headers, attempt)
+            if stream is not None:
+                return stream
+            await self.sleep(backoff_s(attempt, retry_headers))
+            attempt += 1
+
+    async def _attempt(
+        self, content: bytes, headers: dict[str, str], attempt: int
+    ) -> tuple[httpx.Headers | None, ChatStream | None]:
+        """One POST: (None, stream) on success, (headers to wait by, None) when it is
+        to be retried; raises when it is not."""
+        import httpx
+
+        last = attempt >= self.max_retries
+        request = self.client.build_request("POST", self.url, content=content, headers=headers)
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.TimeoutException:
+            if last:
+                raise WireTimeout("Request timed out.") from None
+            return None, None
+        except httpx.TransportError:
+            if last:
+                raise WireConnectionError("Connection error.") from None
+            return None, None
+        if response.status_code < 400:
+            return None, ChatStream(response)
+        try:
+            text = (await response.aread()).decode("utf-8", "replace")
+        finally:
+            await response.aclose()
+        if last or not should_retry(response.status_code, response.headers, content, text):
+            raise status_error(response.status_code, text)
+        return response.headers, None
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._own_client:
+            await self._client.aclose()
