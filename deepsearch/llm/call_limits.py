@@ -38,6 +38,8 @@ class CallLimits:
 
     @property
     def sdk_read_timeout_s(self) -> float:
+        """The HTTP read timeout of the wire client and of the SDK: above the whole-call
+        limit, so the call's own limits (asyncio) are what end a slow call."""
         return self.total_s + SDK_TIMEOUT_MARGIN_S
 
 

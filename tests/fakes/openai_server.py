@@ -1,4 +1,5 @@
-"""A fake OpenAI-compatible server on loopback, driven through the real `openai` SDK.
+"""A fake OpenAI-compatible server on loopback, spoken to by our own wire client
+(`llm/openai_wire.py`, chat completions) and the real `openai` SDK (model listing, embeddings).
 
     with FakeOpenAIServer() as srv:                 # or the `openai_server` fixture
         srv.enqueue('{"answer": "42"}')             # scripted replies, used in order
