@@ -66,9 +66,7 @@ async def test_children_run_concurrently() -> None:
     def a_childs_step(request: Any) -> bool:
         return request.tool == "agent" and request.messages[0].content != QUESTION
 
-    client, provider = counting_client(
-        World(), budget=300_000, together=3, gated=a_childs_step
-    )
+    client, provider = counting_client(World(), budget=300_000, together=3, gated=a_childs_step)
     search, reader = team_world.web()
     deps = AgentDeps(llm=client, search=search, reader=reader, clock=FakeClock())
     result = await ResearchRun(QUESTION, deps, options(team_size=3)).run()
