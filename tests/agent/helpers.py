@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -113,38 +113,75 @@ def tiny_web() -> tuple[FakeSearch, FakeReader]:
     return search, reader
 
 
-class LatencyProvider(ScriptedProvider):
-    """A scripted provider that takes `latency_s` per call (as an API would) and
-    records each call's (tool, start, end), so tests can see calls overlap."""
+class InFlightProvider(ScriptedProvider):
+    """A scripted provider that counts its calls instead of timing them: each call adds
+    one to `live` on entry and takes it off on exit, `peak` keeps the most at once
+    (overall and per tool), and `log` records ("start"/"end", tool) in order (share it
+    with a fake reader to see what ran while the model thought).
 
-    def __init__(self, fn: Callable[[CompletionRequest], Any], latency_s: float) -> None:
+    A call for which `gated(request)` holds waits until `together` such calls are in
+    flight at once, so calls that can overlap do overlap on any machine (`hold_s` only
+    bounds the wait, for code that runs them one by one). Then it yields `ticks` turns
+    to the event loop, as an API's latency lets other work run, without reading a clock."""
+
+    def __init__(
+        self,
+        fn: Callable[[CompletionRequest], Any],
+        *,
+        together: int = 1,
+        gated: Callable[[CompletionRequest], bool] = lambda request: True,
+        ticks: int = 20,
+        hold_s: float = 10.0,
+        log: list[tuple[str, str]] | None = None,
+    ) -> None:
         super().__init__(fn)
-        self.latency_s = latency_s
-        self.intervals: list[tuple[str, float, float]] = []
+        self.together, self.gated, self.ticks, self.hold_s = together, gated, ticks, hold_s
+        self.log: list[tuple[str, str]] = log if log is not None else []
+        self.live: Counter[str] = Counter()
+        self.peak: Counter[str] = Counter()
+        self.peak_all = 0
+        self.spans: list[tuple[str, int, int]] = []
+        self._waiting = 0
+        self._all_here = asyncio.Event()
 
     async def complete(self, request: CompletionRequest) -> Any:
-        start = time.monotonic()
-        await asyncio.sleep(self.latency_s)
+        tool = request.tool
+        self.live[tool] += 1
+        self.peak[tool] = max(self.peak[tool], self.live[tool])
+        self.peak_all = max(self.peak_all, sum(self.live.values()))
+        self.log.append(("start", tool))
+        start = len(self.log) - 1
         try:
+            if self.gated(request):
+                await self._gather()
+            for _ in range(self.ticks):
+                await asyncio.sleep(0)
             return await super().complete(request)
         finally:
-            self.intervals.append((request.tool, start, time.monotonic()))
+            self.live[tool] -= 1
+            self.log.append(("end", tool))
+            self.spans.append((tool, start, len(self.log) - 1))
+
+    async def _gather(self) -> None:
+        self._waiting += 1
+        if self._waiting >= self.together:
+            self._all_here.set()
+        try:
+            await asyncio.wait_for(self._all_here.wait(), self.hold_s)
+        except TimeoutError:
+            pass  # never the passing path: the peak the test reads says what happened
+        finally:
+            self._waiting -= 1
+
+    def calls_of(self, tool: str) -> list[tuple[int, int]]:
+        """Each call of `tool`, in order, as (index of its start, of its end) in `log`."""
+        return sorted((start, end) for name, start, end in self.spans if name == tool)
 
 
-def max_overlap(intervals: list[tuple[str, float, float]]) -> int:
-    """The most calls that were in flight at one moment."""
-    edges = sorted([(s, 1) for _, s, _ in intervals] + [(e, -1) for _, _, e in intervals])
-    best = live = 0
-    for _, step in edges:
-        live += step
-        best = max(best, live)
-    return best
-
-
-def latency_client(
-    fn: Callable[[CompletionRequest], Any], latency_s: float, *, budget: int = 200_000
-) -> tuple[LLMClient, LatencyProvider]:
-    provider = LatencyProvider(fn, latency_s)
+def counting_client(
+    fn: Callable[[CompletionRequest], Any], *, budget: int = 200_000, **kw: Any
+) -> tuple[LLMClient, InFlightProvider]:
+    provider = InFlightProvider(fn, **kw)
     client = LLMClient(
         provider=provider,
         provider_name="openai",

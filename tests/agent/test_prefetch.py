@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from deepsearch.agent.loop import ResearchRun
@@ -11,22 +10,26 @@ from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import Page, RawPage, ReadFailure, SearchResult
-from tests.agent.helpers import evaluator_reply, latency_client, make_deps, options
+from tests.agent.helpers import counting_client, evaluator_reply, make_deps, options
 
 URLS = [f"https://site{i}.org/page" for i in range(6)]
 
 
 class CountingReader(FakeReader):
-    """A slow reader that records reads started, finished and cancelled."""
+    """A slow reader that records reads started, finished and cancelled; each start
+    goes into `log` (shared with the LLM's) as ("read", url), so order shows overlap."""
 
     def __init__(self, delay_s: float) -> None:
         super().__init__({u: f"Text of {u} about moons of Mars." for u in URLS}, delay_s=delay_s)
         self.cancelled: list[str] = []
         self.finished: list[str] = []
-        self.started_at: dict[str, float] = {}
+        self.log: list[tuple[str, str]] = []
+
+    def started_at(self, url: str) -> int:
+        return self.log.index(("read", url))
 
     async def read(self, url: str) -> Page | ReadFailure:
-        self.started_at[url] = time.monotonic()
+        self.log.append(("read", url))
         try:
             page = await super().read(url)
         except asyncio.CancelledError:
@@ -86,7 +89,7 @@ ANSWER = {"think": "", "action": {"answer": {"answer": "Mars has two moons."}}}
 
 async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:
     reader = CountingReader(delay_s=0.2)
-    client, provider = latency_client(loop_llm([SEARCH, VISIT, ANSWER]), latency_s=0.1)
+    client, provider = counting_client(loop_llm([SEARCH, VISIT, ANSWER]), log=reader.log)
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=5))
@@ -97,13 +100,13 @@ async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:
     ahead = run.prefetch.started
     assert len(visited) == 5 and len(ahead) == 4 and set(ahead) <= set(visited)
     # Four pages were already being read while the model decided to visit (step 2).
-    decide_visit = [iv for iv in provider.intervals if iv[0] == "agent"][1]
-    assert all(decide_visit[1] <= reader.started_at[u] < decide_visit[2] for u in ahead)
+    start, end = provider.calls_of("agent")[1]
+    assert all(start < reader.started_at(u) < end for u in ahead)
 
 
 async def test_background_reads_are_cancelled_when_the_run_ends() -> None:
     reader = CountingReader(delay_s=3600)  # would hang the run (and the suite) if left running
-    client, _ = latency_client(loop_llm([SEARCH, ANSWER]), latency_s=0.05)
+    client, _ = counting_client(loop_llm([SEARCH, ANSWER]))
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=3, timeout_s=20))
@@ -133,14 +136,15 @@ async def test_nothing_is_prefetched_while_the_rewriter_thinks_nor_from_a_bad_ho
         ]
     )
     reader = CountingReader(delay_s=0.05)
-    client, provider = latency_client(routed, latency_s=0.1)
+    client, provider = counting_client(routed, log=reader.log)
     deps, _ = make_deps(lambda r: None, search=thin, reader=reader)
     deps.llm = client
     deps.rewrite_queries = make_query_rewriter(client, deps.similarity)
     opts = options(max_steps=2, bad_hostnames=["site0.org"])
     await ResearchRun("How many moons has Mars?", deps, opts).run()
-    rewrite = next(iv for iv in provider.intervals if iv[0] == "query_rewriter")
-    assert reader.started_at and all(t >= rewrite[2] for t in reader.started_at.values())
+    ((_, rewritten),) = provider.calls_of("query_rewriter")
+    reads = [i for i, (edge, _) in enumerate(reader.log) if edge == "read"]
+    assert reads and all(i > rewritten for i in reads)
     assert URLS[0] not in reader.reads  # --bad-hostnames: never read, not even ahead
 
 
@@ -172,7 +176,7 @@ async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
     # ranked top 3; the 4th, prefetched, is never read, so never extracted.
     reader = TwoPhase(delay_s=0.01)
     picks = {"think": "", "action": {"visit": {"url_indices": [5, 6]}}}
-    client, _ = latency_client(loop_llm([SEARCH, picks, ANSWER]), latency_s=0.1)
+    client, _ = counting_client(loop_llm([SEARCH, picks, ANSWER]))
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
@@ -188,7 +192,7 @@ async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
 async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
     reader = CountingReader(delay_s=5)  # still in flight when the model decides
     reflect = {"think": "", "action": {"reflect": {"questions": ["Which moons?"]}}}
-    client, _ = latency_client(loop_llm([SEARCH, reflect, VISIT, ANSWER]), latency_s=0.05)
+    client, _ = counting_client(loop_llm([SEARCH, reflect, VISIT, ANSWER]))
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=5, timeout_s=20))
@@ -212,7 +216,7 @@ async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
 
 async def test_the_step_after_a_visit_prefetches_nothing() -> None:
     reader = CountingReader(delay_s=0.01)
-    client, _ = latency_client(loop_llm([SEARCH, VISIT, ANSWER]), latency_s=0.05)
+    client, _ = counting_client(loop_llm([SEARCH, VISIT, ANSWER]))
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))

@@ -58,12 +58,20 @@ def search_results(web: LoopbackServer) -> list[dict[str, str]]:
 
 class Router:
     """Per question: search, visit, answer (the answer by id: right, wrong, not found);
-    `direct`: answer at step 1 (fast: two LLM calls a question)."""
+    `direct`: answer at step 1 (fast: two LLM calls a question).
 
-    def __init__(self, *, direct: bool = False, delay_s: float = 0.0) -> None:
+    Agent steps are counted, not timed: `live` while one is at the server, `peak` the
+    most at once. A step waits until `together` are in flight (`hold_s` only bounds the
+    wait, for a run that sends them one by one), then `delay_s`, as an API takes time."""
+
+    def __init__(
+        self, *, direct: bool = False, delay_s: float = 0.0, together: int = 1, hold_s: float = 10.0
+    ) -> None:
         self.direct = direct
-        self.delay_s = delay_s  # per agent step, as an API takes time
-        self.arrivals: list[float] = []  # agent steps, time.monotonic()
+        self.delay_s = delay_s
+        self.together, self.hold_s = together, hold_s
+        self.live = self.peak = 0
+        self.all_here = threading.Event()
         self.steps: Counter[str] = Counter()
         self.graded: list[str] = []
         self.lock = threading.Lock()
@@ -81,10 +89,7 @@ class Router:
         name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
         content = body["messages"][-1]["content"]
         if name == "AgentStep":
-            with self.lock:
-                self.arrivals.append(time.monotonic())
-            reply = self.step(body, content)
-            return Reply(content=json.dumps(reply), delay_s=self.delay_s)
+            return Reply(content=json.dumps(self.counted_step(body, content)))
         if name == "QuestionEval":
             return {"think": "", "needs_definitive": True, "needs_freshness": False,
                     "needs_plurality": False, "needs_completeness": False}  # fmt: skip
@@ -101,6 +106,22 @@ class Router:
         if name is None:
             return content
         raise AssertionError(f"unexpected schema {name}")
+
+    def counted_step(self, body: dict[str, Any], question: str) -> dict[str, Any]:
+        with self.lock:
+            self.live += 1
+            self.peak = max(self.peak, self.live)
+            if self.live >= self.together:
+                self.all_here.set()
+        try:
+            if self.together > 1:
+                self.all_here.wait(self.hold_s)
+            if self.delay_s:
+                time.sleep(self.delay_s)  # counted as in flight: a step that overlaps shows
+            return self.step(body, question)
+        finally:
+            with self.lock:
+                self.live -= 1
 
     def step(self, body: dict[str, Any], question: str) -> dict[str, Any]:
         allowed = allowed_actions(body["response_format"]["json_schema"]["schema"])
@@ -125,13 +146,6 @@ class Router:
         with self.lock:
             self.graded.append(gold)
         return {"think": "", "grade": "correct" if gold in predicted else "incorrect"}
-
-
-def most_in_flight(router: Router) -> int:
-    """The most agent steps in flight at once (each lasts `delay_s` at the server)."""
-    starts = sorted(router.arrivals)
-    window = router.delay_s * 0.9
-    return max((sum(1 for t in starts if s <= t < s + window) for s in starts), default=0)
 
 
 Env = Callable[..., Outcome]

@@ -13,7 +13,7 @@ from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.testing import scripted_client
-from tests.agent.helpers import PASS, latency_client, max_overlap
+from tests.agent.helpers import PASS, counting_client
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -69,30 +69,30 @@ ALL_THREE = [EvalMetric(type=t, attempts_left=2) for t in ("definitive", "freshn
 
 
 async def test_independent_checks_run_concurrently_and_a_failing_one_still_rejects() -> None:
-    client, provider = latency_client(checks_llm(definitive_passes=False), latency_s=0.1)
+    # Each call waits for all three: one by one, the first would wait out its hold alone.
+    client, provider = counting_client(checks_llm(definitive_passes=False), together=3)
     verdict = await Evaluator(client).evaluate("Price today?", "42", ALL_THREE, [], now=NOW)
     assert not verdict.passed and verdict.type == "definitive"
-    assert len(provider.intervals) == 3
-    assert max_overlap(provider.intervals) == 3  # all three were in flight together
-    client, provider = latency_client(checks_llm(), latency_s=0.1)
+    assert len(provider.calls) == 3
+    assert provider.peak_all == 3  # all three were in flight together
+    client, provider = counting_client(checks_llm(), together=3)
     assert (await Evaluator(client).evaluate("Q?", "42", ALL_THREE, [], now=NOW)).passed
 
 
 async def test_a_check_that_cannot_be_judged_fails_the_answer_when_concurrent() -> None:
-    client, provider = latency_client(checks_llm(strict_raises=True), latency_s=0.05)
+    client, provider = counting_client(checks_llm(strict_raises=True), together=3)
     with pytest.raises(StructuredOutputError):
         await Evaluator(client).evaluate("Q?", "42", ALL_THREE, [], now=NOW)
-    assert max_overlap(provider.intervals) >= 2
+    assert provider.peak_all == 3
 
 
 async def test_checks_run_one_by_one_when_all_at_once_might_not_fit_the_budget() -> None:
-    client, provider = latency_client(
-        checks_llm(definitive_passes=False), latency_s=0.05, budget=3000
-    )
+    # No gate: each call yields to the loop, so checks started together would overlap.
+    client, provider = counting_client(checks_llm(definitive_passes=False), budget=3000)
     verdict = await Evaluator(client).evaluate("Price today?", "42", ALL_THREE, [], now=NOW)
     assert verdict.type == "definitive"
-    assert max_overlap(provider.intervals) == 1
-    assert len(provider.intervals) == 1  # one by one, stopping at the first failure
+    assert provider.peak_all == 1
+    assert len(provider.calls) == 1  # one by one, stopping at the first failure
     assert client.tracker.used <= 3000
 
 

@@ -17,13 +17,7 @@ from deepsearch.agent.team.budget import MIN_CHILD_BUDGET, ShareTracker, budget_
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import Usage
 from deepsearch.llm.tracker import TokenTracker
-from tests.agent.helpers import (
-    LatencyProvider,
-    latency_client,
-    make_deps,
-    max_overlap,
-    options,
-)
+from tests.agent.helpers import InFlightProvider, counting_client, make_deps, options
 
 PARTS_FIGURES = [FIGURES[p] for p in parts_in(QUESTION)]
 BETA = "What was the population of Beta in 2020?"
@@ -67,14 +61,18 @@ async def test_a_split_into_three_children_stays_within_their_shares() -> None:
 
 
 async def test_children_run_concurrently() -> None:
-    client, provider = latency_client(World(), 0.02, budget=300_000)
+    # A child's step waits until three children's steps are in flight: run one by one,
+    # the first would wait out its hold alone and the peak would be one.
+    def a_childs_step(request: Any) -> bool:
+        return request.tool == "agent" and request.messages[0].content != QUESTION
+
+    client, provider = counting_client(World(), budget=300_000, together=3, gated=a_childs_step)
     search, reader = team_world.web()
     deps = AgentDeps(llm=client, search=search, reader=reader, clock=FakeClock())
     result = await ResearchRun(QUESTION, deps, options(team_size=3)).run()
     assert len(result.team) == 3
     # The parent's own steps are sequential: overlapping agent calls are children's.
-    agent_calls = [span for span in provider.intervals if span[0] == "agent"]
-    assert max_overlap(agent_calls) >= 2
+    assert provider.peak["agent"] == 3
 
 
 async def test_a_failing_child_never_fails_the_parent() -> None:
@@ -152,7 +150,7 @@ async def test_the_parent_cites_pages_only_a_child_read() -> None:
 
 async def test_cancelling_the_parent_cancels_every_child_and_keeps_the_partial_result() -> None:
     events: list[Any] = []
-    client, _ = latency_client(World(), 0.05, budget=300_000)
+    client, _ = counting_client(World(), budget=300_000)
     search, reader = team_world.web()
     deps = AgentDeps(
         llm=client, search=search, reader=reader, clock=FakeClock(), emit=events.append
@@ -181,12 +179,12 @@ async def test_cancelling_the_parent_cancels_every_child_and_keeps_the_partial_r
     assert set(run.state.pages) <= set(snap.read_urls)
 
 
-class _ParentStallsAfterTheTeam(LatencyProvider):
+class _ParentStallsAfterTheTeam(InFlightProvider):
     """The parent's first agent call after its children finished never returns (the
     user presses Ctrl-C while it thinks)."""
 
     def __init__(self, run_of: list[ResearchRun]) -> None:
-        super().__init__(World(), 0.01)
+        super().__init__(World())
         self.run_of = run_of
 
     async def complete(self, request: Any) -> Any:
