@@ -26,16 +26,16 @@ retry never outlives; closing the stream is what stops the server generating.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import math
 import random
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from deepsearch.clock import SystemClock
 from deepsearch.llm.refusals import names_structured_output
+from deepsearch.web.host_limits import retry_after_s as header_wait_s
 
 if TYPE_CHECKING:
     import httpx
@@ -106,20 +106,16 @@ def status_error(status: int, text: str) -> WireStatusError:
 
 def retry_after_s(headers: httpx.Headers) -> float | None:
     """The server's requested wait in seconds (`retry-after-ms`, then `Retry-After` as
-    a number or an HTTP date), or None."""
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
+    a number or an HTTP date: the reader's own parser), or None."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
         try:
-            delay = float(value)
+            delay = float(millis)
         except ValueError:
-            continue
-        return delay / divisor if math.isfinite(delay) else MAX_RETRY_AFTER_S + 1
-    parsed = email.utils.parsedate_tz(headers.get("retry-after") or "")
-    if parsed is None:
-        return None
-    return float(email.utils.mktime_tz(parsed) - time.time())
+            delay = None
+        if delay is not None:
+            return delay / 1000.0 if math.isfinite(delay) else MAX_RETRY_AFTER_S + 1
+    return header_wait_s(headers.get("retry-after"), SystemClock())
 
 
 def should_retry(status: int, headers: httpx.Headers, request_body: bytes, text: str) -> bool:

@@ -4,9 +4,11 @@ bodies read alike. Over loopback (tests/fakes/openai_server.py), through the pro
 
 from __future__ import annotations
 
+import email.utils
 import json
 from collections import deque
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -178,5 +180,9 @@ async def test_an_unreachable_server_is_retried_then_named() -> None:
 def test_the_backoff_and_retry_after_follow_the_sdk() -> None:
     assert retry_after_s(httpx.Headers({"retry-after": "3"})) == 3.0
     assert retry_after_s(httpx.Headers({"retry-after": "soon"})) is None
+    assert retry_after_s(httpx.Headers({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
+    in_a_minute = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=60), True)
+    wait = retry_after_s(httpx.Headers({"retry-after": in_a_minute}))
+    assert wait is not None and 55 <= wait <= 60  # an HTTP date, as the reader reads it
     assert backoff_s(0, httpx.Headers({"retry-after": "300"})) <= 0.5  # too long: backoff
     assert 6.0 <= backoff_s(10, None) <= 8.0  # capped at 8 s, less jitter
