@@ -21,7 +21,7 @@ import pytest
 from deepsearch.cli import run
 from deepsearch.server import app as server_app
 from tests.cli.inprocess import run_cli_in_process
-from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, SECRET, lenient_router
+from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, SECRET, router
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
 
@@ -60,7 +60,8 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[server_app.ServerConfig]:
 
 @pytest.fixture
 def llm_env(monkeypatch: pytest.MonkeyPatch) -> Any:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    """The provider's environment, for a serve that never runs: no step is scripted."""
+    with FakeOpenAIServer(router([])) as llm:
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
         yield llm
@@ -169,7 +170,7 @@ def test_the_command_serves_the_sdk(search: FakeSearchServers, tmp_path: Path) -
         finally:
             os.kill(os.getpid(), signal.SIGINT)
 
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url,
                "DEEPSEARCH_SERVER_KEY": "srv-key"}  # fmt: skip
         client = threading.Thread(target=client_then_ctrl_c, daemon=True)

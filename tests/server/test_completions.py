@@ -19,8 +19,8 @@ from tests.cli.test_end_to_end import (
     QUESTION,
     SEARCH,
     VISIT,
-    lenient_router,
     normalized,
+    router,
     schema_name,
     slug,
 )
@@ -43,7 +43,7 @@ def definitions(content: str) -> dict[int, tuple[str, str]]:
 
 
 def test_a_whole_answer_with_annotations_on_its_markers(serve: Serve, web: LoopbackServer) -> None:
-    with FakeOpenAIServer(lenient_router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
         server = serve(llm)
         done = server.client().chat.completions.create(
             model="deepsearch", messages=USER, extra_body={"with_images": True, "temperature": 0.2}
@@ -73,7 +73,7 @@ def test_a_whole_answer_with_annotations_on_its_markers(serve: Serve, web: Loopb
 def test_a_stream_shows_the_research_live_before_the_answer(serve: Serve) -> None:
     reasoning: list[str] = []
     seen_live = threading.Event()
-    base = lenient_router([SEARCH, VISIT, ANSWER_STEP])
+    base = router([SEARCH, VISIT, ANSWER_STEP])
     steps: list[int] = []
 
     def route(body: dict[str, Any]) -> Any:
@@ -119,7 +119,7 @@ def test_a_stream_shows_the_research_live_before_the_answer(serve: Serve) -> Non
 
 
 def test_the_raw_stream_is_sse_chunks_then_done(serve: Serve) -> None:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:  # a direct answer at step 1
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:  # a direct answer at step 1
         server = serve(llm)
         body = {"model": "deepsearch", "messages": USER, "stream": True}
         # httpx's default 5 s read timeout is a wall-clock limit a loaded machine can
@@ -144,7 +144,7 @@ def test_earlier_turns_reach_the_agent_as_knowledge(serve: Serve) -> None:
         {"role": "assistant", "content": "<think>hmm</think>Maximum Overdrive."},
         {"role": "user", "content": [{"type": "text", "text": "Who directed it?"}]},
     ]
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm)
         server.client().chat.completions.create(model="deepsearch", messages=messages)
         steps = [r.body for r in llm.chat_requests if schema_name(r.body) == "AgentStep"]
@@ -168,7 +168,7 @@ def test_earlier_turns_reach_the_agent_as_knowledge(serve: Serve) -> None:
 def test_the_budget_is_capped_by_max_budget(
     serve: Serve, knobs: dict[str, Any], budget: int
 ) -> None:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm, max_budget=50_000)
         done = server.client().chat.completions.create(
             model="deepsearch", messages=USER, extra_body=knobs
@@ -178,7 +178,7 @@ def test_the_budget_is_capped_by_max_budget(
 
 
 def test_the_servers_step_limit_forces_the_answer_as_for_the_cli(serve: Serve) -> None:
-    with FakeOpenAIServer(lenient_router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
         server = serve(llm, max_steps=2)
         done = server.client().chat.completions.create(model="deepsearch", messages=USER)
     assert done.choices[0].finish_reason == "length", "a forced answer is not a stop"

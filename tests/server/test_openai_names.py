@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, lenient_router
+from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, router
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.server.conftest import Serve
 
@@ -19,7 +19,7 @@ USER = [{"role": "user", "content": QUESTION}]
 
 
 def test_an_unknown_model_is_404_model_not_found_and_no_run_starts(serve: Serve) -> None:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm)
         listed = [m.id for m in server.client().models.list()]
         with pytest.raises(openai.NotFoundError) as caught:
@@ -34,7 +34,7 @@ def test_an_unknown_model_is_404_model_not_found_and_no_run_starts(serve: Serve)
 
 
 def test_more_than_one_choice_is_refused_with_a_400(serve: Serve) -> None:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm)
         with pytest.raises(openai.BadRequestError) as caught:
             server.client().chat.completions.create(model="deepsearch", messages=USER, n=3)  # type: ignore[arg-type]
@@ -45,7 +45,7 @@ def test_more_than_one_choice_is_refused_with_a_400(serve: Serve) -> None:
 
 
 def test_include_usage_sends_the_usage_in_a_last_chunk_without_choices(serve: Serve) -> None:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm)
         body = {"model": "deepsearch", "messages": USER, "stream": True,
                 "stream_options": {"include_usage": True}}  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from tests.cli.test_control_characters import C1, LACED_STEP
-from tests.cli.test_end_to_end import QUESTION, SEARCH, VISIT, lenient_router
+from tests.cli.test_end_to_end import QUESTION, SEARCH, VISIT, router
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.server.conftest import Serve
 
@@ -18,7 +18,7 @@ LACED_SEARCH = {**SEARCH, "think": f"find{C1} the films"}
 
 
 def test_a_whole_answer_carries_no_c1_character(serve: Serve) -> None:
-    with FakeOpenAIServer(lenient_router([LACED_SEARCH, VISIT, LACED_STEP])) as llm:
+    with FakeOpenAIServer(router([LACED_SEARCH, VISIT, LACED_STEP])) as llm:
         server = serve(llm)
         done = server.client().chat.completions.create(model="deepsearch", messages=USER)
     message = done.choices[0].message
@@ -27,7 +27,7 @@ def test_a_whole_answer_carries_no_c1_character(serve: Serve) -> None:
 
 
 def test_a_streamed_answer_carries_no_c1_character(serve: Serve) -> None:
-    with FakeOpenAIServer(lenient_router([LACED_SEARCH, VISIT, LACED_STEP])) as llm:
+    with FakeOpenAIServer(router([LACED_SEARCH, VISIT, LACED_STEP])) as llm:
         server = serve(llm)
         stream = server.client().chat.completions.create(
             model="deepsearch", messages=USER, stream=True

@@ -19,7 +19,7 @@ from tests.cli.test_end_to_end import (
     QUESTION,
     SEARCH,
     SECRET,
-    lenient_router,
+    router,
     schema_name,
 )
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -30,7 +30,7 @@ KEY = "srv-key-0123456789abcdef"
 
 
 def test_a_key_is_required_when_set_and_accepted_when_right(serve: Serve) -> None:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm, api_key=KEY)
         for wrong in ("nope", KEY + "x", KEY[:-1]):
             with pytest.raises(openai.AuthenticationError) as caught:
@@ -58,7 +58,7 @@ def test_a_full_server_answers_429_with_retry_after_and_frees_the_slot(serve: Se
             release.wait(10)
         return base(body)
 
-    base = lenient_router([ANSWER_STEP])
+    base = router([ANSWER_STEP, ANSWER_STEP])  # the first run, and the one after it
     with FakeOpenAIServer(slow) as llm:
         server = serve(llm, max_concurrent=1)
         client = server.client()
@@ -83,19 +83,6 @@ def test_a_full_server_answers_429_with_retry_after_and_frees_the_slot(serve: Se
     assert again.choices[0].message.content, "the slot is free again once a run is over"
 
 
-def _endless_search(delay_s: float) -> Any:
-    """Every agent step searches again, each decision taking `delay_s`."""
-    base = lenient_router([SEARCH])
-
-    def route(body: dict[str, Any]) -> Any:
-        reply = base(body)
-        if schema_name(body) == "AgentStep":
-            return Reply(content=json.dumps(reply), delay_s=delay_s)
-        return reply
-
-    return route
-
-
 def llm_calls(llm: FakeOpenAIServer, schema: str | None = None) -> int:
     """Chat requests the fake received whole. A call cut off by the cancellation may
     show up late with no body: it began before the disconnect, so it does not count."""
@@ -105,18 +92,10 @@ def llm_calls(llm: FakeOpenAIServer, schema: str | None = None) -> int:
 
 def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) -> None:
     # Step 1 is quick; deciding step 2 takes a second: the client hangs up meanwhile.
-    # Left running, the run would get that decision, search and ask the query rewriter.
-    base = _endless_search(0.0)
-    decisions: list[int] = []
-
-    def route(body: dict[str, Any]) -> Any:
-        if schema_name(body) == "AgentStep":
-            decisions.append(1)
-            if len(decisions) > 1:
-                return Reply(content=json.dumps(SEARCH), delay_s=1.0)
-        return base(body)
-
-    with FakeOpenAIServer(route) as llm:
+    # Left running, the run would get that decision, search and ask for step 3 (which
+    # nothing scripts) and the query rewriter.
+    step_2 = Reply(content=json.dumps(SEARCH), delay_s=1.0)
+    with FakeOpenAIServer(router([SEARCH, step_2])) as llm:
         server = serve(llm)
         stream = server.client().chat.completions.create(
             model="deepsearch", messages=USER, stream=True
@@ -130,18 +109,28 @@ def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) 
         at_close = llm_calls(llm)
         time.sleep(2.0)
         assert llm_calls(llm) == at_close, "no LLM call after the client went away"
-    assert len(decisions) == 2
+    assert llm_calls(llm, "AgentStep") == 2
 
 
 def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -> None:
-    with FakeOpenAIServer(_endless_search(0.15)) as llm:
+    # Step 1 is decided only once the client has given up. Left running, the run would
+    # search and ask for step 2, which nothing scripts.
+    gave_up = threading.Event()
+    script = router([SEARCH])
+
+    def route(body: dict[str, Any]) -> Any:
+        if schema_name(body) == "AgentStep":
+            gave_up.wait(10)
+        return script(body)
+
+    with FakeOpenAIServer(route) as llm:
         server = serve(llm)
         with pytest.raises(openai.APITimeoutError):
-            server.client(timeout=0.5).chat.completions.create(model="deepsearch", messages=USER)
+            server.client(timeout=1.5).chat.completions.create(model="deepsearch", messages=USER)
+        gave_up.set()
         server.wait_log("status=499")
-        at_close = llm_calls(llm, "AgentStep")
-        time.sleep(0.6)
-        assert llm_calls(llm, "AgentStep") == at_close
+        time.sleep(0.6)  # step 2, were it asked for, would come within this
+        assert llm_calls(llm, "AgentStep") == 1
 
 
 @pytest.mark.parametrize(
@@ -168,7 +157,7 @@ def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -
 def test_bad_knobs_are_400_and_spend_nothing(
     serve: Serve, body: dict[str, Any], param: str
 ) -> None:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([])) as llm:  # no run starts: no step is scripted
         server = serve(llm)
         with pytest.raises(openai.BadRequestError) as caught:
             server.client().chat.completions.create(
@@ -182,7 +171,7 @@ def test_bad_knobs_are_400_and_spend_nothing(
 
 
 def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([])) as llm:  # no run starts: no step is scripted
         server = serve(llm)
         reply = httpx.post(server.base_url + "/chat/completions", content=b"{nope")
         missing = httpx.get(server.base_url + "/nowhere")
@@ -201,7 +190,7 @@ def test_a_failed_run_is_500_with_its_partial_answer(serve: Serve) -> None:
     # Step 1 answers (rejected: no direct answer, strict check fails), then the
     # provider rejects the key: a configuration failure with an answer in hand.
     steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
-    with FakeOpenAIServer(lenient_router(steps, strict_pass=False)) as llm:
+    with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
         server = serve(llm)
         with pytest.raises(openai.InternalServerError) as caught:
             server.client().chat.completions.create(
@@ -219,7 +208,7 @@ def test_a_secret_in_the_reason_of_a_500_is_masked(serve: Serve) -> None:
     # "no such model" reply quotes the server's key (any configured key would do).
     # Only the server's mask stands between it and the 500 body.
     echo = Reply.error(404, f"no model for the key {KEY}", code="model_not_found")
-    with FakeOpenAIServer(lenient_router([echo])) as llm:
+    with FakeOpenAIServer(router([echo])) as llm:
         server = serve(llm, api_key=KEY)
         with pytest.raises(openai.InternalServerError) as caught:
             server.client(KEY).chat.completions.create(model="deepsearch", messages=USER)
@@ -231,7 +220,7 @@ def test_a_secret_in_the_reason_of_a_500_is_masked(serve: Serve) -> None:
 
 
 def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_path: Path) -> None:
-    with FakeOpenAIServer(lenient_router([ANSWER_STEP])) as llm:
+    with FakeOpenAIServer(router([ANSWER_STEP, ANSWER_STEP])) as llm:  # one run per server
         server = serve(llm)
         server.client().chat.completions.create(model="deepsearch", messages=USER)
         traced = serve(llm, trace=tmp_path / "trace.jsonl")
@@ -254,7 +243,7 @@ def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_p
 
 def test_a_stream_whose_run_fails_ends_with_the_error_event(serve: Serve) -> None:
     steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
-    with FakeOpenAIServer(lenient_router(steps, strict_pass=False)) as llm:
+    with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
         server = serve(llm)
         stream = server.client().chat.completions.create(
             model="deepsearch", messages=USER, stream=True, extra_body={"no_direct_answer": True}

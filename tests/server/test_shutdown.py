@@ -20,14 +20,15 @@ import httpx
 import pytest
 
 from tests.cli.inprocess import run_cli_in_process
-from tests.cli.test_end_to_end import QUESTION, SEARCH, SECRET, lenient_router, wait_until
+from tests.cli.test_end_to_end import QUESTION, SEARCH, SECRET, router, wait_until
 from tests.cli.test_end_to_end import search as search  # noqa: F401 - pytest fixtures
 from tests.cli.test_end_to_end import web as web  # noqa: F401
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
 from tests.server.test_command import flags
 
-# One run searches then stalls at step 2, the other stalls at step 1 (a shared queue).
+# One run searches then stalls at step 2, the other stalls at step 1 (one script for
+# both, in the order the steps are asked for: three steps in all).
 STALL = Reply(content=json.dumps(SEARCH), delay_s=120)
 
 
@@ -69,7 +70,7 @@ def test_a_signal_answers_the_requests_in_flight_and_exits_128_plus_n(
         wait_until(lambda: _steps(llm) >= 3, alive=serving.is_set, what="both runs stalled")
         os.kill(os.getpid(), signum)
 
-    with FakeOpenAIServer(lenient_router([SEARCH, STALL])) as llm:
+    with FakeOpenAIServer(router([SEARCH, STALL, STALL])) as llm:
         env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url,
                "HOME": str(tmp_path), "NO_COLOR": "1"}  # fmt: skip
         sender = threading.Thread(target=ask_both_then_signal, daemon=True)
