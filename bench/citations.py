@@ -31,9 +31,9 @@ from deepsearch.agent.judging.evaluator import QuestionEval
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.llm.testing import scripted_client
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchResult
+from tests.fakes.memory_web import FakeReader, FakeSearch
+from tests.fakes.scripted_llm import scripted_client
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa100"
 MARKER = re.compile(r"\[\^(\d+)\](?!:)")

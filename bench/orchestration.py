@@ -24,11 +24,11 @@ from deepsearch.agent.schema import allowed_actions
 from deepsearch.clock import SystemClock
 from deepsearch.llm.base import Completion, CompletionRequest
 from deepsearch.llm.client import LLMClient
-from deepsearch.llm.testing import ScriptedProvider, offline_settings
 from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import Page, ReadFailure, SearchQuery, SearchResult
+from tests.fakes.memory_web import FakeReader, FakeSearch
+from tests.fakes.scripted_llm import ScriptedProvider, offline_settings
 
 PAGE_TEXT = " ".join(
     f"Sentence {i} about the history of the tower, its engineers and the {i}th fact."

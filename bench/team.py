@@ -26,9 +26,9 @@ from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.llm.base import Completion, CompletionRequest
 from deepsearch.llm.client import LLMClient
-from deepsearch.llm.testing import ScriptedProvider, offline_settings
 from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
+from tests.fakes.scripted_llm import ScriptedProvider, offline_settings
 
 LLM_BASE_S = 0.6
 LLM_PER_TOKEN_S = 0.008

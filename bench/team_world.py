@@ -22,8 +22,8 @@ from typing import Any
 from deepsearch.agent.judging.evaluator import QuestionEval
 from deepsearch.agent.schema import allowed_actions
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult
+from tests.fakes.memory_web import FakeReader, FakeSearch
 
 FIGURES = {
     "alpha": "1,204,000",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from deepsearch.clock import FakeClock
 from deepsearch.tracing import TracedReader, TracedSearch, TraceWriter
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult
+from tests.fakes.memory_web import FakeReader, FakeSearch
 
 START = datetime(2030, 5, 6, 7, 8, 9, tzinfo=UTC)
 

@@ -15,15 +15,15 @@ from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest, Usage
 from deepsearch.llm.client import LLMClient
-from deepsearch.llm.testing import (
+from deepsearch.llm.tracker import TokenTracker
+from deepsearch.web.types import SearchResult
+from tests.fakes.memory_web import FakeReader, FakeSearch
+from tests.fakes.scripted_llm import (
     ScriptedProvider,
     ToolQueues,
     offline_settings,
     scripted_client,
 )
-from deepsearch.llm.tracker import TokenTracker
-from deepsearch.web.testing import FakeReader, FakeSearch
-from deepsearch.web.types import SearchResult
 from tests.fakes.steps import StepScript
 
 PASS = {"think": "fine", "pass": True}

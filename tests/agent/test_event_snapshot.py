@@ -13,8 +13,8 @@ from typing import Any
 
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.llm.testing import ToolQueues
 from tests.agent.helpers import CLASSIFY_SIMPLE, make_deps, options
+from tests.fakes.scripted_llm import ToolQueues
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "reference_run_events.jsonl"
 Q = "When was the Eiffel Tower completed?"

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.llm.testing import ToolQueues
 from tests.agent.helpers import make_deps, options, scripted
+from tests.fakes.scripted_llm import ToolQueues
 
 SEARCH = {
     "think": "look it up",

@@ -23,9 +23,9 @@ from deepsearch.clock import FakeClock
 from deepsearch.config import ReaderConfig
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.reader import LocalReader
-from deepsearch.web.testing import FakeSearch
 from deepsearch.web.types import Page, SearchQuery, SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
+from tests.fakes.memory_web import FakeSearch
 from tests.fakes.web_server import NAVBOX_TITLES, LoopbackServer, wiki_routes, wiki_slug
 
 QUESTION = "In which year was the engineer who designed the Port Calder Lighthouse born?"

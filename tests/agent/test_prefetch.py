@@ -8,9 +8,9 @@ from typing import Any
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import Page, RawPage, ReadFailure, SearchResult
 from tests.agent.helpers import counting_client, evaluator_reply, make_deps, options
+from tests.fakes.memory_web import FakeReader, FakeSearch
 
 URLS = [f"https://site{i}.org/page" for i in range(6)]
 

@@ -129,7 +129,7 @@ def _results(query: Any) -> list[Any]:
 
 
 async def test_a_repeated_query_or_results_seen_before_are_nothing_new() -> None:
-    from deepsearch.web.testing import FakeSearch
+    from tests.fakes.memory_web import FakeSearch
 
     deps, _ = make_deps(router([]), search=FakeSearch(_results))  # no agent step asked
     state = AgentState.start(QUESTION)

@@ -24,9 +24,9 @@ from deepsearch.agent.steps.rewrite import make_query_rewriter
 from deepsearch.agent.types import ScoredUrl
 from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import Completion, CompletionRequest, Message
-from deepsearch.llm.testing import offline_settings, scripted_client
 from deepsearch.prompts import PromptError, render, template_variables
 from deepsearch.resources import prompts_dir
+from tests.fakes.scripted_llm import offline_settings, scripted_client
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

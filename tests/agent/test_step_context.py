@@ -22,9 +22,9 @@ from deepsearch.agent.step import LoopHook, StepContext
 from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.agent.team.mode import TeamMode
 from deepsearch.agent.types import KnowledgeItem
-from deepsearch.llm.testing import ToolQueues, scripted_client
 from deepsearch.llm.tracker import TokenTracker
 from tests.agent.helpers import STRICT_PASS, make_deps, options, scripted, step_context
+from tests.fakes.scripted_llm import ToolQueues, scripted_client
 
 Q = "When was the Eiffel Tower completed?"
 SEARCH = {"think": "look it up", "action": {"search": {"queries": ["eiffel tower completed"]}}}

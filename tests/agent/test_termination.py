@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.schema import allowed_actions
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
+from tests.fakes.memory_web import FakeReader, FakeSearch
 
 SEARCH = {"think": "more", "action": {"search": {"queries": ["q"]}}}
 

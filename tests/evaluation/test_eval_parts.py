@@ -16,9 +16,9 @@ from deepsearch.evaluation.progress import EvalProgress
 from deepsearch.evaluation.results import ResultLine, ResultsFile, read_results, repair_tail
 from deepsearch.evaluation.runner import cassette_dir
 from deepsearch.evaluation.summary import percentile, summarize
-from deepsearch.llm.testing import scripted_client
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult
+from tests.fakes.memory_web import FakeReader, FakeSearch
+from tests.fakes.scripted_llm import scripted_client
 
 SITES = ["huggingface.co", "github.com/openai/simple-evals"]
 

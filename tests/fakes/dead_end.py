@@ -20,10 +20,10 @@ from typing import Any
 
 from deepsearch.agent.schema import allowed_actions
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.web.testing import FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult
 from tests.agent.helpers import evaluator_reply
 from tests.agent.test_multihop_e2e import ARTICLES, QUESTION
+from tests.fakes.memory_web import FakeSearch
 from tests.fakes.web_server import NAVBOX_TITLES, LoopbackServer, Route, wiki_routes, wiki_slug
 
 __all__ = ["QUESTION", "CountingSandbox", "PersistentModel", "engine", "routes"]

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from deepsearch.llm.testing import UnexpectedCall
+from tests.fakes.scripted_llm import UnexpectedCall
 
 
 @dataclass(frozen=True)

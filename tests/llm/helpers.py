@@ -9,8 +9,8 @@ from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.gemini_provider import GeminiProvider
 from deepsearch.llm.openai_provider import OpenAIProvider
-from deepsearch.llm.testing import offline_settings
 from deepsearch.llm.tracker import TokenTracker
+from tests.fakes.scripted_llm import offline_settings
 
 SECRET = "sk-test-DO-NOT-PRINT-1234567890"
 ASK = [Message(role="user", content="What is the answer?")]

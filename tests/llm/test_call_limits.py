@@ -15,9 +15,9 @@ from deepsearch.errors import ProviderError
 from deepsearch.llm.call_limits import HOSTED, LOCAL, call_limits, is_local_endpoint
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.openai_provider import OpenAIProvider
-from deepsearch.llm.testing import offline_settings
 from deepsearch.llm.tracker import TokenTracker
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.scripted_llm import offline_settings
 from tests.llm.helpers import ASK, SECRET
 
 

@@ -11,10 +11,10 @@ from deepsearch.errors import BudgetExceeded, ContextLengthError, StructuredOutp
 from deepsearch.llm.base import Completion, CompletionRequest, Usage
 from deepsearch.llm.client import LLMClient, distill_schema
 from deepsearch.llm.provider_common import Embeddings
-from deepsearch.llm.testing import offline_settings, scripted_client
 from deepsearch.llm.tokens import count_tokens
 from deepsearch.llm.tracker import TokenTracker
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.scripted_llm import offline_settings, scripted_client
 from tests.llm.helpers import ASK
 
 

@@ -10,9 +10,9 @@ from deepsearch.errors import ConfigError
 from deepsearch.llm.factory import build_llm_client, probe_local_server, resolve_provider
 from deepsearch.llm.gemini_provider import GeminiProvider
 from deepsearch.llm.openai_provider import OpenAIProvider
-from deepsearch.llm.testing import offline_settings
 from deepsearch.llm.tracker import TokenTracker
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.scripted_llm import offline_settings
 
 
 def _never(url: str) -> bool:

@@ -7,9 +7,9 @@ import pytest
 from deepsearch.errors import ProviderAuthError, ProviderError
 from deepsearch.llm.factory import build_llm_client
 from deepsearch.llm.jina_embeddings import JinaEmbeddings
-from deepsearch.llm.testing import offline_settings
 from deepsearch.llm.tracker import TokenTracker
 from tests.fakes.loopback import HTTPReply, LoopbackJSONServer, RecordedRequest
+from tests.fakes.scripted_llm import offline_settings
 
 KEY = "jina_secret_key_123456"
 

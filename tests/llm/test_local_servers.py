@@ -13,9 +13,9 @@ from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.openai_provider import OpenAIProvider
 from deepsearch.llm.rung_memory import RungMemory
-from deepsearch.llm.testing import offline_settings
 from deepsearch.llm.tracker import TokenTracker
 from tests.fakes.local_servers import FakeLlamaCppPythonServer, FakeOllamaServer
+from tests.fakes.scripted_llm import offline_settings
 from tests.fakes.weak_model import weaken
 from tests.llm.helpers import ASK
 

@@ -17,8 +17,8 @@ from deepsearch.errors import (
 )
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.openai_provider import strict_schema
-from deepsearch.llm.testing import offline_settings
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.scripted_llm import offline_settings
 from tests.llm.helpers import ASK, SECRET, Answer, openai_client, record_waits
 
 GOOD = {"answer": "42", "confidence": 0.9}

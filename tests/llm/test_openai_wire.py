@@ -17,10 +17,10 @@ from deepsearch.errors import ProviderError
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.openai_provider import OpenAIProvider
 from deepsearch.llm.openai_wire import backoff_s, retry_after_s
-from deepsearch.llm.testing import offline_settings
 from deepsearch.llm.tracker import TokenTracker
 from tests.fakes.loopback import HTTPReply, RecordedRequest
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.scripted_llm import offline_settings
 from tests.fakes.sse import completion_chunks
 from tests.llm.helpers import ASK, Answer, openai_client, record_waits
 

@@ -136,7 +136,7 @@ async def test_an_unfinished_key_is_asked_for_again() -> None:
     from pydantic import BaseModel
 
     from deepsearch.llm.base import Message
-    from deepsearch.llm.testing import scripted_client
+    from tests.fakes.scripted_llm import scripted_client
 
     class Pair(BaseModel):
         foo: int

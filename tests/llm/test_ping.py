@@ -9,10 +9,10 @@ import pytest
 
 from deepsearch.errors import ProviderAuthError, ProviderError
 from deepsearch.llm.base import LLMProvider
-from deepsearch.llm.testing import scripted_client
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.loopback import HTTPReply, RecordedRequest
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.scripted_llm import scripted_client
 from tests.llm.helpers import ASK, SECRET, Answer, gemini_client, openai_client
 
 GOOD = {"answer": "42", "confidence": 0.5}

@@ -23,9 +23,9 @@ from deepsearch.llm.base import CompletionRequest
 from deepsearch.llm.gemini_provider import gemini_schema
 from deepsearch.llm.openai_provider import strict_schema
 from deepsearch.llm.schema_dialects import distill_schema, drop_null_defaults
-from deepsearch.llm.testing import offline_settings
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.scripted_llm import offline_settings
 from tests.llm import gemini_rules, strict_rules
 from tests.llm.helpers import ASK, Answer, gemini_client, openai_client
 

@@ -25,7 +25,7 @@ from deepsearch.llm.base import Completion
 from deepsearch.llm.gemini_provider import gemini_schema
 from deepsearch.llm.openai_provider import strict_schema
 from deepsearch.llm.schema_dialects import GRAMMAR, distill_schema, inline_refs, to_dialect
-from deepsearch.llm.testing import scripted_client
+from tests.fakes.scripted_llm import scripted_client
 from tests.llm.test_schema_subsets import COMBOS, OTHER_SCHEMAS
 
 MODELS: list[tuple[str, type[BaseModel]]] = [(f"step{list(c)}", step_schema(c)) for c in COMBOS] + [

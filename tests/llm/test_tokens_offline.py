@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deepsearch.llm import tokens
-from deepsearch.llm.testing import offline_settings
 from deepsearch.llm.tokens import count_tokens, get_encoding
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.scripted_llm import offline_settings
 from tests.llm.helpers import ASK, Answer, openai_client
 
 ROOT = Path(__file__).resolve().parents[2]

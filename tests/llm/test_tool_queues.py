@@ -7,7 +7,7 @@ import pytest
 from pydantic import BaseModel
 
 from deepsearch.llm.base import Message
-from deepsearch.llm.testing import ToolQueues, UnexpectedCall, scripted_client
+from tests.fakes.scripted_llm import ToolQueues, UnexpectedCall, scripted_client
 
 
 class Pick(BaseModel):

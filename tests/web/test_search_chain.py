@@ -9,12 +9,12 @@ import pytest
 
 from deepsearch.clock import FakeClock
 from deepsearch.errors import ConfigError, SearchError
-from deepsearch.llm.testing import offline_settings
 from deepsearch.web.cache import WebCache
 from deepsearch.web.search import build_search
 from deepsearch.web.search.base import SearchProviderError
 from deepsearch.web.search.chain import MinIntervalLimiter, SearchChain
 from deepsearch.web.types import SearchProvider, SearchQuery, SearchResult
+from tests.fakes.scripted_llm import offline_settings
 from tests.fakes.search_servers import FakeSearchServers
 from tests.web.test_search_ddgs import FakeDDGS
 
@@ -220,8 +220,8 @@ async def test_a_provider_given_its_own_limit_is_paced_from_the_start() -> None:
 
 
 def test_only_per_provider_limits_pace_from_the_start_when_built_from_config() -> None:
-    from deepsearch.llm.testing import offline_settings
     from deepsearch.web.search import build_search
+    from tests.fakes.scripted_llm import offline_settings
 
     settings = offline_settings(
         **{
@@ -416,8 +416,8 @@ async def test_probe_asks_every_provider_and_reports() -> None:
 
 
 def test_per_provider_rate_limits_come_from_config() -> None:
-    from deepsearch.llm.testing import offline_settings
     from deepsearch.web.search import build_search
+    from tests.fakes.scripted_llm import offline_settings
 
     settings = offline_settings(
         **{

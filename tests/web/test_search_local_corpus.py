@@ -12,7 +12,6 @@ import pytest
 from deepsearch.commands.output import display_path, paths_in_text
 from deepsearch.commands.research_cmd import _providers
 from deepsearch.errors import ConfigError
-from deepsearch.llm.testing import offline_settings
 from deepsearch.runtime import corpus_progress, index_summary
 from deepsearch.web.search import build_search
 from deepsearch.web.search import local as local_module
@@ -21,6 +20,7 @@ from deepsearch.web.search.fused import FusedSearch, reciprocal_rank_fusion
 from deepsearch.web.search.local import IndexProgress, LocalCorpus, LocalSearch
 from deepsearch.web.search.local_files import decode_text
 from deepsearch.web.types import SearchQuery, SearchResult
+from tests.fakes.scripted_llm import offline_settings
 from tests.web.test_search_chain import Scripted, err
 
 CAFE = "Le café de la gare sert une crème brûlée à Noël; the owner is Zoë Müller."

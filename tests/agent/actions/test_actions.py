@@ -11,9 +11,9 @@ from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.schema import allowed_actions
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.sandbox.runner import Sandbox, SandboxLimits
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import Page, ReadFailure, SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
+from tests.fakes.memory_web import FakeReader, FakeSearch
 
 Q = "How many moons do Mars and Jupiter have together?"
 

@@ -12,8 +12,8 @@ from deepsearch.agent.state import EvalMetric
 from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.llm.testing import scripted_client
 from tests.agent.helpers import PASS, counting_client
+from tests.fakes.scripted_llm import scripted_client
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -16,9 +16,9 @@ from deepsearch.agent.result import ResearchResult
 from deepsearch.agent.schema import AnswerPayload, step_schema
 from deepsearch.agent.state import AgentState, EvalMetric
 from deepsearch.agent.steps.evaluator import Evaluator
-from deepsearch.llm.testing import ToolQueues, scripted_client
 from deepsearch.prompts import render
 from tests.agent.helpers import make_deps, options, router, scripted, step_context
+from tests.fakes.scripted_llm import ToolQueues, scripted_client
 
 Q = "When was the Eiffel Tower completed?"
 SEARCH = {"think": "look", "action": {"search": {"queries": ["eiffel tower completed"]}}}

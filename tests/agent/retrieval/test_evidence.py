@@ -23,9 +23,9 @@ from deepsearch.agent.retrieval.similarity import LexicalSimilarity
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import Page, SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
+from tests.fakes.memory_web import FakeReader, FakeSearch
 from tests.fakes.web_server import NAVBOX_TITLES
 
 LEX = LexicalSimilarity()

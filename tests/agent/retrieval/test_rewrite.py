@@ -8,9 +8,9 @@ from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.retrieval.similarity import LexicalSimilarity
 from deepsearch.agent.steps.rewrite import make_query_rewriter
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import SearchQuery, SearchResult
 from tests.agent.helpers import CLASSIFY_SIMPLE, evaluator_reply, make_deps, options
+from tests.fakes.memory_web import FakeReader, FakeSearch
 
 QUESTION = "What is the latest population of Tokyo?"
 ANSWER = {"think": "", "action": {"answer": {"answer": "About 14 million."}}}

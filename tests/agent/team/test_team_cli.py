@@ -15,8 +15,8 @@ from bench.team_world import FIGURES, QUESTION, page_url, parts_in
 from deepsearch.agent.deps import AgentDeps
 from deepsearch.config import Settings
 from deepsearch.llm.client import LLMClient
-from deepsearch.llm.testing import ScriptedProvider
 from deepsearch.llm.tracker import TokenTracker
+from tests.fakes.scripted_llm import ScriptedProvider
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.schema import allowed_actions
 from deepsearch.errors import ProviderError, StructuredOutputError
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.web.testing import FakeSearch
 from tests.agent.helpers import make_deps, options
+from tests.fakes.memory_web import FakeSearch
 
 PARTS_FIGURES = [FIGURES[p] for p in parts_in(QUESTION)]
 RECHECK_QUERY = "official census office 2020 release"  # what the world's re-check asks

@@ -1,4 +1,5 @@
-"""Fakes shipped with the package: a scripted provider for offline runs and tests.
+"""A scripted LLM provider for tests and bench/ (not shipped: the wheel holds only
+what a run uses, tests/test_wheel_contents.py).
 
 `ScriptedProvider(fn)` calls `fn(request)` for every LLM call; `fn` decides the
 reply (in the spirit of pydantic-ai's FunctionModel). It may return a string (raw

@@ -1,4 +1,5 @@
-"""In-memory fakes of the web layer, shipped for tests, benchmarks and offline demos."""
+"""In-memory fakes of the web layer (search and reader) for tests and bench/; not
+shipped in the wheel (tests/test_wheel_contents.py)."""
 
 from __future__ import annotations
 
