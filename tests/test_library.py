@@ -21,7 +21,6 @@ from tests.cli.test_end_to_end import (
     SECRET,
     VISIT,
     Router,
-    lenient_router,
     router,
     schema_name,
 )
@@ -58,8 +57,8 @@ def per_question(steps: list[dict[str, Any]]) -> Router:
 
 @pytest.fixture
 def llm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    # Shared by tests that never reach the model (an unknown option, a bad config).
-    with FakeOpenAIServer(lenient_router([SEARCH, VISIT, ANSWER_STEP])) as server:
+    # No step scripted: a test that runs research scripts its own (`llm.handler`).
+    with FakeOpenAIServer(router([])) as server:
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("HOME", str(tmp_path))
@@ -72,6 +71,7 @@ def test_research_answers_with_references_and_prints_nothing(
     search: FakeSearchServers,  # noqa: F811
     capfd: pytest.CaptureFixture[str],
 ) -> None:
+    llm.handler = router([SEARCH, VISIT, ANSWER_STEP])
     events: list[Any] = []
     result = deepsearch.research(QUESTION, on_event=events.append, **options(search))
     assert isinstance(result, deepsearch.ResearchResult)
@@ -154,6 +154,7 @@ def test_python_c_prints_the_answer_and_nothing_else(
     llm: FakeOpenAIServer,
     search: FakeSearchServers,  # noqa: F811
 ) -> None:
+    llm.handler = router([SEARCH, VISIT, ANSWER_STEP])
     code = (
         f"import deepsearch; print(deepsearch.research({QUESTION!r}, **{options(search)!r}).answer)"
     )

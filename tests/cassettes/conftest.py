@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,9 @@ from tests.cli.test_end_to_end import (
     SEARCH,
     SECRET,
     VISIT,
-    lenient_router,
+    Router,
     page_html,
+    router,
     slug,
 )
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -49,6 +51,11 @@ class World:
             "--budget",
             "200000",
         ]
+
+    def script(self, *steps: Any) -> None:
+        """The agent's steps for the run, instead of the whole SEARCH, VISIT, ANSWER (a
+        strict script, checked at teardown): called before the run asks anything."""
+        self.llm.handler = router(list(steps))
 
     def outside_requests(self) -> int:
         return len(self.llm.requests) + len(self.search.requests) + len(self.web.requests)
@@ -82,11 +89,26 @@ def _world(monkeypatch: pytest.MonkeyPatch, *, snippet_tail: str) -> Iterator[Wo
         ]
         results.sort(key=lambda r: r["title"] not in FIXTURE["gold"])
         search.always("searxng", 200, {"results": results})
-        # Shared by tests that stop early or speak Gemini instead: not a strict script.
-        with FakeOpenAIServer(lenient_router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+        with FakeOpenAIServer(_one_run(SEARCH, VISIT, ANSWER_STEP)) as llm:
             monkeypatch.setenv("OPENAI_API_KEY", SECRET)
             monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
             yield World(llm=llm, search=search, web=web)
+
+
+def _one_run(*steps: Any) -> Router:
+    """The strict script of the one run a test records, built when the fake is first
+    asked: a test that speaks Gemini instead asks it nothing and has no script; a
+    replay that reached it would ask for steps beyond it."""
+    built: list[Router] = []
+    lock = threading.Lock()
+
+    def route(body: dict[str, Any]) -> Any:
+        with lock:
+            if not built:
+                built.append(router(list(steps)))
+        return built[0](body)
+
+    return route
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:

@@ -11,7 +11,7 @@ import pytest
 
 from deepsearch.cli import run
 from tests.cassettes.conftest import World, cli, record, without_times
-from tests.cli.test_end_to_end import SECRET
+from tests.cli.test_end_to_end import SEARCH, SECRET, VISIT
 
 
 def test_replay_with_every_socket_blocked_prints_the_same_json(
@@ -216,6 +216,7 @@ def test_an_interrupted_recording_keeps_its_calls_and_result(
     import os
     import signal
 
+    world.script(SEARCH, VISIT)  # Ctrl-C on the visit: no answer step
     route = world.llm.handler
     asked: list[str] = []
 

@@ -100,13 +100,6 @@ def router(steps: list[Any], *, strict_pass: bool = True) -> Router:
     return _route(StepScript(steps).next, strict_pass=strict_pass)
 
 
-def lenient_router(steps: list[dict[str, Any] | Reply], *, strict_pass: bool = True) -> Router:
-    """The last step repeats for ever: for a server's tests, where one script answers
-    every request the test makes and how many steps each takes is not the point."""
-    queue = list(steps)
-    return _route(lambda: queue.pop(0) if len(queue) > 1 else queue[0], strict_pass=strict_pass)
-
-
 def _route(next_step: Callable[[], Any], *, strict_pass: bool) -> Router:
     def route(body: dict[str, Any]) -> Any:
         name = schema_name(body)

@@ -19,7 +19,7 @@ from tests.cli.test_end_to_end import (
     SEARCH,
     VISIT,
     Router,
-    lenient_router,
+    router,
     schema_name,
 )
 from tests.cli.test_end_to_end import search as search  # noqa: F401 - pytest fixtures
@@ -39,8 +39,9 @@ def server_flags(search: FakeSearchServers) -> list[str]:  # noqa: F811
 
 
 class Script:
-    """Each question gets the whole SEARCH, VISIT, ANSWER script; SLOW's second step
-    blocks (the fake holds the request) until `release` is set."""
+    """Each question gets its own strict script, built when it is first asked: the
+    whole SEARCH, VISIT, ANSWER; SLOW's second step blocks (the fake holds the
+    request) until `release` is set, and its run is cancelled there: no third step."""
 
     def __init__(self) -> None:
         self.routers: dict[str, Router] = {}
@@ -55,7 +56,10 @@ class Script:
             if self.slow_steps == 2:
                 self.blocked.set()
                 self.release.wait(20)
-        return self.routers.setdefault(key, lenient_router([SEARCH, VISIT, ANSWER_STEP]))(body)
+        if key not in self.routers:  # "": the checks, no step
+            steps = [SEARCH, VISIT] if key == SLOW else [SEARCH, VISIT, ANSWER_STEP]
+            self.routers[key] = router(steps if key else [])
+        return self.routers[key](body)
 
 
 @pytest.fixture
