@@ -18,6 +18,8 @@ Every run ends:
 
 from __future__ import annotations
 
+import asyncio
+
 from deepsearch.agent.actions.answer import take_beast_answer
 from deepsearch.agent.actions.visit import choose_targets
 from deepsearch.agent.context import build_system_prompt, knowledge_allowance
@@ -35,7 +37,6 @@ from deepsearch.agent.events import (
 )
 from deepsearch.agent.gating import Gate
 from deepsearch.agent.hooks import RecheckHook
-from deepsearch.agent.judging.evaluator import QuestionEval, metrics_for
 from deepsearch.agent.language import answer_language
 from deepsearch.agent.outcomes import Accepted, Outcome, Stop
 from deepsearch.agent.prefetch import Prefetcher
@@ -45,6 +46,7 @@ from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_k
 from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, VisitPayload, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.step import LoopHook, StepContext
+from deepsearch.agent.steps.classification import Classification
 from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.agent.steps.finalize import finalize_answer, unanchored_answer
 from deepsearch.agent.steps.honesty import (
@@ -75,8 +77,7 @@ class ResearchRun:
     """One run. `state` stays readable from outside, so a cut-short run can still report."""
 
     def __init__(self, question: str, deps: AgentDeps, options: RunOptions) -> None:
-        self.deps = deps
-        self.options = options
+        self.deps, self.options = deps, options
         self.state = AgentState.start(question)
         self.state.today = deps.clock.now().date().isoformat()
         self.evaluator = Evaluator(deps.llm)
@@ -84,6 +85,8 @@ class ResearchRun:
         self.language = answer_language(question, options.language)
         # The one owner of "what may the model do now" and all its inputs.
         self.gate = Gate.for_run(deps.sandbox, options)
+        # The question's, asked beside step 1's action (its search waits under it).
+        self.classification = Classification(self.evaluator, self.state, self.gate, options)
         self.deadline = Deadline(deps.clock, options.timeout_s)
         self.stop_reason = ""
         self.fatal: RunError | None = None  # the error that ended the run, if any
@@ -103,8 +106,8 @@ class ResearchRun:
     async def run(self) -> ResearchResult:
         try:
             return await self._run()
-        finally:
-            await self.prefetch.aclose()  # no read outlives the run
+        finally:  # no read, and no classification, outlives the run
+            await asyncio.gather(self.prefetch.aclose(), self.classification.aclose())
 
     async def _run(self) -> ResearchResult:
         status, error = await self._research_then_beast()
@@ -257,11 +260,13 @@ class ResearchRun:
         """The step's outcome; None when the model gave no usable reply."""
         self.state.begin_step()
         with self.deps.llm.tracker.measure_step():  # the next step's budget check reads it
-            return await self._step_body(self.state)
+            try:
+                return await self._step_body(self.state)
+            except BaseException:
+                self.classification.cancel()  # the step it ran beside ended research
+                raise
 
     async def _step_body(self, st: AgentState) -> Outcome | None:
-        if not st.question_classified:
-            await self._classify_question()
         await refresh_url_list(st, self.deps, self.options)
         flags = self.gate.allowed(st)
         self._prefetch(st, flags)
@@ -273,7 +278,10 @@ class ResearchRun:
         # Reads the model did not pick stop now (a visit's own top-ups are its picks too).
         picks = payload.url_indices if isinstance(payload, VisitPayload) else None
         self.prefetch.retain(choose_targets(st, picks) if picks is not None else [])
+        if payload is not None and not await self.classification.keeps_first(payload.action):
+            decision = await self._decide(self.gate.allowed(st), tool="agent", beast=False)
         if decision is None:
+            await self.classification.settled()  # the next step's rules and checks
             return None
         return await self._act(decision)
 
@@ -323,6 +331,7 @@ class ResearchRun:
         payload = decision.payload()
         ctx = self._context()
         outcome = await perform(ctx, payload)
+        await self.classification.settled()  # the hooks and the next step read it
         for hook in self.hooks:
             outcome = await hook.after_outcome(ctx, outcome)
         self.reads.check(self.state)  # every read refused twice in a row: WebUnreadable
@@ -332,17 +341,8 @@ class ResearchRun:
 
     def _context(self) -> StepContext:
         parts = (self.state, self.deps, self.options, self.evaluator)
-        return StepContext(*parts, gate=self.gate.view(), prefetch=self.prefetch)
-
-    async def _classify_question(self) -> None:
-        st = self.state
-        st.question_classified = True
-        try:
-            verdict = await self.evaluator.classify(st.question)
-        except StructuredOutputError:
-            verdict = QuestionEval()  # unclassified: the default checks apply
-        self.gate.after_classification(needs_freshness=verdict.needs_freshness)
-        st.metrics = metrics_for(verdict, self.options.max_bad_attempts)
+        settle = self.classification.settled if self.classification.pending else None
+        return StepContext(*parts, gate=self.gate.view(settle), prefetch=self.prefetch)
 
     # ------------------------------------------------------------- Beast Mode
 
