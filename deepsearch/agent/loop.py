@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 
 from deepsearch.agent.actions.answer import take_beast_answer
-from deepsearch.agent.actions.visit import choose_targets
+from deepsearch.agent.actions.visit import choose_targets, decided_reads
 from deepsearch.agent.context import build_system_prompt, knowledge_allowance
 from deepsearch.agent.deadline import Deadline
 from deepsearch.agent.deps import AgentDeps, RunOptions
@@ -43,7 +43,7 @@ from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.progress import ProgressWatch, ReadWatch
 from deepsearch.agent.refresh import refresh_state, refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind, result_so_far
-from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, VisitPayload, step_schema
+from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.step import LoopHook, StepContext
 from deepsearch.agent.steps.classification import Classification
@@ -276,8 +276,7 @@ class ResearchRun:
         decision = await self._decide(flags, tool="agent", beast=False)
         payload = decision.payload() if decision is not None else None
         # Reads the model did not pick stop now (a visit's own top-ups are its picks too).
-        picks = payload.url_indices if isinstance(payload, VisitPayload) else None
-        self.prefetch.retain(choose_targets(st, picks) if picks is not None else [])
+        self.prefetch.retain(decided_reads(st, payload, self.prefetch.ahead))
         if payload is not None and not await self.classification.keeps_first(payload.action):
             decision = await self._decide(self.gate.allowed(st), tool="agent", beast=False)
         if decision is None:
@@ -341,8 +340,8 @@ class ResearchRun:
 
     def _context(self) -> StepContext:
         parts = (self.state, self.deps, self.options, self.evaluator)
-        settle = self.classification.settled if self.classification.pending else None
-        return StepContext(*parts, gate=self.gate.view(settle), prefetch=self.prefetch)
+        gate = self.gate.view(self.classification.waiter())
+        return StepContext(*parts, gate=gate, prefetch=self.prefetch)
 
     # ------------------------------------------------------------- Beast Mode
 

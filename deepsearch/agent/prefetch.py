@@ -19,10 +19,11 @@ from typing import TypeVar
 from deepsearch.agent.limits import MAX_VISITS
 from deepsearch.web.types import Page, RawPage, Reader, ReadFailure, TwoPhaseReader
 
-# A visit reads the model's picks first, then tops up by rank to MAX_VISITS. The model
-# usually picks one page outside the ranked top: prefetching the top MAX_VISITS - 1
-# leaves room for it, so every prefetched page is read unless two or more picks lie
-# outside (with MAX_VISITS, the last one fetched was mostly never read).
+# A visit reads the model's picks first, then tops up to MAX_VISITS with the pages read
+# ahead for its step (`ahead`), never with one it would fetch after the decision. The
+# model usually picks one page outside the ranked top: prefetching the top
+# MAX_VISITS - 1 leaves room for it, so every prefetched page is read unless two or
+# more picks lie outside (with MAX_VISITS, the last one fetched was mostly never read).
 DEFAULT_LIMIT = MAX_VISITS - 1
 MAX_KEPT = 8  # finished reads kept for a later visit
 _T = TypeVar("_T")
@@ -56,12 +57,14 @@ class Prefetcher:
         self.limit = limit
         self._tasks: dict[str, asyncio.Task[Page | RawPage | ReadFailure]] = {}
         self.started: list[str] = []  # every URL a background read was started for
+        self.ahead: list[str] = []  # the last `start`'s URLs being (or already) read
 
     def in_flight(self) -> list[str]:
         return [u for u, t in self._tasks.items() if not t.done()]
 
     def start(self, urls: Iterable[str]) -> None:
         """Begin background reads of `urls` (best first) while fewer than `limit` run."""
+        urls = list(urls)
         for url in urls:
             if len(self.in_flight()) >= self.limit:
                 break
@@ -69,6 +72,7 @@ class Prefetcher:
                 self._tasks[url] = asyncio.create_task(safe_fetch(self.reader, url))
                 self.started.append(url)
         self._forget_old()
+        self.ahead = [url for url in urls if url in self._tasks]
 
     def retain(self, wanted: Iterable[str]) -> None:
         """Cancel reads in flight that are no longer wanted (finished ones stay)."""

@@ -98,10 +98,12 @@ async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:
     assert len(reader.reads) == len(set(reader.reads)), "no URL is read twice"
     visited = run.state.visited
     ahead = run.prefetch.started
-    assert len(visited) == 5 and len(ahead) == 4 and set(ahead) <= set(visited)
-    # Four pages were already being read while the model decided to visit (step 2).
+    # Four pages were already being read while the model decided to visit (step 2);
+    # its picks among them, the visit tops up with the rest and fetches nothing after.
+    assert len(ahead) == 4 and sorted(visited) == sorted(ahead)
     start, end = provider.calls_of("agent")[1]
     assert all(start < reader.started_at(u) < end for u in ahead)
+    assert [u for u in reader.reads if reader.started_at(u) > end] == []
 
 
 async def test_background_reads_are_cancelled_when_the_run_ends() -> None:
@@ -189,8 +191,25 @@ async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
     assert sorted(reader.extracted) == sorted(run.state.visited)
 
 
+class HeldReader(CountingReader):
+    """Every read waits until `release` is set: still in flight when the model decides."""
+
+    def __init__(self) -> None:
+        super().__init__(delay_s=0)
+        self.release = asyncio.Event()
+
+    async def read(self, url: str) -> Page | ReadFailure:
+        self.log.append(("read", url))
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(url)
+            raise
+        return await FakeReader.read(self, url)
+
+
 async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
-    reader = CountingReader(delay_s=5)  # still in flight when the model decides
+    reader = HeldReader()
     reflect = {"think": "", "action": {"reflect": {"questions": ["Which moons?"]}}}
     client, _ = counting_client(loop_llm([SEARCH, reflect, VISIT, ANSWER]))
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
@@ -202,6 +221,8 @@ async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
     async def recording(fresh: list[str], *args: Any, **kw: Any) -> list[str]:
         for text in fresh:  # as each action runs: the search's queries, the reflection's
             in_flight[text] = run.prefetch.in_flight()
+        if "Which moons?" in fresh:
+            reader.release.set()  # the reads still running from now on end at once
         return await dedup(fresh, *args, **kw)
 
     deps.similarity.dedup = recording  # type: ignore[method-assign]
@@ -212,6 +233,8 @@ async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
     assert in_flight["Which moons?"] == []
     await asyncio.sleep(0)
     assert set(first) <= set(reader.cancelled)
+    # The visit after the reflection had nothing read ahead: topped up by rank to five.
+    assert len(run.state.visited) == 5 and len(run.state.read_urls) == 5
 
 
 async def test_the_step_after_a_visit_prefetches_nothing() -> None:
@@ -221,6 +244,6 @@ async def test_the_step_after_a_visit_prefetches_nothing() -> None:
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
     await run.run()
-    assert len(run.state.visited) == 5
+    assert len(run.state.visited) == 4  # the picks and the top-ups read ahead
     assert reader.reads == list(dict.fromkeys(reader.reads))  # each URL once
     assert set(reader.reads) == set(run.state.visited)  # the 6th never fetched ahead

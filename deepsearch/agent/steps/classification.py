@@ -12,6 +12,7 @@ neither an answer nor a reflection on step 1: such a first decision is asked aga
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from deepsearch.agent.deps import RunOptions
 from deepsearch.agent.gating import Gate
@@ -36,6 +37,10 @@ class Classification:
     @property
     def pending(self) -> bool:
         return not self._state.question_classified
+
+    def waiter(self) -> Callable[[], Awaitable[bool]] | None:
+        """How a step's handler waits for the verdict; None once it is applied."""
+        return self.settled if self.pending else None
 
     def start(self) -> None:
         if self._task is None:
