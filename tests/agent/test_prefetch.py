@@ -98,9 +98,9 @@ async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:
     assert len(reader.reads) == len(set(reader.reads)), "no URL is read twice"
     visited = run.state.visited
     ahead = run.prefetch.started
-    # Four pages were already being read while the model decided to visit (step 2);
+    # Five pages were already being read while the model decided to visit (step 2);
     # its picks among them, the visit tops up with the rest and fetches nothing after.
-    assert len(ahead) == 4 and sorted(visited) == sorted(ahead)
+    assert len(ahead) == 5 and sorted(visited) == sorted(ahead)
     start, end = provider.calls_of("agent")[1]
     assert all(start < reader.started_at(u) < end for u in ahead)
     assert [u for u in reader.reads if reader.started_at(u) > end] == []
@@ -175,7 +175,8 @@ class TwoPhase(CountingReader):
 
 async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
     # The model picks the 5th and 6th results: a visit reads them, then tops up with the
-    # ranked top 3; the 4th, prefetched, is never read, so never extracted.
+    # ranked top 3; the 4th, prefetched, is never read, so never extracted (nor is a
+    # 6th fetched after the decision: the top-ups are the pages read ahead).
     reader = TwoPhase(delay_s=0.01)
     picks = {"think": "", "action": {"visit": {"url_indices": [5, 6]}}}
     client, _ = counting_client(loop_llm([SEARCH, picks, ANSWER]))
@@ -184,7 +185,7 @@ async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
     result = await run.run()
     assert result.status == "answered"
-    assert len(run.prefetch.started) == 4  # one slot left for a pick outside the top
+    assert len(run.prefetch.started) == 5  # the ranked top five
     assert len(reader.fetched) == len(set(reader.fetched)), "no URL is fetched twice"
     unread = [u for u in reader.fetched if u not in run.state.visited]
     assert unread and not set(unread) & set(reader.extracted)
@@ -227,8 +228,8 @@ async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
 
     deps.similarity.dedup = recording  # type: ignore[method-assign]
     await run.run()
-    first = run.prefetch.started[:4]
-    assert len(first) == 4  # after the search: a visit was likely
+    first = run.prefetch.started[:5]
+    assert len(first) == 5  # after the search: a visit was likely
     # The model reflected instead: its decision stopped them, before the reflection ran.
     assert in_flight["Which moons?"] == []
     await asyncio.sleep(0)
@@ -244,6 +245,22 @@ async def test_the_step_after_a_visit_prefetches_nothing() -> None:
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
     await run.run()
-    assert len(run.state.visited) == 4  # the picks and the top-ups read ahead
+    assert len(run.state.visited) == 5  # the picks and the top-ups read ahead
     assert reader.reads == list(dict.fromkeys(reader.reads))  # each URL once
     assert set(reader.reads) == set(run.state.visited)  # the 6th never fetched ahead
+
+
+async def test_a_visit_tops_up_only_with_pages_read_ahead_never_fetching_after() -> None:
+    # Only three read ahead (a smaller limit): the visit reads its picks (in those three)
+    # and tops up with the third, not with the ranked 4th and 5th fetched after.
+    reader = CountingReader(delay_s=0.01)
+    client, provider = counting_client(loop_llm([SEARCH, VISIT, ANSWER]), log=reader.log)
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
+    run.prefetch = Prefetcher(reader, limit=3)
+    result = await run.run()
+    assert result.status == "answered"
+    assert len(run.prefetch.started) == 3 and sorted(run.state.visited) == sorted(URLS[:3])
+    _, decided = provider.calls_of("agent")[1]
+    assert [u for u in reader.reads if reader.started_at(u) > decided] == []
