@@ -269,11 +269,11 @@ class ResearchRun:
     async def _step_body(self, st: AgentState) -> Outcome | None:
         await refresh_url_list(st, self.deps, self.options)
         flags = self.gate.allowed(st)
-        self._prefetch(st, flags)
         self._emit(
             StepStarted(step=st.step, question=st.current_question, allowed=list(flags.allowed()))
         )
-        decision = await self._decide(flags, tool="agent", beast=False)
+        decide = self._decide(flags, tool="agent", beast=False)
+        decision = await self.prefetch.behind(decide, self._read_ahead(st, flags))
         payload = decision.payload() if decision is not None else None
         # Reads the model did not pick stop now (a visit's own top-ups are its picks too).
         self.prefetch.retain(decided_reads(st, payload, self.prefetch.ahead))
@@ -284,14 +284,12 @@ class ResearchRun:
             return None
         return await self._act(decision)
 
-    def _prefetch(self, st: AgentState, flags: AllowFlags) -> None:
-        """Fetch what a visit would read while the model decides, when a visit is the
-        likely next move: fresh search results, none read yet (after a visit the model
-        mostly answers or searches again, and those fetches would be wasted)."""
+    def _read_ahead(self, st: AgentState, flags: AllowFlags) -> list[str]:
+        """What to fetch while the model decides, when a visit is the likely next move:
+        fresh search results, none read yet (after a visit the model mostly answers or
+        searches again, and those fetches would be wasted)."""
         likely = flags.visit and bool(st.steps) and st.steps[-1].action == "search"
-        wanted = choose_targets(st, [])[: self.prefetch.limit] if likely else []
-        self.prefetch.retain(wanted)
-        self.prefetch.start(wanted)
+        return choose_targets(st, [])[: self.prefetch.limit] if likely else []
 
     async def _decide(self, flags: AllowFlags, *, tool: ToolName, beast: bool) -> StepBase | None:
         st = self.state

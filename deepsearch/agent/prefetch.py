@@ -27,6 +27,11 @@ from deepsearch.web.types import Page, RawPage, Reader, ReadFailure, TwoPhaseRea
 # MAX_VISITS - 1 ahead, the fifth page was fetched after the decision (0.2-0.8 s).
 DEFAULT_LIMIT = MAX_VISITS
 MAX_KEPT = 8  # finished reads kept for a later visit
+# The reads of a step start this many event-loop turns after its decision's LLM call:
+# the call writes its request within them (on a kept-alive connection nothing waits
+# before it), while the first reads' synchronous start (the reader's client and TLS
+# context, made on first use) held that request back ~0.3 s when they ran first.
+LEAD_TURNS = 10
 _T = TypeVar("_T")
 
 
@@ -82,6 +87,22 @@ class Prefetcher:
             if url not in keep and not task.done():
                 task.cancel()
                 del self._tasks[url]
+
+    async def behind(self, call: Awaitable[_T], wanted: list[str]) -> _T:
+        """`call`'s result (the step's decision), with the reads of `wanted` started
+        LEAD_TURNS turns after it (reads no longer wanted stop at once)."""
+        self.retain(wanted)
+        task = asyncio.ensure_future(call)
+        try:
+            for _ in range(LEAD_TURNS):
+                if task.done():
+                    break
+                await asyncio.sleep(0)
+            self.start(wanted)
+            return await task
+        except BaseException:
+            task.cancel()  # cut short (Ctrl-C, --timeout): the call stops with the step
+            raise
 
     async def read(self, url: str) -> Page | ReadFailure:
         """The URL's page: the background read's result if one was started (extracted

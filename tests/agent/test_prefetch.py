@@ -8,9 +8,18 @@ from typing import Any
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.llm.base import CompletionRequest
+from deepsearch.llm.client import LLMClient
+from deepsearch.llm.testing import offline_settings
+from deepsearch.llm.tracker import TokenTracker
 from deepsearch.web.testing import FakeReader, FakeSearch
 from deepsearch.web.types import Page, RawPage, ReadFailure, SearchResult
-from tests.agent.helpers import counting_client, evaluator_reply, make_deps, options
+from tests.agent.helpers import (
+    InFlightProvider,
+    counting_client,
+    evaluator_reply,
+    make_deps,
+    options,
+)
 
 URLS = [f"https://site{i}.org/page" for i in range(6)]
 
@@ -264,3 +273,50 @@ async def test_a_visit_tops_up_only_with_pages_read_ahead_never_fetching_after()
     assert len(run.prefetch.started) == 3 and sorted(run.state.visited) == sorted(URLS[:3])
     _, decided = provider.calls_of("agent")[1]
     assert [u for u in reader.reads if reader.started_at(u) > decided] == []
+
+
+class SlowToSend(InFlightProvider):
+    """Yields a few event-loop turns before its request is on the wire (logged as
+    "start"), as the SDK's client does (its pool, its locks) before writing."""
+
+    async def complete(self, request: CompletionRequest) -> Any:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return await super().complete(request)
+
+
+async def test_the_reads_ahead_start_after_the_decisions_request_is_sent() -> None:
+    reader = CountingReader(delay_s=0.01)
+    provider = SlowToSend(loop_llm([SEARCH, VISIT, ANSWER]), log=reader.log)
+    settings = offline_settings()
+    tracker = TokenTracker(200_000)
+    client = LLMClient(
+        provider=provider, provider_name="openai", settings=settings, tracker=tracker
+    )
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
+    assert (await run.run()).status == "answered"
+    start, end = provider.calls_of("agent")[1]
+    assert all(start < reader.started_at(u) < end for u in run.prefetch.started[:5])
+
+
+async def test_a_decision_cut_short_stops_with_its_step() -> None:
+    prefetch = Prefetcher(CountingReader(delay_s=0.01))
+    started, stopped = asyncio.Event(), asyncio.Event()
+
+    async def decision() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # a model that never replies
+        finally:
+            stopped.set()
+
+    step = asyncio.create_task(prefetch.behind(decision(), URLS[:2]))
+    await started.wait()  # within the lead turns: the reads have not started yet
+    assert prefetch.in_flight() == []
+    step.cancel()  # Ctrl-C, --timeout
+    await asyncio.gather(step, return_exceptions=True)
+    await asyncio.sleep(0)
+    assert stopped.is_set() and prefetch.in_flight() == []
+    await prefetch.aclose()
