@@ -2,11 +2,13 @@
 
 A visit then usually finds its pages already fetched: `read` awaits a fetch in flight
 (or takes a finished one) instead of fetching the URL a second time. With a reader
-that reads in two phases (`TwoPhaseReader`: the local one), a background read stops
-after the fetch and the page is extracted only when a visit reads it, so a
-prefetched page nobody reads costs no extraction. Prefetching is bounded (`limit`
-reads in flight), reads that leave the top of the list or that the model did not
-pick are cancelled (`retain`), and `aclose` cancels everything at the end of the run.
+that reads in two phases (`TwoPhaseReader`: the local one), a background read of a
+page below the best EAGER stops after the fetch and the page is extracted only when a
+visit reads it, so a prefetched page nobody reads costs no extraction (the best
+EAGER, which a visit reads all but always, are extracted while the model decides).
+Prefetching is bounded (`limit` reads in flight), reads that leave the top of the list
+or that the model did not pick are cancelled (`retain`), and `aclose` cancels
+everything at the end of the run.
 No tokens are spent, so nothing is counted in the budget.
 """
 
@@ -26,6 +28,11 @@ from deepsearch.web.types import Page, RawPage, Reader, ReadFailure, TwoPhaseRea
 # outside that top (1 fetch in 31 on the lean bench's five questions). With
 # MAX_VISITS - 1 ahead, the fifth page was fetched after the decision (0.2-0.8 s).
 DEFAULT_LIMIT = MAX_VISITS
+# The best EAGER pages ahead are extracted as soon as fetched, while the model decides:
+# a visit reads them unless three or more of its picks lie outside what was read ahead
+# (its top-ups are the best pages ahead), so their extraction leaves the wait after the
+# decision. The rest are extracted only when a visit reads them.
+EAGER = MAX_VISITS - 2
 MAX_KEPT = 8  # finished reads kept for a later visit
 # The reads of a step start this many event-loop turns after its decision's LLM call:
 # the call writes its request within them (on a kept-alive connection nothing waits
@@ -71,11 +78,12 @@ class Prefetcher:
     def start(self, urls: Iterable[str]) -> None:
         """Begin background reads of `urls` (best first) while fewer than `limit` run."""
         urls = list(urls)
-        for url in urls:
+        for rank, url in enumerate(urls):
             if len(self.in_flight()) >= self.limit:
                 break
             if url not in self._tasks:
-                self._tasks[url] = asyncio.create_task(safe_fetch(self.reader, url))
+                read = safe_read if rank < EAGER else safe_fetch
+                self._tasks[url] = asyncio.create_task(read(self.reader, url))
                 self.started.append(url)
         self._forget_old()
         self.ahead = [url for url in urls if url in self._tasks]

@@ -174,6 +174,7 @@ class TwoPhase(CountingReader):
 
     async def extract_raw(self, fetched: RawPage) -> Page | ReadFailure:
         self.extracted.append(fetched.url)
+        self.log.append(("extract", fetched.url))
         return await FakeReader.read(self, fetched.url)
 
     async def read(self, url: str) -> Page | ReadFailure:
@@ -320,3 +321,20 @@ async def test_a_decision_cut_short_stops_with_its_step() -> None:
     await asyncio.sleep(0)
     assert stopped.is_set() and prefetch.in_flight() == []
     await prefetch.aclose()
+
+
+async def test_the_best_pages_ahead_are_extracted_while_the_model_decides() -> None:
+    # A visit reads the best three ahead unless three of its picks lie outside: their
+    # extraction runs during the decision; the 4th and 5th wait for the visit to read them.
+    reader = TwoPhase(delay_s=0.0)
+    client, provider = counting_client(loop_llm([SEARCH, VISIT, ANSWER]), log=reader.log)
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
+    assert (await run.run()).status == "answered"
+    ahead = run.prefetch.started
+    start, end = provider.calls_of("agent")[1]
+    extracted_at = {u: reader.log.index(("extract", u)) for u in ahead}
+    assert all(start < extracted_at[u] < end for u in ahead[:3])
+    assert all(extracted_at[u] > end for u in ahead[3:5])
+    assert sorted(reader.extracted) == sorted(run.state.visited)  # none extracted twice
