@@ -170,3 +170,22 @@ async def test_a_run_cancelled_mid_search_leaves_no_classification_running() -> 
     except asyncio.CancelledError:
         pass
     assert provider.live["evaluator"] == 0 and provider.log[-1] != ("start", "evaluator")
+
+
+async def test_an_unusable_classification_leaves_the_default_checks() -> None:
+    scripted = routed([SEARCH, VISIT, ANSWER])
+
+    def reply(request: CompletionRequest) -> Any:
+        if "needs_definitive" in (request.json_schema or {}).get("properties", {}):
+            return "not json at all"
+        return scripted(request)
+
+    client, provider = counting_client(reply)
+    deps, _ = make_deps(lambda r: None)
+    deps.llm = client
+    deps.search = LoggedSearch(provider)
+    run = ResearchRun(Q, deps, options(max_steps=4))
+    result = await run.run()
+    assert result.status == "answered" and run.state.question_classified
+    assert [m.type for m in run.state.metrics] == ["definitive", "strict"]
+    assert {"DefinitiveEval", "StrictEval"} <= set(schema_names(provider))
