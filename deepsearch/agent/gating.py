@@ -19,6 +19,7 @@ them, so search always comes back for an unanswered question.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -66,6 +67,14 @@ class GateView:
     """What a step's handler may know of the gate; it never changes the gate."""
 
     needs_freshness: bool = False
+    # Step 1's action runs while the question's classification is still being asked:
+    # this waits for it (and the gate takes note), giving its `needs_freshness`.
+    settle: Callable[[], Awaitable[bool]] | None = None
+
+    async def freshness(self) -> bool:
+        """Does the question need fresh sources? Waits for the classification if it is
+        still running; ask only where the answer is used (it may cost that wait)."""
+        return await self.settle() if self.settle is not None else self.needs_freshness
 
 
 @dataclass
@@ -95,8 +104,9 @@ class Gate:
             gate.withdrawn["reflect"] = NO_REFLECT
         return gate
 
-    def view(self) -> GateView:
-        return GateView(needs_freshness=self.needs_freshness)
+    def view(self, settle: Callable[[], Awaitable[bool]] | None = None) -> GateView:
+        """`settle`: how a handler waits for the classification while it still runs."""
+        return GateView(needs_freshness=self.needs_freshness, settle=settle)
 
     def after_classification(self, *, needs_freshness: bool) -> None:
         """The question's classification: does it need fresh sources first?"""

@@ -18,8 +18,10 @@ Every run ends:
 
 from __future__ import annotations
 
+import asyncio
+
 from deepsearch.agent.actions.answer import take_beast_answer
-from deepsearch.agent.actions.visit import choose_targets
+from deepsearch.agent.actions.visit import choose_targets, decided_reads
 from deepsearch.agent.context import build_system_prompt, knowledge_allowance
 from deepsearch.agent.deadline import Deadline
 from deepsearch.agent.deps import AgentDeps, RunOptions
@@ -35,16 +37,16 @@ from deepsearch.agent.events import (
 )
 from deepsearch.agent.gating import Gate
 from deepsearch.agent.hooks import RecheckHook
-from deepsearch.agent.judging.evaluator import QuestionEval, metrics_for
 from deepsearch.agent.language import answer_language
 from deepsearch.agent.outcomes import Accepted, Outcome, Stop
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.agent.progress import ProgressWatch, ReadWatch
 from deepsearch.agent.refresh import refresh_state, refresh_url_list
 from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_kind, result_so_far
-from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, VisitPayload, step_schema
+from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.step import LoopHook, StepContext
+from deepsearch.agent.steps.classification import Classification
 from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.agent.steps.finalize import finalize_answer, unanchored_answer
 from deepsearch.agent.steps.honesty import (
@@ -75,8 +77,7 @@ class ResearchRun:
     """One run. `state` stays readable from outside, so a cut-short run can still report."""
 
     def __init__(self, question: str, deps: AgentDeps, options: RunOptions) -> None:
-        self.deps = deps
-        self.options = options
+        self.deps, self.options = deps, options
         self.state = AgentState.start(question)
         self.state.today = deps.clock.now().date().isoformat()
         self.evaluator = Evaluator(deps.llm)
@@ -84,6 +85,8 @@ class ResearchRun:
         self.language = answer_language(question, options.language)
         # The one owner of "what may the model do now" and all its inputs.
         self.gate = Gate.for_run(deps.sandbox, options)
+        # The question's, asked beside step 1's action (its search waits under it).
+        self.classification = Classification(self.evaluator, self.state, self.gate, options)
         self.deadline = Deadline(deps.clock, options.timeout_s)
         self.stop_reason = ""
         self.fatal: RunError | None = None  # the error that ended the run, if any
@@ -103,8 +106,8 @@ class ResearchRun:
     async def run(self) -> ResearchResult:
         try:
             return await self._run()
-        finally:
-            await self.prefetch.aclose()  # no read outlives the run
+        finally:  # no read, and no classification, outlives the run
+            await asyncio.gather(self.prefetch.aclose(), self.classification.aclose())
 
     async def _run(self) -> ResearchResult:
         status, error = await self._research_then_beast()
@@ -257,34 +260,36 @@ class ResearchRun:
         """The step's outcome; None when the model gave no usable reply."""
         self.state.begin_step()
         with self.deps.llm.tracker.measure_step():  # the next step's budget check reads it
-            return await self._step_body(self.state)
+            try:
+                return await self._step_body(self.state)
+            except BaseException:
+                self.classification.cancel()  # the step it ran beside ended research
+                raise
 
     async def _step_body(self, st: AgentState) -> Outcome | None:
-        if not st.question_classified:
-            await self._classify_question()
         await refresh_url_list(st, self.deps, self.options)
         flags = self.gate.allowed(st)
-        self._prefetch(st, flags)
         self._emit(
             StepStarted(step=st.step, question=st.current_question, allowed=list(flags.allowed()))
         )
-        decision = await self._decide(flags, tool="agent", beast=False)
+        decide = self._decide(flags, tool="agent", beast=False)
+        decision = await self.prefetch.behind(decide, self._read_ahead(st, flags))
         payload = decision.payload() if decision is not None else None
         # Reads the model did not pick stop now (a visit's own top-ups are its picks too).
-        picks = payload.url_indices if isinstance(payload, VisitPayload) else None
-        self.prefetch.retain(choose_targets(st, picks) if picks is not None else [])
+        self.prefetch.retain(decided_reads(st, payload, self.prefetch.ahead))
+        if payload is not None and not await self.classification.keeps_first(payload.action):
+            decision = await self._decide(self.gate.allowed(st), tool="agent", beast=False)
         if decision is None:
+            await self.classification.settled()  # the next step's rules and checks
             return None
         return await self._act(decision)
 
-    def _prefetch(self, st: AgentState, flags: AllowFlags) -> None:
-        """Fetch what a visit would read while the model decides, when a visit is the
-        likely next move: fresh search results, none read yet (after a visit the model
-        mostly answers or searches again, and those fetches would be wasted)."""
+    def _read_ahead(self, st: AgentState, flags: AllowFlags) -> list[str]:
+        """What to fetch while the model decides, when a visit is the likely next move:
+        fresh search results, none read yet (after a visit the model mostly answers or
+        searches again, and those fetches would be wasted)."""
         likely = flags.visit and bool(st.steps) and st.steps[-1].action == "search"
-        wanted = choose_targets(st, [])[: self.prefetch.limit] if likely else []
-        self.prefetch.retain(wanted)
-        self.prefetch.start(wanted)
+        return choose_targets(st, [])[: self.prefetch.limit] if likely else []
 
     async def _decide(self, flags: AllowFlags, *, tool: ToolName, beast: bool) -> StepBase | None:
         st = self.state
@@ -323,6 +328,7 @@ class ResearchRun:
         payload = decision.payload()
         ctx = self._context()
         outcome = await perform(ctx, payload)
+        await self.classification.settled()  # the hooks and the next step read it
         for hook in self.hooks:
             outcome = await hook.after_outcome(ctx, outcome)
         self.reads.check(self.state)  # every read refused twice in a row: WebUnreadable
@@ -332,17 +338,8 @@ class ResearchRun:
 
     def _context(self) -> StepContext:
         parts = (self.state, self.deps, self.options, self.evaluator)
-        return StepContext(*parts, gate=self.gate.view(), prefetch=self.prefetch)
-
-    async def _classify_question(self) -> None:
-        st = self.state
-        st.question_classified = True
-        try:
-            verdict = await self.evaluator.classify(st.question)
-        except StructuredOutputError:
-            verdict = QuestionEval()  # unclassified: the default checks apply
-        self.gate.after_classification(needs_freshness=verdict.needs_freshness)
-        st.metrics = metrics_for(verdict, self.options.max_bad_attempts)
+        gate = self.gate.view(self.classification.waiter())
+        return StepContext(*parts, gate=gate, prefetch=self.prefetch)
 
     # ------------------------------------------------------------- Beast Mode
 

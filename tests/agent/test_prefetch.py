@@ -8,9 +8,18 @@ from typing import Any
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.prefetch import Prefetcher
 from deepsearch.llm.base import CompletionRequest
+from deepsearch.llm.client import LLMClient
+from deepsearch.llm.tracker import TokenTracker
 from deepsearch.web.types import Page, RawPage, ReadFailure, SearchResult
-from tests.agent.helpers import counting_client, evaluator_reply, make_deps, options
+from tests.agent.helpers import (
+    InFlightProvider,
+    counting_client,
+    evaluator_reply,
+    make_deps,
+    options,
+)
 from tests.fakes.memory_web import FakeReader, FakeSearch
+from tests.fakes.scripted_llm import offline_settings
 
 URLS = [f"https://site{i}.org/page" for i in range(6)]
 
@@ -98,10 +107,12 @@ async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:
     assert len(reader.reads) == len(set(reader.reads)), "no URL is read twice"
     visited = run.state.visited
     ahead = run.prefetch.started
-    assert len(visited) == 5 and len(ahead) == 4 and set(ahead) <= set(visited)
-    # Four pages were already being read while the model decided to visit (step 2).
+    # Five pages were already being read while the model decided to visit (step 2);
+    # its picks among them, the visit tops up with the rest and fetches nothing after.
+    assert len(ahead) == 5 and sorted(visited) == sorted(ahead)
     start, end = provider.calls_of("agent")[1]
     assert all(start < reader.started_at(u) < end for u in ahead)
+    assert [u for u in reader.reads if reader.started_at(u) > end] == []
 
 
 async def test_background_reads_are_cancelled_when_the_run_ends() -> None:
@@ -163,6 +174,7 @@ class TwoPhase(CountingReader):
 
     async def extract_raw(self, fetched: RawPage) -> Page | ReadFailure:
         self.extracted.append(fetched.url)
+        self.log.append(("extract", fetched.url))
         return await FakeReader.read(self, fetched.url)
 
     async def read(self, url: str) -> Page | ReadFailure:
@@ -173,7 +185,8 @@ class TwoPhase(CountingReader):
 
 async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
     # The model picks the 5th and 6th results: a visit reads them, then tops up with the
-    # ranked top 3; the 4th, prefetched, is never read, so never extracted.
+    # ranked top 3; the 4th, prefetched, is never read, so never extracted (nor is a
+    # 6th fetched after the decision: the top-ups are the pages read ahead).
     reader = TwoPhase(delay_s=0.01)
     picks = {"think": "", "action": {"visit": {"url_indices": [5, 6]}}}
     client, _ = counting_client(loop_llm([SEARCH, picks, ANSWER]))
@@ -182,15 +195,32 @@ async def test_a_prefetched_page_that_is_not_read_is_never_extracted() -> None:
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
     result = await run.run()
     assert result.status == "answered"
-    assert len(run.prefetch.started) == 4  # one slot left for a pick outside the top
+    assert len(run.prefetch.started) == 5  # the ranked top five
     assert len(reader.fetched) == len(set(reader.fetched)), "no URL is fetched twice"
     unread = [u for u in reader.fetched if u not in run.state.visited]
     assert unread and not set(unread) & set(reader.extracted)
     assert sorted(reader.extracted) == sorted(run.state.visited)
 
 
+class HeldReader(CountingReader):
+    """Every read waits until `release` is set: still in flight when the model decides."""
+
+    def __init__(self) -> None:
+        super().__init__(delay_s=0)
+        self.release = asyncio.Event()
+
+    async def read(self, url: str) -> Page | ReadFailure:
+        self.log.append(("read", url))
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(url)
+            raise
+        return await FakeReader.read(self, url)
+
+
 async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
-    reader = CountingReader(delay_s=5)  # still in flight when the model decides
+    reader = HeldReader()
     reflect = {"think": "", "action": {"reflect": {"questions": ["Which moons?"]}}}
     client, _ = counting_client(loop_llm([SEARCH, reflect, VISIT, ANSWER]))
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
@@ -202,16 +232,20 @@ async def test_reads_the_model_did_not_pick_stop_at_its_decision() -> None:
     async def recording(fresh: list[str], *args: Any, **kw: Any) -> list[str]:
         for text in fresh:  # as each action runs: the search's queries, the reflection's
             in_flight[text] = run.prefetch.in_flight()
+        if "Which moons?" in fresh:
+            reader.release.set()  # the reads still running from now on end at once
         return await dedup(fresh, *args, **kw)
 
     deps.similarity.dedup = recording  # type: ignore[method-assign]
     await run.run()
-    first = run.prefetch.started[:4]
-    assert len(first) == 4  # after the search: a visit was likely
+    first = run.prefetch.started[:5]
+    assert len(first) == 5  # after the search: a visit was likely
     # The model reflected instead: its decision stopped them, before the reflection ran.
     assert in_flight["Which moons?"] == []
     await asyncio.sleep(0)
     assert set(first) <= set(reader.cancelled)
+    # The visit after the reflection had nothing read ahead: topped up by rank to five.
+    assert len(run.state.visited) == 5 and len(run.state.read_urls) == 5
 
 
 async def test_the_step_after_a_visit_prefetches_nothing() -> None:
@@ -221,6 +255,86 @@ async def test_the_step_after_a_visit_prefetches_nothing() -> None:
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
     await run.run()
-    assert len(run.state.visited) == 5
+    assert len(run.state.visited) == 5  # the picks and the top-ups read ahead
     assert reader.reads == list(dict.fromkeys(reader.reads))  # each URL once
     assert set(reader.reads) == set(run.state.visited)  # the 6th never fetched ahead
+
+
+async def test_a_visit_tops_up_only_with_pages_read_ahead_never_fetching_after() -> None:
+    # Only three read ahead (a smaller limit): the visit reads its picks (in those three)
+    # and tops up with the third, not with the ranked 4th and 5th fetched after.
+    reader = CountingReader(delay_s=0.01)
+    client, provider = counting_client(loop_llm([SEARCH, VISIT, ANSWER]), log=reader.log)
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
+    run.prefetch = Prefetcher(reader, limit=3)
+    result = await run.run()
+    assert result.status == "answered"
+    assert len(run.prefetch.started) == 3 and sorted(run.state.visited) == sorted(URLS[:3])
+    _, decided = provider.calls_of("agent")[1]
+    assert [u for u in reader.reads if reader.started_at(u) > decided] == []
+
+
+class SlowToSend(InFlightProvider):
+    """Yields a few event-loop turns before its request is on the wire (logged as
+    "start"), as the SDK's client does (its pool, its locks) before writing."""
+
+    async def complete(self, request: CompletionRequest) -> Any:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return await super().complete(request)
+
+
+async def test_the_reads_ahead_start_after_the_decisions_request_is_sent() -> None:
+    reader = CountingReader(delay_s=0.01)
+    provider = SlowToSend(loop_llm([SEARCH, VISIT, ANSWER]), log=reader.log)
+    settings = offline_settings()
+    tracker = TokenTracker(200_000)
+    client = LLMClient(
+        provider=provider, provider_name="openai", settings=settings, tracker=tracker
+    )
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
+    assert (await run.run()).status == "answered"
+    start, end = provider.calls_of("agent")[1]
+    assert all(start < reader.started_at(u) < end for u in run.prefetch.started[:5])
+
+
+async def test_a_decision_cut_short_stops_with_its_step() -> None:
+    prefetch = Prefetcher(CountingReader(delay_s=0.01))
+    started, stopped = asyncio.Event(), asyncio.Event()
+
+    async def decision() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # a model that never replies
+        finally:
+            stopped.set()
+
+    step = asyncio.create_task(prefetch.behind(decision(), URLS[:2]))
+    await started.wait()  # within the lead turns: the reads have not started yet
+    assert prefetch.in_flight() == []
+    step.cancel()  # Ctrl-C, --timeout
+    await asyncio.gather(step, return_exceptions=True)
+    await asyncio.sleep(0)
+    assert stopped.is_set() and prefetch.in_flight() == []
+    await prefetch.aclose()
+
+
+async def test_the_best_pages_ahead_are_extracted_while_the_model_decides() -> None:
+    # A visit reads the best three ahead unless three of its picks lie outside: their
+    # extraction runs during the decision; the 4th and 5th wait for the visit to read them.
+    reader = TwoPhase(delay_s=0.0)
+    client, provider = counting_client(loop_llm([SEARCH, VISIT, ANSWER]), log=reader.log)
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
+    assert (await run.run()).status == "answered"
+    ahead = run.prefetch.started
+    start, end = provider.calls_of("agent")[1]
+    extracted_at = {u: reader.log.index(("extract", u)) for u in ahead}
+    assert all(start < extracted_at[u] < end for u in ahead[:3])
+    assert all(extracted_at[u] > end for u in ahead[3:5])
+    assert sorted(reader.extracted) == sorted(run.state.visited)  # none extracted twice

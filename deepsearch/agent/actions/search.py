@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from deepsearch.agent import diary
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.gating import GateView
 from deepsearch.agent.outcomes import Continue
 from deepsearch.agent.retrieval.lexical import word_coverage
 from deepsearch.agent.retrieval.similarity import Similarity
@@ -168,12 +169,14 @@ def came_back_strong(batch: Batch) -> bool:
 
 
 async def _second_pass(
-    batch: Batch, state: AgentState, deps: AgentDeps, options: RunOptions, fresh: bool
+    batch: Batch, state: AgentState, deps: AgentDeps, options: RunOptions, gate: GateView
 ) -> Batch:
     """The rewriter's follow-ups to what the raw queries found, run in the same step,
-    unless the raw pass came back strong."""
+    unless the raw pass came back strong. On step 1 the question's classification
+    runs beside the raw pass; the rewrite (its time filter) is what waits for it."""
     if deps.rewrite_queries is None or not batch.results or came_back_strong(batch):
         return batch
+    fresh = await gate.freshness()
     proposed = await deps.rewrite_queries(
         state.current_question, batch.queries, batch.results, fresh
     )
@@ -218,5 +221,5 @@ async def handle_search(payload: SearchPayload, ctx: StepContext) -> Continue:
         state.note("queries_repeated")
         return Continue("no new queries")
     batch = await run_batch(state, deps, as_queries(queries, options))
-    batch = await _second_pass(batch, state, deps, options, ctx.gate.needs_freshness)
+    batch = await _second_pass(batch, state, deps, options, ctx.gate)
     return _record(state, batch)

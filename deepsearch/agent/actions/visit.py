@@ -1,9 +1,11 @@
-"""visit: read the chosen pages (topped up by rank to 5) concurrently."""
+"""visit: read the chosen pages (topped up by rank to 5, with pages read ahead when
+there are) concurrently."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Collection
 from functools import partial
 from urllib.parse import unquote
 
@@ -33,9 +35,11 @@ MAX_LINKS_PER_PAGE = 50
 MAX_LINK_CANDIDATES = 150
 
 
-def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
+def choose_targets(state: AgentState, indices: list[int], ahead: Collection[str] = ()) -> list[str]:
     """The LLM's picks (valid, unvisited), then the best-ranked other search results
-    (never harvested links, which are read only when picked), up to 5."""
+    (never harvested links, which are read only when picked), up to 5. When pages are
+    being read ahead for this step (`ahead`), only those top the picks up: the visit
+    then waits on its picks alone, never on a top-up fetched after the decision."""
     visited = set(state.visited)
     by_index = {u.index: u.url for u in state.shown_urls}
     targets: list[str] = []
@@ -46,9 +50,18 @@ def choose_targets(state: AgentState, indices: list[int]) -> list[str]:
     for shown in state.shown_urls:
         if len(targets) >= MAX_VISITS:
             break
-        if shown.origin == "search" and shown.url not in visited and shown.url not in targets:
+        if shown.origin != "search" or (ahead and shown.url not in ahead):
+            continue
+        if shown.url not in visited and shown.url not in targets:
             targets.append(shown.url)
     return targets[:MAX_VISITS]
+
+
+def decided_reads(state: AgentState, payload: object, ahead: Collection[str]) -> list[str]:
+    """The reads a step's decision still wants: a visit's targets; none for any other."""
+    if isinstance(payload, VisitPayload):
+        return choose_targets(state, payload.url_indices, ahead)
+    return []
 
 
 def _add_links(state: AgentState, page: Page) -> None:
@@ -110,7 +123,7 @@ async def handle_visit(payload: VisitPayload, ctx: StepContext) -> Continue:
     """Read the targets concurrently; a URL being (or already) read in the background
     by the context's prefetcher is awaited there, never read twice."""
     state, deps, options, prefetch = ctx.state, ctx.deps, ctx.options, ctx.prefetch
-    targets = choose_targets(state, payload.url_indices)
+    targets = choose_targets(state, payload.url_indices, prefetch.ahead if prefetch else ())
     if not targets:
         state.note("nothing_to_read")
         return Continue("nothing to read")

@@ -31,6 +31,7 @@ from deepsearch.agent.judging.evaluator import (
     pinned_first,
 )
 from deepsearch.agent.types import EvalMetric, EvalType, KnowledgeItem
+from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
@@ -65,6 +66,14 @@ def _source_dates(knowledge: Sequence[KnowledgeItem], limit: int = 20) -> str:
 class Evaluator:
     def __init__(self, llm: LLMClient) -> None:
         self.llm = llm
+
+    async def classify_or_default(self, question: str) -> QuestionEval:
+        """The classification; an unusable reply leaves the question unclassified (the
+        default checks apply)."""
+        try:
+            return await self.classify(question)
+        except StructuredOutputError:
+            return QuestionEval()
 
     async def classify(self, question: str) -> QuestionEval:
         result = await self.llm.generate_object(

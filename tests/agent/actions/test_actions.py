@@ -111,8 +111,9 @@ async def test_visit_tops_up_records_failures_and_drops_dead_hosts() -> None:
     run = ResearchRun(Q, deps, options(max_steps=3))
     await run.run()
     st = run.state
-    assert len(st.visited) == 5  # nonsense picks ignored, topped up by rank to five
-    assert set(st.visited) <= set(reader.reads)  # (the sixth may be prefetched after)
+    # Nonsense picks ignored, topped up by rank to five: the five read ahead.
+    assert len(st.visited) == 5 and set(st.visited) == set(run.prefetch.started[:5])
+    assert set(st.visited) <= set(reader.reads)
     assert len(st.read_urls) == len([u for u in st.visited if u in pages])
     assert set(st.failed_urls) == {u for u in st.visited if u not in pages}
     failed_dead = [u for u in st.failed_urls if "dead.org" in u]
