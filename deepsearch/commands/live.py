@@ -3,17 +3,16 @@ spinner that names the work in flight with a ticking clock and the tokens used.
 
 On a terminal each step is its own line cut to the width (the think goes to a dim
 second line), so at 60 columns the queries and pages still show. Piped to a log,
-lines are whole. `quiet` silences everything.
+lines are whole. `quiet` silences everything: a quiet view imports no rich module
+(rich and its dependencies cost ~0.1 s of CPU at start-up, issue 21), its console is
+made on first use.
 """
 
 from __future__ import annotations
 
 import sys
 from collections import Counter
-
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.status import Status
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from deepsearch.agent.events import (
     MAIN_AGENT,
@@ -27,6 +26,11 @@ from deepsearch.agent.events import (
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.commands.output import clean_line, paths_in_text
 from deepsearch.commands.units import tokens
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.status import Status
+    from rich.text import Text
 
 ACTION_STYLE = {
     "search": "cyan",
@@ -71,6 +75,8 @@ class _Ticker:
         self.view = view
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.text import Text
+
         yield Text(short(self.view.status_text(), max(10, options.max_width - 2)))
 
 
@@ -85,10 +91,7 @@ class LiveView:
         clock: Clock | None = None,
     ) -> None:
         self.quiet = quiet
-        # Piped stderr (a log) keeps whole lines; a terminal gets one line per step.
-        self.console = console or Console(
-            stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty()
-        )
+        self._console = console
         self._clock = clock or SystemClock()
         self._started = self._clock.monotonic()
         self._status: Status | None = None
@@ -98,6 +101,17 @@ class LiveView:
         self._budget = 0
         self._shown_once: set[str] = set()
         self._last_step = 0  # the main research's last finished step
+
+    @property
+    def console(self) -> Console:
+        """The given console, or stderr's, made on first use (never by a quiet run that
+        reports nothing)."""
+        if self._console is None:
+            from rich.console import Console
+
+            # Piped stderr (a log) keeps whole lines; a terminal gets one line per step.
+            self._console = Console(stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty())
+        return self._console
 
     # ------------------------------------------------------------ events
 
@@ -149,6 +163,8 @@ class LiveView:
             del self._in_flight[key]
 
     def _notice(self, event: Notice) -> None:
+        from rich.text import Text
+
         if event.once:
             if event.once in self._shown_once:
                 return
@@ -156,6 +172,8 @@ class LiveView:
         self.console.print(Text(f"  · {_mark(event.agent)}{clean_line(event.text)}", style="dim"))
 
     def _phase(self, event: PhaseChanged) -> None:
+        from rich.text import Text
+
         if event.agent != MAIN_AGENT:  # a team child ending is not the run ending
             if event.phase == "beast":
                 reason = clean_line(event.reason)
@@ -210,6 +228,8 @@ class LiveView:
 
     def step_lines(self, event: StepFinished, width: int | None) -> list[Text]:
         """Line 1: step, action, what it did; line 2 (dim): the think. Cut to `width`."""
+        from rich.text import Text
+
         style = ACTION_STYLE.get(event.action, "white")
         cost = f"  {tokens(event.tokens_used)} tok {event.elapsed_s:.0f}s"
         head = f"{_mark(event.agent)}{event.step:>3} {event.action:<7} "
