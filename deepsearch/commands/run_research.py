@@ -56,7 +56,7 @@ def _result(session: ResearchSession) -> ResearchResult:
 
 def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: bool) -> None:
     """The answer on stdout; the summary and the error on stderr (rich is imported
-    only when one of them is printed: not by a `--json --quiet` run)."""
+    only to draw them on a terminal, see commands/live.py)."""
     from deepsearch.commands.output import guarded_stdout, safe_result
     from deepsearch.commands.render import print_answer, summary_line
 
@@ -65,9 +65,7 @@ def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: boo
     with guarded_stdout():
         print_answer(result, as_json=as_json)
     if not quiet:
-        from rich.markup import escape
-
-        view.console.print(f"[dim]{escape(summary_line(result))}[/]")
+        view.summary(summary_line(result))
     if result.error and not as_json:
         from rich.markup import escape
 
