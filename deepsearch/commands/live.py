@@ -15,7 +15,6 @@ draws it as before.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -30,7 +29,7 @@ from deepsearch.agent.events import (
     StepStarted,
 )
 from deepsearch.clock import Clock, SystemClock
-from deepsearch.commands.output import clean_line, paths_in_text
+from deepsearch.commands.output import clean_line, paths_in_text, plain_stream
 from deepsearch.commands.units import tokens
 
 if TYPE_CHECKING:
@@ -60,18 +59,9 @@ TOOL_WORDS = {
 }
 
 
-# What makes rich decide for itself whether a stream is a terminal.
-_RICH_TERMINAL_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
-
-
 def plain_stderr() -> bool:
     """stderr is a pipe or a file, as rich too would see it: its lines need no rich."""
-    if any(name in os.environ for name in _RICH_TERMINAL_VARIABLES) or "IPython" in sys.modules:
-        return False
-    try:
-        return not sys.stderr.isatty()
-    except (AttributeError, ValueError):  # no stderr, or a closed one: rich decides
-        return False
+    return plain_stream(sys.stderr)
 
 
 def short(text: str, limit: int) -> str:

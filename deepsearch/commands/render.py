@@ -2,7 +2,7 @@
 
 rich (with its markdown renderer, markdown-it and pygments: ~0.2 s of CPU to import)
 is imported only to render an answer on a terminal; `--json` and a piped answer are
-plain writes (issue 21)."""
+plain writes, without rich (issue 21; `output.plain_stream` says what is piped)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from deepsearch.commands.output import clean_line, display_path, paths_in_text
+from deepsearch.commands.output import clean_line, display_path, paths_in_text, plain_stream
 from deepsearch.commands.units import tokens
 
 if TYPE_CHECKING:
@@ -34,14 +34,15 @@ def print_answer(result: ResearchResult, *, as_json: bool) -> None:
     if not result.answer:
         return  # stdout carries answers only; the stderr summary says what happened
     text = answer_markdown(result)
-    from rich.console import Console
+    if not plain_stream(sys.stdout):  # else rich would not draw: it is not imported
+        from rich.console import Console
 
-    out = Console(highlight=False)
-    if out.is_terminal:
-        _print_rendered(out, result, text)
-    else:
-        sys.stdout.write(paths_in_text(text, markdown=True).rstrip() + "\n")
-        sys.stdout.flush()
+        out = Console(highlight=False)
+        if out.is_terminal:
+            _print_rendered(out, result, text)
+            return
+    sys.stdout.write(paths_in_text(text, markdown=True).rstrip() + "\n")
+    sys.stdout.flush()
 
 
 def _print_rendered(out: Console, result: ResearchResult, text: str) -> None:

@@ -1,6 +1,6 @@
-"""The live view on a pipe or a file writes its lines without rich (issue 21: rich's
-import cost ~0.1 s of CPU before a run's first request), and they are the text rich
-wrote there: the same events through both give the same bytes."""
+"""On a pipe or a file, the live view's lines and the answer are written without rich
+(issue 21: rich's import cost ~0.1 s of CPU before a run's first request), and they
+are the text rich wrote there: the same events through both give the same bytes."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import pytest
 from rich.console import Console
 
 from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished
+from deepsearch.agent.result import ResearchResult, UsageReport
 from deepsearch.clock import FakeClock
 from deepsearch.commands import live
 from deepsearch.commands.live import LiveView
+from deepsearch.commands.render import print_answer
 
 EVENTS: list[AgentEvent] = [
     StepFinished(
@@ -81,3 +83,20 @@ def test_a_terminal_or_a_variable_that_makes_rich_see_one_keeps_rich(
     monkeypatch.delenv("FORCE_COLOR")
     monkeypatch.setattr(Pipe, "isatty", lambda self: True)
     assert not live.plain_stderr()
+
+
+@pytest.mark.usefixtures("no_rich_variables")
+def test_a_piped_answer_is_written_without_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_console(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a rich console was made for a pipe")
+
+    monkeypatch.setattr("rich.console.Console", no_console)
+    pipe = Pipe()
+    monkeypatch.setattr("sys.stdout", pipe)
+    usage = UsageReport(prompt_tokens=1, completion_tokens=1, total_tokens=2, budget=1000)
+    answer = "The answer, from [my notes](file:///my%20notes/a.md) [^1]\n\n[^1]: q"
+    result = ResearchResult(
+        question="q", answer=answer, usage=usage, status="answered", elapsed_s=1
+    )
+    print_answer(result, as_json=False)
+    assert pipe.getvalue() == ("The answer, from [my notes](</my notes/a.md>) [^1]\n\n[^1]: q\n")
