@@ -8,6 +8,12 @@ commands write is closed by then (traces, cassettes, eval results, the cache's
 committed SQLite rows), so the process flushes its standard streams and exits
 without the teardown. In-process callers (the tests) use `deepsearch.cli.main`,
 which raises SystemExit as usual.
+
+httpx's package imports its command-line tool (`httpx._main`: click, rich and
+pygments, ~0.15 s of CPU) when those are installed, and falls back to a stub that
+says "install httpx[cli]" when they are not. deepsearch never runs that tool, so the
+console script marks the module absent before anything imports httpx: a `--json
+--quiet` run imports no rich at all, and a rendered one only the rich it renders with.
 """
 
 from __future__ import annotations
@@ -27,7 +33,14 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+def skip_httpx_cli() -> None:
+    """Make `import httpx` take its no-CLI branch in this process (see above). A None
+    in sys.modules is the import system's own "this module is absent" marker."""
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
 def main() -> NoReturn:
+    skip_httpx_cli()
     from deepsearch.cli import run
 
     exit_now(run(list(sys.argv[1:])))

@@ -25,8 +25,10 @@ from deepsearch.web.types import (
 )
 
 if TYPE_CHECKING:  # the local corpus module is only needed when a run builds one
+    from deepsearch.agent.deps import SandboxLike
     from deepsearch.agent.result import ResearchResult
     from deepsearch.cassettes import CassetteSpec, Player, Recorder
+    from deepsearch.clock import Clock
     from deepsearch.web.search.local import IndexProgress, LocalCorpus
 
     CassetteSession = Recorder | Player
@@ -168,10 +170,52 @@ async def _live_deps(
     emit: Callable[[AgentEvent], None],
     trace: TraceWriter | None,
 ) -> AgentDeps:
-    from deepsearch.agent.steps.rewrite import make_query_rewriter
     from deepsearch.clock import SystemClock
-    from deepsearch.llm.factory import build_llm_client
     from deepsearch.sandbox.runner import Sandbox, SandboxLimits
+
+    clock = SystemClock()  # one clock for the run's parts (deepsearch.clock)
+    limits = SandboxLimits(
+        cpu_s=settings.agent.sandbox_cpu_s,
+        wall_s=settings.agent.sandbox_wall_s,
+        memory_mb=settings.agent.sandbox_memory_mb,
+    )
+    sandbox = Sandbox(limits, clock=clock)
+    # The probe (cached) starts processes: in a thread, not on the event loop, so a
+    # server's other requests go on meanwhile. Submitted now (run_in_executor, not a
+    # to_thread coroutine that would start at the next await), it waits on its
+    # interpreter while this thread builds the clients: ~80 ms off the time to the
+    # first LLM request (issue 21).
+    probe = asyncio.get_running_loop().run_in_executor(None, sandbox.availability)
+    try:
+        deps = await _connected_deps(
+            settings, stack=stack, emit=emit, trace=trace, clock=clock, sandbox=sandbox
+        )
+    except BaseException:
+        _drop(probe)  # its thread ends on its own; a failed build does not wait for it
+        raise
+    await probe
+    return deps
+
+
+def _drop(future: asyncio.Future[Any]) -> None:
+    """Cancel a future nobody will await, or retrieve its outcome if it has one (so no
+    "exception was never retrieved" is logged)."""
+    if not future.cancel() and not future.cancelled():
+        future.exception()
+
+
+async def _connected_deps(
+    settings: Settings,
+    *,
+    stack: AsyncExitStack,
+    emit: Callable[[AgentEvent], None],
+    trace: TraceWriter | None,
+    clock: Clock,
+    sandbox: SandboxLike,
+) -> AgentDeps:
+    """The LLM client, the cache, the corpus, the search chain and the reader."""
+    from deepsearch.agent.steps.rewrite import make_query_rewriter
+    from deepsearch.llm.factory import build_llm_client
     from deepsearch.web.cache import WebCache
     from deepsearch.web.reader import build_reader
     from deepsearch.web.search import build_search, local_corpus
@@ -180,7 +224,6 @@ async def _live_deps(
     llm = build_llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
     stack.push_async_callback(llm.aclose)
 
-    clock = SystemClock()  # one clock for the run's parts (deepsearch.clock)
     cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled, clock=clock)
     stack.callback(cache.close)
     corpus = local_corpus(settings)
@@ -198,15 +241,6 @@ async def _live_deps(
     search, reader = ActivitySearch(search, emit), ActivityReader(reader, emit)
 
     similarity = build_similarity(llm)
-    limits = SandboxLimits(
-        cpu_s=settings.agent.sandbox_cpu_s,
-        wall_s=settings.agent.sandbox_wall_s,
-        memory_mb=settings.agent.sandbox_memory_mb,
-    )
-    sandbox = Sandbox(limits, clock=clock)
-    # The probe (cached) starts processes: in a thread, not on the event loop, so a
-    # server's other requests go on meanwhile.
-    await asyncio.to_thread(sandbox.availability)
     return AgentDeps(
         llm=llm,
         search=search,

@@ -4,16 +4,20 @@ spinner that names the work in flight with a ticking clock and the tokens used.
 On a terminal each step is its own line cut to the width (the think goes to a dim
 second line), so at 60 columns the queries and pages still show. Piped to a log,
 lines are whole. `quiet` silences everything.
+
+rich and its dependencies cost ~0.1 s of CPU at start-up (issue 21), so the view
+imports them only to draw on a terminal: a quiet view never does, and on a pipe or a
+file (stderr a log, a `--json` run's) the lines are written as they are, the text
+rich would write there (with no colour, no spinner). When a variable tells rich to
+treat the stream as a terminal (FORCE_COLOR, TTY_COMPATIBLE, TTY_INTERACTIVE), rich
+draws it as before.
 """
 
 from __future__ import annotations
 
 import sys
 from collections import Counter
-
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.status import Status
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from deepsearch.agent.events import (
     MAIN_AGENT,
@@ -25,8 +29,13 @@ from deepsearch.agent.events import (
     StepStarted,
 )
 from deepsearch.clock import Clock, SystemClock
-from deepsearch.commands.output import clean_line, paths_in_text
+from deepsearch.commands.output import clean_line, paths_in_text, plain_stream
 from deepsearch.commands.units import tokens
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.status import Status
+    from rich.text import Text
 
 ACTION_STYLE = {
     "search": "cyan",
@@ -50,6 +59,11 @@ TOOL_WORDS = {
 }
 
 
+def plain_stderr() -> bool:
+    """stderr is a pipe or a file, as rich too would see it: its lines need no rich."""
+    return plain_stream(sys.stderr)
+
+
 def short(text: str, limit: int) -> str:
     text = " ".join(clean_line(paths_in_text(text)).split())
     return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"
@@ -71,6 +85,8 @@ class _Ticker:
         self.view = view
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.text import Text
+
         yield Text(short(self.view.status_text(), max(10, options.max_width - 2)))
 
 
@@ -85,10 +101,8 @@ class LiveView:
         clock: Clock | None = None,
     ) -> None:
         self.quiet = quiet
-        # Piped stderr (a log) keeps whole lines; a terminal gets one line per step.
-        self.console = console or Console(
-            stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty()
-        )
+        self._console = console
+        self._plain = console is None and plain_stderr()  # lines written without rich
         self._clock = clock or SystemClock()
         self._started = self._clock.monotonic()
         self._status: Status | None = None
@@ -98,6 +112,39 @@ class LiveView:
         self._budget = 0
         self._shown_once: set[str] = set()
         self._last_step = 0  # the main research's last finished step
+
+    @property
+    def console(self) -> Console:
+        """The given console, or stderr's, made on first use (never by a quiet run that
+        reports nothing)."""
+        if self._console is None:
+            from rich.console import Console
+
+            # Piped stderr (a log) keeps whole lines; a terminal gets one line per step.
+            self._console = Console(stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty())
+        return self._console
+
+    def _write(self, line: str) -> None:
+        """One whole line on a plain stderr, flushed as rich flushes each print."""
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def _say(self, text: str, style: str) -> None:
+        if self._plain:
+            self._write(text)
+            return
+        from rich.text import Text
+
+        self.console.print(Text(text, style=style))
+
+    def summary(self, text: str) -> None:
+        """The run's closing summary line (dim on a terminal)."""
+        if self._plain:
+            self._write(text)
+            return
+        from rich.markup import escape
+
+        self.console.print(f"[dim]{escape(text)}[/]")
 
     # ------------------------------------------------------------ events
 
@@ -153,20 +200,16 @@ class LiveView:
             if event.once in self._shown_once:
                 return
             self._shown_once.add(event.once)
-        self.console.print(Text(f"  · {_mark(event.agent)}{clean_line(event.text)}", style="dim"))
+        self._say(f"  · {_mark(event.agent)}{clean_line(event.text)}", "dim")
 
     def _phase(self, event: PhaseChanged) -> None:
         if event.agent != MAIN_AGENT:  # a team child ending is not the run ending
             if event.phase == "beast":
                 reason = clean_line(event.reason)
-                self.console.print(
-                    Text(f"  ⚡ [{event.agent}] Beast Mode: {reason}", style="yellow")
-                )
+                self._say(f"  ⚡ [{event.agent}] Beast Mode: {reason}", "yellow")
             return
         if event.phase == "beast":
-            self.console.print(
-                Text(f"  ⚡ {self.research_ended(event.reason)}", style="bold yellow")
-            )
+            self._say(f"  ⚡ {self.research_ended(event.reason)}", "bold yellow")
             self._label = "Beast Mode"
         elif event.phase == "finalizing":
             self._label = "finalizing"
@@ -208,24 +251,44 @@ class LiveView:
         parts = [head, clock, spent]
         return "  ".join(p for p in parts if p)
 
-    def step_lines(self, event: StepFinished, width: int | None) -> list[Text]:
-        """Line 1: step, action, what it did; line 2 (dim): the think. Cut to `width`."""
-        style = ACTION_STYLE.get(event.action, "white")
+    def step_texts(
+        self, event: StepFinished, width: int | None
+    ) -> tuple[str, str, str | None, str | None]:
+        """(head, detail, cost (None: it does not fit), think line or None), cut to
+        `width`: line 1 is step, action, what it did; line 2 the think."""
         cost = f"  {tokens(event.tokens_used)} tok {event.elapsed_s:.0f}s"
         head = f"{_mark(event.agent)}{event.step:>3} {event.action:<7} "
         room = None if width is None else max(8, width - len(head) - len(cost))
         detail = short(event.detail, room if room is not None else 400)
-        first = Text(head, style=f"bold {style}")
-        first.append(detail)
-        if width is None or len(head) + len(detail) + len(cost) <= width:
-            first.append(cost, style="dim")
-        lines = [first]
+        fits = width is None or len(head) + len(detail) + len(cost) <= width
+        think = None
         if event.think:
             think_room = None if width is None else max(8, width - 6)
-            lines.append(Text("    " + short(event.think, think_room or 200), style="dim italic"))
+            think = "    " + short(event.think, think_room or 200)
+        return head, detail, cost if fits else None, think
+
+    def step_lines(self, event: StepFinished, width: int | None) -> list[Text]:
+        """The step's lines as rich draws them: line 1 in the action's colour (its cost
+        dim), line 2 (dim): the think."""
+        from rich.text import Text
+
+        head, detail, cost, think = self.step_texts(event, width)
+        first = Text(head, style=f"bold {ACTION_STYLE.get(event.action, 'white')}")
+        first.append(detail)
+        if cost is not None:
+            first.append(cost, style="dim")
+        lines = [first]
+        if think is not None:
+            lines.append(Text(think, style="dim italic"))
         return lines
 
     def _print_step(self, event: StepFinished) -> None:
+        if self._plain:  # a log: whole lines, never wrapped
+            head, detail, cost, think = self.step_texts(event, None)
+            self._write(head + detail + (cost or ""))
+            if think is not None:
+                self._write(think)
+            return
         width = self.console.width if self.console.is_terminal else None
         for line in self.step_lines(event, width):
             if width is None:  # a log: whole lines, never wrapped
@@ -234,7 +297,7 @@ class LiveView:
                 self.console.print(line, no_wrap=True, overflow="ellipsis")
 
     def _spin(self) -> None:
-        if self.quiet or not self.console.is_terminal:
+        if self.quiet or self._plain or not self.console.is_terminal:
             return
         if self._status is None:
             self._status = self.console.status(_Ticker(self), spinner="dots")

@@ -55,9 +55,8 @@ def _result(session: ResearchSession) -> ResearchResult:
 
 
 def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: bool) -> None:
-    """The answer on stdout; the summary and the error on stderr."""
-    from rich.markup import escape
-
+    """The answer on stdout; the summary and the error on stderr (rich is imported
+    only to draw them on a terminal, see commands/live.py)."""
     from deepsearch.commands.output import guarded_stdout, safe_result
     from deepsearch.commands.render import print_answer, summary_line
 
@@ -66,6 +65,8 @@ def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: boo
     with guarded_stdout():
         print_answer(result, as_json=as_json)
     if not quiet:
-        view.console.print(f"[dim]{escape(summary_line(result))}[/]")
+        view.summary(summary_line(result))
     if result.error and not as_json:
+        from rich.markup import escape
+
         view.console.print(f"[bold red]error:[/] {escape(result.error)}")

@@ -41,7 +41,9 @@ class JinaEmbeddings:
     async def embed_with_usage(self, texts: Sequence[str]) -> Embeddings:
         import httpx
 
-        client = self._client or httpx.AsyncClient(timeout=self._timeout)
+        from deepsearch.web.tls import client_context
+
+        client = self._client or httpx.AsyncClient(timeout=self._timeout, verify=client_context())
         try:
             response = await client.post(
                 self._url,

@@ -218,9 +218,13 @@ class ChatWire:
         if self._client is None:
             import httpx
 
+            from deepsearch.web.tls import client_context
+
             read, connect = self._timeouts
             self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(read, connect=connect), follow_redirects=True
+                timeout=httpx.Timeout(read, connect=connect),
+                follow_redirects=True,
+                verify=client_context(),
             )
         return self._client
 

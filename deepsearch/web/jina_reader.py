@@ -65,9 +65,12 @@ class JinaReader:
         if self._client is None:
             import httpx
 
+            from deepsearch.web.tls import client_context
+
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.config.timeout_s, connect=self.config.connect_timeout_s),
                 trust_env=False,
+                verify=client_context(trust_env=False),
             )
         return self._client
 

@@ -278,12 +278,14 @@ def guarded_transport(guard: SSRFGuard, *, max_connections: int = 100) -> Any:
     """An httpx transport whose every connection goes through the guard.
 
     httpx 0.28 has no public hook for a network backend, so the connection pool
-    is swapped for one built with ours (same TLS context httpx made).
+    is swapped for one built with ours, with the process's TLS context (web/tls.py).
     """
     import httpcore
     import httpx
 
-    ssl_context = httpx.create_ssl_context()
+    from deepsearch.web.tls import client_context
+
+    ssl_context = client_context()
     # Handed to the transport so it builds no context of its own: that one would load
     # certifi's whole CA bundle (~30 ms a reader) only to be dropped with its pool.
     transport = httpx.AsyncHTTPTransport(verify=ssl_context, trust_env=False)

@@ -305,13 +305,17 @@ async def test_peer_check_catches_an_injected_client_that_connects_elsewhere(
     assert len(secret.requests) == 1  # it did connect: only the pinned transport prevents that
 
 
-def test_a_guarded_transport_builds_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each reader builds a guarded transport; a second context (the one httpx makes for
-    the pool the guard replaces) loaded certifi's whole bundle for nothing."""
+def test_a_guarded_transport_builds_no_tls_context_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each reader builds a guarded transport: it takes the process's TLS context
+    (web/tls.py) and loads no CA bundle; httpx's own pool, the one the guard replaces,
+    would have loaded certifi's whole bundle for nothing."""
     import ssl
     from typing import Any
 
     from deepsearch.web.ssrf import guarded_transport
+    from deepsearch.web.tls import client_context
 
     built: list[object] = []
     real = ssl.create_default_context
@@ -321,5 +325,6 @@ def test_a_guarded_transport_builds_one_tls_context(monkeypatch: pytest.MonkeyPa
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ssl, "create_default_context", counted)
-    guarded_transport(SSRFGuard())
-    assert len(built) == 1, built
+    transport = guarded_transport(SSRFGuard())
+    assert built == []
+    assert transport._pool._ssl_context is client_context()

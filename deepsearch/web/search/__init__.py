@@ -172,7 +172,9 @@ class _SharedClient:
         if self._owned is None:
             import httpx
 
-            self._owned = httpx.AsyncClient(follow_redirects=True)
+            from deepsearch.web.tls import client_context
+
+            self._owned = httpx.AsyncClient(follow_redirects=True, verify=client_context())
         return self._owned
 
     async def aclose(self) -> None:
