@@ -411,11 +411,11 @@ def test_a_dead_llm_endpoint_fails_fast_without_beast_mode(
 ) -> None:
     import socket
 
-    import openai._base_client
+    from deepsearch.llm import openai_wire
 
-    # The SDK still retries every refused connection, with its backoff scaled from
+    # The wire still retries every refused connection, with its backoff scaled from
     # 0.5 s (doubling) to 5 ms: ~3.5 s of sleeping said nothing the retries do not.
-    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.005)
+    monkeypatch.setattr(openai_wire, "INITIAL_RETRY_DELAY_S", 0.005)
 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
