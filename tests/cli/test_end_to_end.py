@@ -6,8 +6,10 @@
 
 asserting on the `--json` output, exit codes, citations, the trace and Ctrl-C.
 
-Two golden paths run the installed script in a subprocess: a cited answer with
-`--json` and `--trace`, and Ctrl-C. Everything else runs the same `cli.run` in process
+Two golden paths run in a subprocess: a cited answer with `--json` and `--trace` (in a
+fresh interpreter, `cli.run` as the console script calls it, which also reports the
+modules it loaded: a research run imports no `openai` module, issue 21), and Ctrl-C
+(the installed script). Everything else runs the same `cli.run` in process
 (tests/cli/inprocess.py), which is what keeps the suite fast.
 """
 
@@ -143,11 +145,26 @@ VISIT = {"think": "read both", "action": {"visit": {"url_indices": [1, 2]}}}
 ANSWER_STEP = {"think": "enough", "action": {"answer": {"answer": ANSWER}}}
 
 
+# `deepsearch.cli.run` as the console script runs it, then the openai modules it loaded:
+# chat goes over httpx (`llm/openai_wire.py`); the SDK's import alone cost about a second
+# of CPU a run.
+REPORTING_SCRIPT = """
+import os, sys
+from deepsearch.cli import run
+code = run(sys.argv[1:])
+loaded = sorted(m for m in sys.modules if m == "openai" or m.startswith("openai."))
+print("OPENAI_MODULES=" + ",".join(loaded), file=sys.stderr)
+sys.stdout.flush(); sys.stderr.flush()
+os._exit(code)
+"""
+
+
 def run_cli(
     llm: FakeOpenAIServer, search: FakeSearchServers, *extra: str, tmp: Path, timeout: float = 90
 ) -> subprocess.CompletedProcess[str]:
+    """The command line in a fresh interpreter; its stderr ends with OPENAI_MODULES=."""
     return subprocess.run(
-        [str(DEEPSEARCH), QUESTION, *cli_args(search), *extra],
+        [sys.executable, "-c", REPORTING_SCRIPT, QUESTION, *cli_args(search), *extra],
         env=cli_env(llm, tmp),
         capture_output=True,
         text=True,
@@ -238,6 +255,10 @@ def test_answer_with_verified_citations(
     assert {"llm_request", "llm_response", "search", "read"} <= kinds
     assert SECRET not in trace.read_text("utf-8")
     assert SECRET not in done.stdout + done.stderr
+
+    # A research run against an OpenAI-compatible server imports no openai module.
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("OPENAI_MODULES=")]
+    assert line == "OPENAI_MODULES=", f"a run imported the SDK: {line[:200]}"
 
 
 def test_step_limit_forces_beast_mode_exit_3(
