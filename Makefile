@@ -13,15 +13,16 @@ $(BIN)/deepsearch: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-# Three workers (pytest-xdist) on our two cores: the third overlaps the tests that
-# wait (a wall-clock limit, a Retry-After, a subprocess starting) and takes a larger
-# share of a machine other jobs load; measured 57 s against 63 s for two (load 3), at
-# the price of one more collection (~4 s CPU: 85 s user+sys against 77). Bytecode is
-# written even if the caller's shell turns it off
+# Two workers (pytest-xdist), one a core. Each worker collects the whole suite and
+# imports the SDKs it meets (~7 s of CPU to collect, ~5 s more of first imports), and
+# the suite no longer waits in real time (limits run on the injected Clock), so it is
+# CPU-bound: a third worker only adds CPU (measured at load 5-6: 117-122 s user+sys
+# for two workers, 123-139 s for three, wall times within the noise), which a quiet
+# 2-core machine pays in wall time. Bytecode is written even if the caller's shell turns it off
 # (PYTHONDONTWRITEBYTECODE): otherwise every run recompiles every module and the
 # interpreters the tests spawn recompile again: a warm suite is one with its .pyc.
 test:
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 3
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 2
 
 # The layers are checks: import-linter's contracts ([tool.importlinter] in
 # pyproject.toml) and no import cycle between modules (tools/import_cycles.py).
