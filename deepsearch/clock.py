@@ -12,6 +12,7 @@ them (a 10 s limit in no real time).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -95,7 +96,8 @@ class _FakeTimer:
     def check(self, now: float) -> None:
         if self._due(now) and not self._fired:
             self._fired = True
-            self._loop.call_soon_threadsafe(self._expire)
+            with contextlib.suppress(RuntimeError):  # its loop closed: nothing to cut
+                self._loop.call_soon_threadsafe(self._expire)
 
     def _due(self, now: float) -> bool:
         return self.when is not None and now >= self.when
