@@ -13,16 +13,18 @@ $(BIN)/deepsearch: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-# Two workers (pytest-xdist), one a core. Each worker collects the whole suite and
-# imports the SDKs it meets (~7 s of CPU to collect, ~5 s more of first imports), and
-# the suite no longer waits in real time (limits run on the injected Clock), so it is
-# CPU-bound: a third worker only adds CPU (measured at load 5-6: 117-122 s user+sys
-# for two workers, 123-139 s for three, wall times within the noise), which a quiet
-# 2-core machine pays in wall time. Bytecode is written even if the caller's shell turns it off
-# (PYTHONDONTWRITEBYTECODE): otherwise every run recompiles every module and the
-# interpreters the tests spawn recompile again: a warm suite is one with its .pyc.
+# Three workers (pytest-xdist) on our two cores. Each worker collects the whole suite
+# and imports the SDKs it meets (~6 s of CPU to collect, a few more of first imports),
+# so a third costs ~8 s of CPU; it still wins on wall time, overlapping what waits
+# (subprocesses starting, loopback servers, sandboxed children) and taking a larger
+# share of a machine other jobs load. Measured in pairs, two workers then three:
+# 80 s / 74 s (load 1-3), 108 s / 70 s (load 3-5), 133 s / 138 s and 94 s / 110 s
+# (load 5-6); CPU 117-122 s for two, 123-139 s for three. Bytecode is written even if
+# the caller's shell turns it off (PYTHONDONTWRITEBYTECODE): otherwise every run
+# recompiles every module and the interpreters the tests spawn recompile again: a warm
+# suite is one with its .pyc.
 test:
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 2
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 3
 
 # The layers are checks: import-linter's contracts ([tool.importlinter] in
 # pyproject.toml) and no import cycle between modules (tools/import_cycles.py).
