@@ -13,13 +13,16 @@ $(BIN)/deepsearch: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-# Three workers (pytest-xdist) on our two cores: the third overlaps the tests that
-# wait (a wall-clock limit, a Retry-After, a subprocess starting) and takes a larger
-# share of a machine other jobs load; measured 57 s against 63 s for two (load 3), at
-# the price of one more collection (~4 s CPU: 85 s user+sys against 77). Bytecode is
-# written even if the caller's shell turns it off
-# (PYTHONDONTWRITEBYTECODE): otherwise every run recompiles every module and the
-# interpreters the tests spawn recompile again: a warm suite is one with its .pyc.
+# Three workers (pytest-xdist) on our two cores. Each worker collects the whole suite
+# and imports the SDKs it meets (~6 s of CPU to collect, a few more of first imports),
+# so a third costs ~8 s of CPU; it still wins on wall time, overlapping what waits
+# (subprocesses starting, loopback servers, sandboxed children) and taking a larger
+# share of a machine other jobs load. Measured in pairs, two workers then three:
+# 80 s / 74 s (load 1-3), 108 s / 70 s (load 3-5), 133 s / 138 s and 94 s / 110 s
+# (load 5-6); CPU 117-122 s for two, 123-139 s for three. Bytecode is written even if
+# the caller's shell turns it off (PYTHONDONTWRITEBYTECODE): otherwise every run
+# recompiles every module and the interpreters the tests spawn recompile again: a warm
+# suite is one with its .pyc.
 test:
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 3
 

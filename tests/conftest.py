@@ -7,6 +7,7 @@ import ipaddress
 import os
 import signal
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     for var in _SCRUBBED_ENV:
         monkeypatch.delenv(var, raising=False)
-    home = tmp_path_factory.mktemp("home")
+    home = Path(tempfile.mkdtemp(prefix="home", dir=_homes(tmp_path_factory)))
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("DEEPSEARCH_CACHE_DIR", str(home / ".cache" / "deepsearch"))
@@ -68,6 +69,19 @@ def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     # (the largest CPU cost of an eval test). Tests never speak TLS (loopback http
     # only, see loopback_only): a one-certificate bundle is as good and costs nothing.
     monkeypatch.setenv("SSL_CERT_FILE", str(_one_cert_bundle(tmp_path_factory)))
+
+
+_HOMES: list[Path] = []
+
+
+def _homes(factory: pytest.TempPathFactory) -> Path:
+    """One folder (under the session's temporary directory, removed with it) for every
+    test's private HOME. `mktemp` numbers its folders by listing the directory each
+    time: a call per test made that quadratic (2,000 folders: 5 s of CPU, against 0.15 s
+    for `tempfile.mkdtemp` in one folder)."""
+    if not _HOMES:
+        _HOMES.append(factory.mktemp("homes"))
+    return _HOMES[0]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -211,6 +225,16 @@ def shared_dir() -> Path:
     if not SHARED_DIR.is_dir():
         pytest.skip("../shared is not present (fresh clone)")
     return SHARED_DIR
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection loaded (the SDKs' and pydantic's types, every test module) lives
+    until the session ends: frozen out of the collector's reach, each full collection
+    during the run no longer walks it (measured ~5-10% less CPU for a worker)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -135,9 +135,10 @@ def test_a_run_that_could_not_go_on_raises_with_its_result(
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("HOME", str(tmp_path))
-    import openai._base_client
+    from deepsearch.llm import openai_wire
 
-    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.005)
+    # Every refused connection is retried: with 5 ms pauses, not 0.5 s doubling.
+    monkeypatch.setattr(openai_wire, "INITIAL_RETRY_DELAY_S", 0.005)
     with pytest.raises(deepsearch.ResearchFailed) as caught:
         deepsearch.research(QUESTION, **options(search))
     assert caught.value.result.error_kind == "fatal" and caught.value.result.answer == ""

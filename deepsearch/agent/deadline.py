@@ -1,8 +1,7 @@
-"""The run's wall clock: how much of --timeout is left, enforced with real timeouts."""
+"""The run's wall clock: how much of --timeout is left, enforced on the injected Clock."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,13 +29,11 @@ class Deadline:
 
     @asynccontextmanager
     async def limit(self, share: float) -> AsyncIterator[None]:
-        """Cancel the block when `share` of --timeout is used up. `remaining` reads the
-        injected clock but asyncio.timeout counts real (event-loop) time, so a FakeClock's
-        advance() inside the block does not move this deadline; the loop's checks between
-        steps do."""
-        remaining = self.remaining(share)
-        if remaining is None:
+        """Cancel the block (TimeoutError) when `share` of --timeout is used up, on the
+        same clock `remaining` reads: real time for a run, a FakeClock's time in a test
+        (whose advance() past the limit cuts the block at once)."""
+        if self.timeout_s is None:
             yield
             return
-        async with asyncio.timeout(remaining):
+        async with self.clock.timeout_at(self.started + self.timeout_s * share):
             yield

@@ -13,7 +13,7 @@ Every run ends:
   or after repeated unusable model replies;
 - every LLM call (Beast Mode and finalizing included) must fit what is left of the
   budget (TokenTracker.reserve), so the total never exceeds it;
-- the wall clock is enforced with real asyncio timeouts, not only between steps.
+- the wall clock is enforced with the run's Clock's timeouts, not only between steps.
 """
 
 from __future__ import annotations

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     import httpx
     from openai import AsyncOpenAI
 
+    from deepsearch.clock import Clock
     from deepsearch.config import ProviderName, Settings
     from deepsearch.llm.rung_memory import RungMemory
 
@@ -113,8 +114,10 @@ class OpenAIProvider:
         http_client: httpx.AsyncClient | None = None,
         strict_subset: bool | None = None,
         rung_memory: RungMemory | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.name = name
+        self.clock = clock  # the call limits' (streaming.collect); None: real time
         self.base_url = base_url or "https://api.openai.com/v1"
         self.key_env = key_env
         self.embedding_model = embedding_model
@@ -295,7 +298,7 @@ class OpenAIProvider:
         kwargs = self._build_kwargs(request, mode)
         try:
             body = {**kwargs, "stream": True, "stream_options": {"include_usage": True}}
-            resp = await collect(lambda: self.wire.open(body), self.limits)
+            resp = await collect(lambda: self.wire.open(body), self.limits, self.clock)
         except Exception as exc:  # any wire/transport failure becomes a typed ProviderError
             error = self._map_error(exc, request.settings.model)
             if mode in NATIVE_MODES | {"json_object"} and _is_mode_rejection(exc):

@@ -14,11 +14,11 @@ into the shape of a non-streamed reply (`choices[0].message.content`, `finish_re
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepsearch.clock import Clock, SystemClock
 from deepsearch.llm.call_limits import CallLimits
 
 
@@ -73,15 +73,18 @@ class StreamedReply:
 Opener = Callable[[], Awaitable[Any]]
 
 
-async def collect(open_stream: Opener, limits: CallLimits) -> StreamedReply:
+async def collect(
+    open_stream: Opener, limits: CallLimits, clock: Clock | None = None
+) -> StreamedReply:
     """Send the request (`open_stream` returns an async stream of chunks with an async
     `close()`) and read it to the end; raise CallTimedOut when the first chunk or the
-    whole reply takes longer than allowed. The stream is closed however this ends (a cancellation included)."""
-    loop = asyncio.get_running_loop()
-    started = loop.time()
+    whole reply takes longer than allowed on `clock` (real time by default). The stream
+    is closed however this ends (a cancellation included)."""
+    clock = clock or SystemClock()
+    started = clock.monotonic()
     reply = StreamedReply()
     try:
-        async with asyncio.timeout_at(started + limits.first_token_s) as limit:
+        async with clock.timeout_at(started + limits.first_token_s) as limit:
             stream = await open_stream()
             try:
                 async for chunk in stream:

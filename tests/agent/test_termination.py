@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.schema import allowed_actions
+from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest
-from deepsearch.web.types import SearchResult
+from deepsearch.web.types import SearchQuery, SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
 from tests.fakes.memory_web import FakeReader, FakeSearch
 
@@ -95,19 +96,35 @@ async def test_step_limit_stops_the_loop() -> None:
     assert len(result.steps) == 5  # four research steps and the Beast Mode answer
 
 
-async def test_wall_clock_timeout_stops_a_hanging_search() -> None:
-    counter = [0]
-    deps, _ = make_deps(
-        endless_search(counter),
-        search=FakeSearch(many_results, delay_s=3600),  # only the timeout ends it
-        reader=FakeReader({}),
-    )
-    from deepsearch.clock import SystemClock
+class HangingSearch(FakeSearch):
+    """A search that never returns: it waits on the run's clock, a second at a time
+    (a FakeClock: no real time passes, the run's does)."""
 
-    deps.clock = SystemClock()
-    result = await ResearchRun("Who?", deps, options(timeout_s=1.0)).run()
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(many_results)
+        self.clock = clock
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]:
+        self.queries.append(query)
+        while True:
+            await self.clock.sleep(1.0)
+
+
+# Ten minutes of --timeout in no real time: the deadline is on the run's clock (were it
+# in real time, the suite's per-test limit would end these tests first).
+TIMEOUT_S = 600.0
+
+
+async def test_wall_clock_timeout_stops_a_hanging_search() -> None:
+    counter, clock = [0], FakeClock()
+    deps, _ = make_deps(
+        endless_search(counter), search=HangingSearch(clock), reader=FakeReader({}), clock=clock
+    )
+    result = await ResearchRun("Who?", deps, options(timeout_s=TIMEOUT_S)).run()
     assert result.status == "forced"
     assert result.answer == "best guess"
+    # Cut at the research share of --timeout (the rest is Beast Mode's), not later.
+    assert 0.85 * TIMEOUT_S <= clock.reading() <= 0.85 * TIMEOUT_S + 1
 
 
 async def test_unusable_replies_end_the_run_without_looping() -> None:
@@ -227,28 +244,26 @@ def test_any_valid_reply_sequence_ends_within_limits(
 
 
 async def test_a_hanging_llm_call_is_cut_by_the_timeout() -> None:
-    from deepsearch.clock import SystemClock
     from deepsearch.llm.base import Completion
 
+    clock = FakeClock()
     deps, provider = make_deps(
-        endless_search([0]), search=FakeSearch(many_results), reader=FakeReader({})
+        endless_search([0]), search=FakeSearch(many_results), reader=FakeReader({}), clock=clock
     )
-    deps.clock = SystemClock()
 
     async def hang(request: CompletionRequest) -> Completion:
-        await asyncio.sleep(3600)  # only the timeout ends it (or the suite's)
-        raise AssertionError("unreachable")
+        while True:  # only the timeout ends it (or the suite's)
+            await clock.sleep(1.0)
 
     provider.complete = hang  # type: ignore[method-assign]
-    result = await ResearchRun("Who?", deps, options(timeout_s=1.0)).run()
+    result = await ResearchRun("Who?", deps, options(timeout_s=TIMEOUT_S)).run()
     # Cut by --timeout with nothing found: an honest not-found (exit 4), never failed.
     assert result.status == "not_found" and result.exit_code == 4
     assert result.answer.startswith("**Not found.**") and result.error is None
+    assert TIMEOUT_S <= clock.reading() <= TIMEOUT_S + 1  # Beast Mode's call cut too
 
 
 async def test_the_fake_clock_timeout_is_checked_between_steps() -> None:
-    from deepsearch.clock import FakeClock
-
     clock = FakeClock(tick=4.0)  # every reading of the clock moves it 4 s
     deps, _ = make_deps(
         endless_search([0]), search=FakeSearch(many_results), reader=FakeReader({}), clock=clock

@@ -6,8 +6,10 @@
 
 asserting on the `--json` output, exit codes, citations, the trace and Ctrl-C.
 
-Two golden paths run the installed script in a subprocess: a cited answer with
-`--json` and `--trace`, and Ctrl-C. Everything else runs the same `cli.run` in process
+Two golden paths run in a subprocess: a cited answer with `--json` and `--trace` (in a
+fresh interpreter, `cli.run` as the console script calls it, which also reports the
+modules it loaded: a research run imports no `openai` module, issue 21), and Ctrl-C
+(the installed script). Everything else runs the same `cli.run` in process
 (tests/cli/inprocess.py), which is what keeps the suite fast.
 """
 
@@ -136,12 +138,50 @@ VISIT = {"think": "read both", "action": {"visit": {"url_indices": [1, 2]}}}
 ANSWER_STEP = {"think": "enough", "action": {"answer": {"answer": ANSWER}}}
 
 
+# The console script's `main` (deepsearch/entry.py), its exit swapped for one that first
+# names the loaded modules of each package a research run must not import (issue 21):
+# no `openai` (chat goes over httpx, `llm/openai_wire.py`; the SDK's import alone cost
+# about a second of CPU a run) and, with `--json` and stderr a pipe, no rich, markdown-it,
+# pygments or click (nothing is drawn: the live view writes its lines as they are,
+# commands/live.py; httpx's command-line tool, which imports them, is marked absent).
+REPORTING_SCRIPT = """
+import os, sys
+from deepsearch import entry
+def report(code):
+    for package in NOT_IMPORTED:
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] == package)
+        print(package.upper() + "_MODULES=" + ",".join(loaded), file=sys.stderr)
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(code)
+entry.exit_now = report
+entry.main()
+"""
+NOT_IMPORTED = ("openai", "rich", "markdown_it", "pygments", "click")
+# Variables that make rich see a terminal in a pipe (the view then draws with rich).
+RICH_TERMINAL = {"FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"}
+
+
+def loaded_modules(stderr: str, package: str) -> str:
+    """What the reporting script said `package` left in sys.modules ("" for none)."""
+    (line,) = [x for x in stderr.splitlines() if x.startswith(f"{package.upper()}_MODULES=")]
+    return line.partition("=")[2]
+
+
 def run_cli(
     llm: FakeOpenAIServer, search: FakeSearchServers, *extra: str, tmp: Path, timeout: float = 90
 ) -> subprocess.CompletedProcess[str]:
+    """The command line in a fresh interpreter; its stderr ends with the modules it
+    loaded of each NOT_IMPORTED package (`loaded_modules`)."""
     return subprocess.run(
-        [str(DEEPSEARCH), QUESTION, *cli_args(search), *extra],
-        env=cli_env(llm, tmp),
+        [
+            sys.executable,
+            "-c",
+            f"NOT_IMPORTED = {NOT_IMPORTED!r}" + REPORTING_SCRIPT,
+            QUESTION,
+            *cli_args(search),
+            *extra,
+        ],
+        env={k: v for k, v in cli_env(llm, tmp).items() if k not in RICH_TERMINAL},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -231,6 +271,11 @@ def test_answer_with_verified_citations(
     assert {"llm_request", "llm_response", "search", "read"} <= kinds
     assert SECRET not in trace.read_text("utf-8")
     assert SECRET not in done.stdout + done.stderr
+
+    # A --json research run against an OpenAI-compatible server imports neither the
+    # openai SDK nor rich and what rich brings (REPORTING_SCRIPT).
+    for package in NOT_IMPORTED:
+        assert loaded_modules(done.stderr, package) == "", f"a run imported {package}"
 
 
 def test_step_limit_forces_beast_mode_exit_3(
@@ -404,11 +449,11 @@ def test_a_dead_llm_endpoint_fails_fast_without_beast_mode(
 ) -> None:
     import socket
 
-    import openai._base_client
+    from deepsearch.llm import openai_wire
 
-    # The SDK still retries every refused connection, with its backoff scaled from
+    # The wire still retries every refused connection, with its backoff scaled from
     # 0.5 s (doubling) to 5 ms: ~3.5 s of sleeping said nothing the retries do not.
-    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.005)
+    monkeypatch.setattr(openai_wire, "INITIAL_RETRY_DELAY_S", 0.005)
 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -63,8 +63,13 @@ def test_an_empty_corpus_folder_exits_2_naming_it(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(30)
 def test_a_dead_search_endpoint_ends_within_two_steps_with_a_named_cause(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from deepsearch.clock import FakeClock
+    from deepsearch.web.search import chain
+
+    clock = FakeClock()  # the chain's pause before its second try: recorded, not waited
+    monkeypatch.setattr(chain, "SystemClock", lambda: clock)
     search = {"think": "", "action": {"search": {"queries": ["query number 1"]}}}
     dead = closed_port_url()
     # The first search's failure ends the run: one step scripted, so a run that went
@@ -80,6 +85,7 @@ def test_a_dead_search_endpoint_ends_within_two_steps_with_a_named_cause(
     out = json.loads(done.stdout)
     assert out["status"] == "failed" and out["error_kind"] == "fatal"
     assert len(out["steps"]) <= 2
+    assert 1.0 in clock.sleeps, "the dead endpoint was tried once more, after a pause"
     # where it went and what happened (issue 22, item 12), not a bare "ConnectError"
     assert f"searxng: network (ConnectError: connection refused by {dead})" in out["error"]
 

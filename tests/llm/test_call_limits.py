@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
+from deepsearch.clock import FakeClock
 from deepsearch.config import LLMConfig, load_config
 from deepsearch.errors import ProviderError
 from deepsearch.llm.call_limits import HOSTED, LOCAL, call_limits, is_local_endpoint
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.openai_provider import OpenAIProvider
+from deepsearch.llm.openai_wire import ChatWire
 from deepsearch.llm.tracker import TokenTracker
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.scripted_llm import offline_settings
@@ -73,14 +76,48 @@ def test_the_settings_reach_the_provider() -> None:
     assert timeout.read > provider.limits.total_s
 
 
-def _client(srv: FakeOpenAIServer, *, first_token_s: float, total_s: float) -> LLMClient:
+class _PacedStream:
+    """The wire's real stream, each chunk taking `chunk_s` of the clock's time: a slow
+    server's pace without waiting for it."""
+
+    def __init__(self, stream: Any, clock: FakeClock, chunk_s: float) -> None:
+        self._stream, self._clock, self._chunk_s = stream, clock, chunk_s
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        async for chunk in self._stream:
+            self._clock.advance(self._chunk_s)
+            await asyncio.sleep(0)  # a limit the chunk passed cuts the call here
+            yield chunk
+
+    async def close(self) -> None:
+        await self._stream.close()
+
+
+def _client(
+    srv: FakeOpenAIServer,
+    *,
+    first_token_s: float,
+    total_s: float,
+    clock: FakeClock | None = None,
+    chunk_s: float = 0.0,
+) -> LLMClient:
+    """The real provider over the loopback server; with `clock`, its call limits are on
+    that clock and every streamed chunk takes `chunk_s` of it."""
     provider = OpenAIProvider(
         api_key=SECRET,
         base_url=srv.base_url,
         max_retries=3,  # what a timed-out call must NOT get
         timeout_s=total_s,
         first_token_s=first_token_s,
+        clock=clock,
     )
+    if clock is not None:
+        wire, paced = provider.wire, clock
+
+        async def open_paced(body: dict[str, Any]) -> Any:
+            return _PacedStream(await ChatWire.open(wire, body), paced, chunk_s)
+
+        wire.open = open_paced  # type: ignore[method-assign]
     return LLMClient(
         provider=provider,
         provider_name="openai",
@@ -131,31 +168,34 @@ def test_a_runaway_generation_is_cut_at_the_call_limit_and_its_stream_closed() -
         except ProviderError as exc:
             # Before the client goes away: the call itself closed its stream, and the
             # server, whose next write fails, stops generating.
-            deadline = time.monotonic() + 30
-            while srv.closed_streams == 0:
-                assert time.monotonic() < deadline, "the stream was left open"
+            for _ in range(3000):  # polls, 10 ms apart: what the server records
+                if srv.closed_streams:
+                    return str(exc)
                 await asyncio.sleep(0.01)
-            return str(exc)
+            raise AssertionError("the stream was left open") from None
         finally:
             await client.aclose()
         raise AssertionError("the call should have been cut")
 
     with FakeOpenAIServer() as srv:
-        srv.enqueue(Reply(content='{"answer": "', runaway=True, token_delay_s=0.02))
-        # The first token must beat the first-token allowance for the call limit to be
-        # what cuts it: 0.5 s lost that race at load 8; 1.5 s leaves a loaded machine room.
-        client = _client(srv, first_token_s=1.5, total_s=1.5)
+        srv.enqueue(Reply(content='{"answer": "', runaway=True, token_delay_s=0.002))
+        # Each chunk takes 0.1 s of the clock: the first is well within the first-token
+        # allowance, so the whole-call limit (1.5 s, 15 chunks) is what cuts the call.
+        clock = FakeClock()
+        client = _client(srv, first_token_s=1.0, total_s=1.5, clock=clock, chunk_s=0.1)
         message = asyncio.run(cut_then_look(srv, client))
         assert len(srv.chat_requests) == 1, "a timed-out call is never retried"
     assert "did not finish its reply within 1.5s" in message and "llm.timeout_s" in message
+    assert 1.5 <= clock.reading() < 1.7, "cut at the limit, on the provider's clock"
 
 
 def test_once_the_first_token_is_there_the_whole_call_limit_applies() -> None:
     """A reply slower in total than the first-token allowance, within the call's limit."""
     with FakeOpenAIServer() as srv:
-        # Seven streamed items 0.6 s apart: ~4 s in all, the first after 0.6 s.
-        srv.enqueue(Reply(content="It was completed in 1889.", token_delay_s=0.6))
-        client = _client(srv, first_token_s=3.0, total_s=30)
+        # Seven streamed items, each 0.6 s of the clock: 4.2 s in all, the first at 0.6 s.
+        srv.enqueue(Reply(content="It was completed in 1889."))
+        clock = FakeClock()
+        client = _client(srv, first_token_s=3.0, total_s=30, clock=clock, chunk_s=0.6)
 
         async def call() -> str:
             try:
@@ -164,6 +204,7 @@ def test_once_the_first_token_is_there_the_whole_call_limit_applies() -> None:
                 await client.aclose()
 
         assert asyncio.run(call()) == "It was completed in 1889."
+    assert clock.reading() > 3.0, "the reply took longer than the first-token allowance"
 
 
 def test_config_shows_the_limits_a_run_would_use_and_why() -> None:

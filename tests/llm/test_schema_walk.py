@@ -12,9 +12,10 @@ absent, the minimum elsewhere. Each must pass the client's own validation.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -33,13 +34,20 @@ MODELS: list[tuple[str, type[BaseModel]]] = [(f"step{list(c)}", step_schema(c)) 
 ]
 
 
-def wire_forms(schema: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
-    return {
-        "openai-strict": strict_schema(schema),
-        "gemini": gemini_schema(schema),
-        "grammar": to_dialect(schema, GRAMMAR),
-        "prompted": inline_refs(schema),
-    }
+# Each case converts to its one form only (not all four, three of them thrown away).
+WIRE_FORMS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {
+    "openai-strict": strict_schema,
+    "gemini": gemini_schema,
+    "grammar": lambda schema: to_dialect(schema, GRAMMAR),
+    "prompted": inline_refs,
+}
+
+
+@functools.cache
+def project_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema, generated once per model (eight cases share it); the
+    dialect conversions copy it, never change it."""
+    return model.model_json_schema()
 
 
 def minimal_instances(node: Any) -> Iterator[Any]:
@@ -100,9 +108,9 @@ def test_the_walk_covers_every_tool_and_every_action_combination() -> None:
 def test_no_minimal_wire_instance_is_rejected_for_a_missing_or_null_part(
     label: str, model: type[BaseModel], distilled: bool, form: str
 ) -> None:
-    project = model.model_json_schema()
+    project = project_schema(model)
     schema = distill_schema(project) if distilled else project
-    wire = wire_forms(schema)[form]
+    wire = WIRE_FORMS[form](schema)
     if wire is None:  # this dialect cannot say it: sent without a schema, nothing to walk
         return
     client, _ = scripted_client(lambda request: "{}")

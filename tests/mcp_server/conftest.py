@@ -8,11 +8,9 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp.types as types
 import pytest
-from mcp import ClientSession
 
 from tests.cli.test_end_to_end import (
     ANSWER_STEP,
@@ -26,6 +24,9 @@ from tests.cli.test_end_to_end import search as search  # noqa: F401 - pytest fi
 from tests.cli.test_end_to_end import web as web  # noqa: F401
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
+
+if TYPE_CHECKING:  # the SDK loads when a test talks to the server, not to collect
+    from mcp import ClientSession
 
 SLOW = "Which slow question will the client give up on?"
 
@@ -93,6 +94,7 @@ async def cancel_mid_run(
 ) -> tuple[int, int]:
     """Start SLOW, cancel it while its LLM call is held, then release the fake: the
     (requests for SLOW when cancelled, requests for SLOW after a whole other call)."""
+    import mcp.types as types
     from mcp.shared.exceptions import McpError
 
     request_id = session._request_id  # the id the next request gets

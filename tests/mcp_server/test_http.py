@@ -12,11 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
-from deepsearch.mcp_server.app import McpConfig, http_app
 from tests.cli.inprocess import run_cli_in_process
 from tests.cli.test_end_to_end import QUESTION, SECRET
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -39,6 +35,10 @@ def endpoint(
         "searxng_url": search.base_url("searxng"), "allow_private_urls": True,
         "no_cache": True, "budget": 200_000,
     }  # fmt: skip
+    import uvicorn  # the server stack and the SDK load when a test uses them, not to collect
+
+    from deepsearch.mcp_server.app import McpConfig, http_app
+
     config = McpConfig(options=options, max_budget=200_000, api_key=KEY, secrets=[SECRET])
     server = uvicorn.Server(
         uvicorn.Config(http_app(config, loopback=True), host="127.0.0.1", port=0,
@@ -58,6 +58,9 @@ def endpoint(
 
 @asynccontextmanager
 async def connected(url: str) -> Any:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
     headers = {"Authorization": f"Bearer {KEY}"}
     async with httpx.AsyncClient(headers=headers, timeout=30) as client:
         async with streamable_http_client(url, http_client=client) as (read, write, _):

@@ -344,13 +344,18 @@ async def test_persistently_failing_endpoint_is_skipped(servers: FakeSearchServe
 
 
 async def test_every_endpoint_failing_names_each_without_secrets(
-    servers: FakeSearchServers,
+    servers: FakeSearchServers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from deepsearch.web.search import chain as chain_module
+
+    clock = FakeClock()  # the chain's pause before its second try, recorded, not waited
+    monkeypatch.setattr(chain_module, "SystemClock", lambda: clock)
     for name in ("jina", "brave", "serper"):
         servers.always(name, 401)
     chain = build_search(_settings(servers, ["jina", "brave", "serper"]))
     with pytest.raises(SearchError) as info:
         await chain.search(SearchQuery(q="x"))
+    assert clock.sleeps == [1.0], "every provider failed: one more try, after a pause"
     message = str(info.value)
     assert "jina: auth" in message and "brave: auth" in message and "serper: auth" in message
     assert "secret" not in message

@@ -4,8 +4,6 @@ references anchored to quotes) over what the run's state saw and read."""
 
 from __future__ import annotations
 
-import asyncio
-
 from deepsearch.agent.citations.finalize import (
     anchor_answer,
     clean_unanchored,
@@ -62,7 +60,9 @@ async def edit_answer(
     if not worth_editing(answer):
         return answer
     try:
-        async with asyncio.timeout(deadline):
+        # The rest of --timeout, on the run's clock (as agent/deadline.py's limits).
+        expiry = None if deadline is None else deps.clock.monotonic() + deadline
+        async with deps.clock.timeout_at(expiry):
             edited = await deps.llm.generate_text(
                 "finalizer",
                 render("finalizer", language=language),
