@@ -41,6 +41,12 @@ def skip_httpx_cli() -> None:
 
 def main() -> NoReturn:
     skip_httpx_cli()
-    from deepsearch.cli import run
+    try:
+        from deepsearch.cli import run
 
-    exit_now(run(list(sys.argv[1:])))
+        code = run(list(sys.argv[1:]))
+    except KeyboardInterrupt:
+        # Ctrl-C before the run's own handler is installed (while the modules load):
+        # nothing was asked or printed yet, so no partial result, and no traceback.
+        code = 130
+    exit_now(code)

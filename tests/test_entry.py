@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import NoReturn
+
+import pytest
 
 # A non-daemon thread that would keep a normal interpreter exit waiting for 60 s.
 CHILD = """
@@ -40,3 +43,32 @@ def test_python_dash_m_goes_through_the_same_entry() -> None:
         check=False,
     )
     assert done.returncode == 0 and done.stdout.strip()
+
+
+def test_ctrl_c_while_the_modules_load_exits_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C in the first half second, before the run installs its own handler (the
+    command's modules are still importing): exit 130, nothing on stderr."""
+    import deepsearch.cli
+    from deepsearch import entry
+
+    def interrupted(argv: list[str]) -> int:
+        raise KeyboardInterrupt
+
+    codes: list[int] = []
+
+    def record(code: int) -> NoReturn:
+        codes.append(code)
+        raise SystemExit(code)
+
+    monkeypatch.setattr(deepsearch.cli, "run", interrupted)
+    monkeypatch.setattr(entry, "exit_now", record)
+    monkeypatch.setattr(sys, "argv", ["deepsearch", "a question"])
+    try:
+        with pytest.raises(SystemExit):
+            entry.main()
+    except KeyboardInterrupt:  # escaped main: the user would have seen a traceback
+        pytest.fail("Ctrl-C during start-up escaped the entry point")
+    assert codes == [130]
+    assert capsys.readouterr().err == ""

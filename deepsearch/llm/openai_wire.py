@@ -132,6 +132,19 @@ def should_retry(status: int, headers: httpx.Headers, request_body: bytes, text:
     return status >= 500 or status in _RETRIED_STATUSES
 
 
+def unreadable_ca_bundle(exc: BaseException) -> str | None:
+    """The message of a CA bundle that cannot be loaded (web/tls.CABundleError: a
+    mistyped SSL_CERT_FILE, say), wherever httpx wrapped it; None for any other error."""
+    from deepsearch.web.tls import CABundleError
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, CABundleError):
+            return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def backoff_s(attempt: int, headers: httpx.Headers | None) -> float:
     """The pause before retry number `attempt` (0 for the first)."""
     wait = retry_after_s(headers) if headers is not None else None
@@ -252,15 +265,21 @@ class ChatWire:
         to be retried; raises when it is not."""
         import httpx
 
+        from deepsearch.web.tls import CABundleError
+
         last = attempt >= self.max_retries
         request = self.client.build_request("POST", self.url, content=content, headers=headers)
         try:
             response = await self.client.send(request, stream=True)
+        except CABundleError as exc:  # configuration: retrying cannot help
+            raise WireConnectionError(str(exc)) from None
         except httpx.TimeoutException:
             if last:
                 raise WireTimeout("Request timed out.") from None
             return None, None
-        except httpx.TransportError:
+        except httpx.TransportError as exc:
+            if bundle := unreadable_ca_bundle(exc):  # configuration: retrying cannot help
+                raise WireConnectionError(bundle) from None
             if last:
                 raise WireConnectionError("Connection error.") from None
             return None, None

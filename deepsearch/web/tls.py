@@ -20,6 +20,19 @@ import threading
 from typing import Any
 
 
+class CABundleError(OSError):
+    """The CA certificates a TLS connection needs cannot be loaded: named with the
+    variable that chose them, so the one-line error says what to fix."""
+
+
+def _source(cafile: str | None, capath: str | None) -> str:
+    if cafile is not None and cafile == os.environ.get("SSL_CERT_FILE"):
+        return f"SSL_CERT_FILE ({cafile})"
+    if capath is not None and capath == os.environ.get("SSL_CERT_DIR"):
+        return f"SSL_CERT_DIR ({capath})"
+    return f"the CA bundle {cafile or capath}"
+
+
 def _ca_locations(trust_env: bool) -> tuple[str | None, str | None]:
     """(cafile, capath) as httpx.create_ssl_context chooses them for verify=True."""
     if trust_env and os.environ.get("SSL_CERT_FILE"):
@@ -55,7 +68,12 @@ class DeferredCAContext(ssl.SSLContext):
         """Load the CA certificates, once."""
         with self._lock:
             if not self.loaded:
-                self.load_verify_locations(*self._locations)
+                try:
+                    self.load_verify_locations(*self._locations)
+                except (OSError, ssl.SSLError) as exc:  # a missing or malformed bundle
+                    reason = getattr(exc, "strerror", None) or str(exc)
+                    where = _source(*self._locations)
+                    raise CABundleError(f"{where} cannot be loaded for TLS: {reason}") from exc
                 self.loaded = True
 
     def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
