@@ -12,7 +12,8 @@ from deepsearch.errors import ConfigError, SearchError
 from deepsearch.web.cache import WebCache
 from deepsearch.web.search import build_search
 from deepsearch.web.search.base import SearchProviderError
-from deepsearch.web.search.chain import MinIntervalLimiter, SearchChain
+from deepsearch.web.search.chain import MinIntervalLimiter, SearchChain, SearchUnavailable
+from deepsearch.web.tls import CABundleError
 from deepsearch.web.types import SearchProvider, SearchQuery, SearchResult
 from tests.fakes.scripted_llm import offline_settings
 from tests.fakes.search_servers import FakeSearchServers
@@ -103,6 +104,17 @@ async def test_rate_limited_moves_on() -> None:
 async def test_a_provider_bug_is_contained() -> None:
     a, b = Scripted("a", KeyError("oops")), Scripted("b", ["https://b.org/1"])
     assert [r.provider for r in await SearchChain([a, b]).search(Q)] == ["b"]
+
+
+async def test_an_unreadable_ca_bundle_is_named_as_configuration() -> None:
+    """A mistyped SSL_CERT_FILE fails the provider's TLS connection: the one line names
+    the variable and its file, and counts as the user's to fix (not a provider bug)."""
+    bundle = CABundleError("SSL_CERT_FILE (/x.pem) cannot be loaded for TLS: No such file")
+    with pytest.raises(SearchUnavailable) as info:  # no retry: the run stops, exit 2
+        await SearchChain([Scripted("a", bundle)]).search(Q)
+    assert "a: network (SSL_CERT_FILE (/x.pem) cannot be loaded for TLS" in str(info.value)
+    assert info.value.configuration
+    assert [f.configuration for f in info.value.failures] == [True]
 
 
 async def test_every_provider_failing_raises_one_line_each() -> None:

@@ -31,6 +31,7 @@ from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import SearchError
 from deepsearch.web.cache import WebCache, cache_key
 from deepsearch.web.search.base import SearchProviderError, query_with_sites
+from deepsearch.web.tls import CABundleError
 from deepsearch.web.types import SearchProvider, SearchQuery, SearchResult
 from deepsearch.web.urls import host_matches, hostname_of
 
@@ -260,6 +261,9 @@ class SearchChain:
             if slot.limiter is not None and getattr(exc, "kind", "") == "rate_limited":
                 slot.limiter.arm()  # the provider asked: pace its calls from now on
             raise
+        except CABundleError as exc:  # e.g. a mistyped SSL_CERT_FILE: the user must fix it
+            name = slot.provider.name
+            raise SearchProviderError(name, "network", str(exc), configuration=True) from None
         except Exception as exc:  # a provider bug must not end the run
             raise SearchProviderError(slot.provider.name, "network", type(exc).__name__) from None
 
