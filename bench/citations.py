@@ -29,9 +29,9 @@ from deepsearch.agent.citations.quote_text import is_verbatim, strip_markers
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.judging.evaluator import QuestionEval
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.types import SearchResult
+from tests.fakes.clock import FakeClock
 from tests.fakes.memory_web import FakeReader, FakeSearch
 from tests.fakes.scripted_llm import scripted_client
 

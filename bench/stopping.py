@@ -26,10 +26,10 @@ import statistics
 from dataclasses import dataclass
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.clock import FakeClock
 from deepsearch.config import ReaderConfig
 from deepsearch.web.reader import LocalReader
 from tests.fakes import dead_end
+from tests.fakes.clock import FakeClock
 from tests.fakes.scripted_llm import scripted_client
 from tests.fakes.web_server import LoopbackServer
 

@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from deepsearch.clock import FakeClock, SystemClock
+from deepsearch.clock import SystemClock
+from tests.fakes.clock import FakeClock
 
 
 async def _hang() -> None:

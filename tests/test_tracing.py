@@ -7,9 +7,9 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from deepsearch.clock import FakeClock
 from deepsearch.tracing import TracedReader, TracedSearch, TraceWriter
 from deepsearch.web.types import SearchQuery, SearchResult
+from tests.fakes.clock import FakeClock
 from tests.fakes.memory_web import FakeReader, FakeSearch
 
 START = datetime(2030, 5, 6, 7, 8, 9, tzinfo=UTC)

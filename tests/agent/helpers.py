@@ -12,11 +12,11 @@ from deepsearch.agent.judging.evaluator import QuestionEval
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.step import StepContext
 from deepsearch.agent.steps.evaluator import Evaluator
-from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest, Usage
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.web.types import SearchResult
+from tests.fakes.clock import FakeClock
 from tests.fakes.memory_web import FakeReader, FakeSearch
 from tests.fakes.scripted_llm import (
     ScriptedProvider,

@@ -19,12 +19,12 @@ import pytest
 
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.schema import allowed_actions
-from deepsearch.clock import FakeClock
 from deepsearch.config import ReaderConfig
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.reader import LocalReader
 from deepsearch.web.types import Page, SearchQuery, SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
+from tests.fakes.clock import FakeClock
 from tests.fakes.memory_web import FakeSearch
 from tests.fakes.web_server import NAVBOX_TITLES, LoopbackServer, wiki_routes, wiki_slug
 

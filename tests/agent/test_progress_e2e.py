@@ -10,11 +10,11 @@ import pytest
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.progress import NO_PROGRESS_LIMIT, no_progress_reason
 from deepsearch.agent.result import ResearchResult
-from deepsearch.clock import FakeClock
 from deepsearch.config import ReaderConfig
 from deepsearch.web.reader import LocalReader
 from tests.agent.helpers import make_deps, options
 from tests.fakes import dead_end
+from tests.fakes.clock import FakeClock
 from tests.fakes.web_server import LoopbackServer
 
 DEFAULT_BUDGET = 500_000

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.schema import allowed_actions
-from deepsearch.clock import FakeClock
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.types import SearchQuery, SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
+from tests.fakes.clock import FakeClock
 from tests.fakes.memory_web import FakeReader, FakeSearch
 
 SEARCH = {"think": "more", "action": {"search": {"queries": ["q"]}}}

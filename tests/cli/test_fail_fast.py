@@ -65,8 +65,8 @@ def test_an_empty_corpus_folder_exits_2_naming_it(tmp_path: Path) -> None:
 def test_a_dead_search_endpoint_ends_within_two_steps_with_a_named_cause(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deepsearch.clock import FakeClock
     from deepsearch.web.search import chain
+    from tests.fakes.clock import FakeClock
 
     clock = FakeClock()  # the chain's pause before its second try: recorded, not waited
     monkeypatch.setattr(chain, "SystemClock", lambda: clock)

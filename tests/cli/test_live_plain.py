@@ -11,10 +11,10 @@ from rich.console import Console
 
 from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished
 from deepsearch.agent.result import ResearchResult, UsageReport
-from deepsearch.clock import FakeClock
 from deepsearch.commands import live
 from deepsearch.commands.live import LiveView
 from deepsearch.commands.render import print_answer
+from tests.fakes.clock import FakeClock
 
 EVENTS: list[AgentEvent] = [
     StepFinished(

@@ -10,11 +10,11 @@ import pytest
 from rich.console import Console
 
 from deepsearch.agent.events import Activity, Notice, PhaseChanged, StepFinished, StepStarted
-from deepsearch.clock import FakeClock
 from deepsearch.commands.live import LiveView
 from deepsearch.commands.units import size, tokens
 from deepsearch.runtime import ActivityReader, ActivitySearch, llm_tap
 from deepsearch.web.types import SearchQuery
+from tests.fakes.clock import FakeClock
 
 THINK = "I need to find which films were shot in Leland and then who directed them " * 2
 SEARCH_DONE = StepFinished(

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 import deepsearch.clock
-from deepsearch.clock import FakeClock
 from tests.cli.test_end_to_end import (  # noqa: F401  (fixtures)
     ANSWER,
     ANSWER_STEP,
@@ -31,6 +30,7 @@ from tests.cli.test_end_to_end import (  # noqa: F401  (fixtures)
     wait_until,
     web,
 )
+from tests.fakes.clock import FakeClock
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from deepsearch.clock import FakeClock
 from deepsearch.config import LLMConfig, load_config
 from deepsearch.errors import ProviderError
 from deepsearch.llm.call_limits import HOSTED, LOCAL, call_limits, is_local_endpoint
@@ -19,6 +18,7 @@ from deepsearch.llm.client import LLMClient
 from deepsearch.llm.openai_provider import OpenAIProvider
 from deepsearch.llm.openai_wire import ChatWire
 from deepsearch.llm.tracker import TokenTracker
+from tests.fakes.clock import FakeClock
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.scripted_llm import offline_settings
 from tests.llm.helpers import ASK, SECRET

@@ -21,7 +21,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepsearch.clock import FakeClock
 from deepsearch.errors import SandboxUnavailable
 from deepsearch.sandbox.child import make_hook
 from deepsearch.sandbox.isolation import (
@@ -36,6 +35,7 @@ from deepsearch.sandbox.runner import (
     SandboxResult,
     probe_isolation,
 )
+from tests.fakes.clock import FakeClock
 
 LIMITS = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=2_000)
 

@@ -5,8 +5,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from deepsearch.clock import FakeClock
 from deepsearch.web.cache import WebCache, cache_key
+from tests.fakes.clock import FakeClock
 
 
 def test_hit_miss_and_expiry(tmp_path: Path) -> None:

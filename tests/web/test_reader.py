@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from deepsearch.clock import FakeClock
 from deepsearch.config import ReaderConfig
 from deepsearch.web.cache import WebCache
 from deepsearch.web.reader import LocalReader
 from deepsearch.web.types import Page, ReadFailure
+from tests.fakes.clock import FakeClock
 from tests.fakes.web_server import CYRILLIC_TEXT, LATIN1_TEXT, LoopbackServer, site_routes
 
 

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from deepsearch.clock import FakeClock
 from deepsearch.config import ReaderConfig
 from deepsearch.web.host_limits import HostLimiter, retry_after_s
 from deepsearch.web.reader import LocalReader
 from deepsearch.web.types import Page, ReadFailure
+from tests.fakes.clock import FakeClock
 from tests.fakes.throttling_host import CountingHost
 from tests.fakes.web_server import LoopbackServer
 

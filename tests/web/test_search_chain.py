@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from deepsearch.clock import FakeClock
 from deepsearch.errors import ConfigError, SearchError
 from deepsearch.web.cache import WebCache
 from deepsearch.web.search import build_search
@@ -15,6 +14,7 @@ from deepsearch.web.search.base import SearchProviderError
 from deepsearch.web.search.chain import MinIntervalLimiter, SearchChain, SearchUnavailable
 from deepsearch.web.tls import CABundleError
 from deepsearch.web.types import SearchProvider, SearchQuery, SearchResult
+from tests.fakes.clock import FakeClock
 from tests.fakes.scripted_llm import offline_settings
 from tests.fakes.search_servers import FakeSearchServers
 from tests.web.test_search_ddgs import FakeDDGS

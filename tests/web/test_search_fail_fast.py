@@ -9,11 +9,11 @@ import socket
 import httpx
 import pytest
 
-from deepsearch.clock import FakeClock
 from deepsearch.web.search.base import SearchProviderError
 from deepsearch.web.search.chain import AllProvidersFailed, SearchChain, SearchUnavailable
 from deepsearch.web.search.searxng import SearxngSearch
 from deepsearch.web.types import SearchQuery
+from tests.fakes.clock import FakeClock
 from tests.web.test_search_chain import Scripted, err
 
 Q = SearchQuery(q="what is bm25")

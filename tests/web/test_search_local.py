@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from deepsearch.clock import FakeClock
 from deepsearch.errors import ConfigError
 from deepsearch.web.search import build_search, local_corpus
 from deepsearch.web.search.local import LocalCorpus, LocalSearch, read_local
 from deepsearch.web.search.local_files import best_snippet, split_passages
 from deepsearch.web.types import Page, ReadFailure, SearchQuery
+from tests.fakes.clock import FakeClock
 from tests.fakes.scripted_llm import offline_settings
 
 

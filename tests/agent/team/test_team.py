@@ -14,10 +14,10 @@ from deepsearch.agent.deps import AgentDeps
 from deepsearch.agent.events import PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.team.budget import MIN_CHILD_BUDGET, ShareTracker, budget_shares
-from deepsearch.clock import FakeClock
 from deepsearch.llm.base import Usage
 from deepsearch.llm.tracker import TokenTracker
 from tests.agent.helpers import InFlightProvider, counting_client, make_deps, options
+from tests.fakes.clock import FakeClock
 
 PARTS_FIGURES = [FIGURES[p] for p in parts_in(QUESTION)]
 BETA = "What was the population of Beta in 2020?"

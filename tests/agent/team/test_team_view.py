@@ -12,10 +12,10 @@ from bench import team_world
 from bench.team_world import QUESTION, World
 from deepsearch.agent.events import Notice, PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.clock import FakeClock
 from deepsearch.commands.live import LiveView
 from deepsearch.commands.output import safe_result
 from tests.agent.helpers import make_deps, options
+from tests.fakes.clock import FakeClock
 
 
 def view() -> tuple[LiveView, io.StringIO, list[str]]:
