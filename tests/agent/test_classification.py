@@ -18,9 +18,9 @@ from tests.agent.helpers import (
     CLASSIFY_SIMPLE,
     InFlightProvider,
     counting_client,
-    evaluator_reply,
     make_deps,
     options,
+    router,
 )
 
 Q = "When was the Eiffel Tower completed?"
@@ -69,16 +69,14 @@ async def until(condition: Callable[[], bool], turns: int = 2000) -> None:
 
 
 def routed(agent: list[dict[str, Any]], *, fresh: bool = False) -> Any:
-    queue = list(agent)
+    """The shared strict router (each agent step once), with the classification saying
+    whether the question needs fresh sources."""
+    base = router(agent)
 
     def reply(request: CompletionRequest) -> Any:
-        if request.tool in ("agent", "agent_beast"):
-            return queue.pop(0) if len(queue) > 1 else queue[0]
-        if request.tool == "finalizer":
-            return request.messages[-1].content
         if "needs_definitive" in (request.json_schema or {}).get("properties", {}):
             return {**CLASSIFY_SIMPLE, "needs_freshness": fresh}
-        return evaluator_reply(request)
+        return base(request)
 
     return reply
 
@@ -139,7 +137,7 @@ async def test_a_fresh_question_decides_a_first_answer_again_as_a_search() -> No
 async def test_a_step_that_ends_research_stops_the_classification_beside_it() -> None:
     # The classification would wait (3 s) for a second evaluator call that never comes.
     gate = {"gated": lambda r: r.tool == "evaluator", "together": 2, "hold_s": 3.0}
-    deps, provider = deps_for([SEARCH, ANSWER], **gate)
+    deps, provider = deps_for([SEARCH], **gate)  # the run stops inside step 1
 
     async def broken_dedup(*args: Any, **kw: Any) -> list[str]:
         await until(lambda: provider.live["evaluator"] > 0)
