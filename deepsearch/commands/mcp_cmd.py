@@ -49,7 +49,7 @@ def mcp_command(
     insecure_no_auth: NoAuthOption = False,
     config: ConfigOption = None,
 ) -> None:
-    from deepsearch.commands.serve_cmd import _bind, _is_loopback, _url_host
+    from deepsearch.commands.serve_cmd import _is_loopback
 
     mode = _transport(transport)
     options = _options(ctx.args, config)
@@ -63,16 +63,10 @@ def mcp_command(
     if mode == "stdio":
         _run_stdio(mcp_config)
         return
-    sock = _bind(host, port)
-    from deepsearch.mcp_server.app import http_app
+    from deepsearch.commands.signals import served_until_signal
 
-    app = http_app(mcp_config, loopback=_is_loopback(host))
-    typer.echo(
-        f"deepsearch mcp: listening on http://{_url_host(host)}:{sock.getsockname()[1]}/mcp "
-        f"(auth {'on' if key else 'off'}, at most {mcp_config.max_budget} tokens a call)",
-        err=True,
-    )
-    _run_http(app, sock)
+    with served_until_signal():
+        _serve_http(mcp_config, host, port, key)
 
 
 def _transport(value: str) -> Literal["stdio", "http"]:
@@ -131,9 +125,23 @@ def _run_stdio(config: Any) -> None:
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
-def _run_http(app: Any, sock: Any) -> None:
+def _serve_http(config: Any, host: str, port: int, key: str | None) -> None:
+    """Bind, print the banner and serve until Ctrl-C, SIGTERM or SIGHUP (the caller's
+    `served_until_signal` turns it into the exit code, as for `deepsearch serve`)."""
     import uvicorn
 
+    from deepsearch.commands.serve_cmd import _bind, _is_loopback, _url_host
+
+    sock = _bind(host, port)
+
+    from deepsearch.mcp_server.app import http_app
+
+    app = http_app(config, loopback=_is_loopback(host))
+    typer.echo(
+        f"deepsearch mcp: listening on http://{_url_host(host)}:{sock.getsockname()[1]}/mcp "
+        f"(auth {'on' if key else 'off'}, at most {config.max_budget} tokens a call)",
+        err=True,
+    )
     server = uvicorn.Server(
         uvicorn.Config(
             app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5

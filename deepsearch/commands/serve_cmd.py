@@ -103,6 +103,27 @@ def serve(
             f"{trace}: cannot write the trace there (not a file in an existing folder)"
         )
     settings = _preflight(settings)
+    from deepsearch.commands.signals import served_until_signal
+
+    with served_until_signal() as caught:
+        _serve(settings, host, port, key, max_budget, max_concurrent, trace, caught)
+
+
+def _serve(
+    settings: Settings,
+    host: str,
+    port: int,
+    key: str | None,
+    max_budget: int | None,
+    max_concurrent: int,
+    trace: Path | None,
+    caught: Caught,
+) -> None:
+    """Bind, build the app, print the banner and serve until Ctrl-C, SIGTERM or SIGHUP
+    (`served_until_signal`, the caller's, turns it into the exit code). Then uvicorn
+    stops accepting, and every run in flight is cut short at once and its client
+    answered (a 503, or an error event in a stream: ResearchResponse), instead of
+    uvicorn waiting out its graceful timeout and dropping the connections."""
     sock = _bind(host, port)
     from deepsearch.server.app import ServerConfig, create_app
 
@@ -123,7 +144,12 @@ def serve(
         f"at most {budget_cap} tokens a request)",
         err=True,
     )
-    _run(app, sock)
+    _run(app, sock, caught)
+
+
+def _run(app: Starlette, sock: socket.socket, caught: Caught) -> None:
+    """uvicorn serving on the bound socket, until the signal that `caught` records."""
+    _server(app, caught).run(sockets=[sock])
 
 
 def _settings(args: list[str], config: Path | None) -> Settings:
@@ -190,23 +216,6 @@ def _bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return sock
-
-
-def _run(app: Starlette, sock: socket.socket) -> None:
-    """Serve until Ctrl-C, SIGTERM or SIGHUP. Then uvicorn stops accepting, and every
-    run in flight is cut short at once and its client answered (a 503, or an error
-    event in a stream: ResearchResponse), instead of uvicorn waiting out its graceful
-    timeout and dropping the connections; the exit code is the signal's (130/143/129)."""
-    from deepsearch.commands.signals import signals_interrupt
-
-    with signals_interrupt() as caught:
-        server = _server(app, caught)
-        try:
-            server.run(sockets=[sock])
-        except KeyboardInterrupt:  # uvicorn raises the signal it caught again, at the end
-            if caught.signum is None:
-                raise  # Ctrl-C: click's Abort, exit 130
-            raise typer.Exit(caught.exit_code()) from None
 
 
 def _server(app: Starlette, caught: Caught) -> uvicorn.Server:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import signal
 import threading
+import traceback
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,3 +61,24 @@ def signals_interrupt() -> Iterator[Caught]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+@contextmanager
+def served_until_signal() -> Iterator[Caught]:
+    """A server's whole life (bind, start-up, banner, serving) under `signals_interrupt`:
+    Ctrl-C, SIGTERM and SIGHUP end it with the signal's exit code (130/143/129) however
+    early they arrive. A supervisor may stop the server the moment it reads "listening":
+    before this covered the start-up, such a SIGTERM killed the process (-15) or ended
+    it as a Ctrl-C (130). uvicorn re-raises the signal it caught once it has shut down;
+    that lands here too."""
+    import typer
+
+    with warnings.catch_warnings(), signals_interrupt() as caught:
+        # A signal between uvicorn making its coroutine and running it: Python would say
+        # "coroutine 'Server.serve' was never awaited" on the way out, which is noise.
+        warnings.filterwarnings("ignore", "coroutine 'Server.serve' was never", RuntimeWarning)
+        try:
+            yield caught
+        except KeyboardInterrupt as stop:
+            traceback.clear_frames(stop.__traceback__)  # frees that coroutine here, now
+            raise typer.Exit(caught.exit_code()) from None

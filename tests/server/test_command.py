@@ -54,7 +54,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[server_app.ServerConfig]:
         return real(config)
 
     monkeypatch.setattr(server_app, "create_app", capture)
-    monkeypatch.setattr(serve_cmd, "_run", lambda app, sock: sock.close())
+    monkeypatch.setattr(serve_cmd, "_run", lambda app, sock, caught: sock.close())
     return configs
 
 
