@@ -307,12 +307,29 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Live tests talk to real providers: skipped unless DEEPSEARCH_LIVE=1."""
-    import os
-
+    """Live tests talk to real providers: skipped unless DEEPSEARCH_LIVE=1. The tests
+    that drive google-genai land on one xdist worker (`make test` runs --dist
+    loadgroup): importing that SDK costs ~1 s of CPU, paid once instead of per worker."""
+    gemini = pytest.mark.xdist_group("google-genai")
+    for item in items:
+        if _uses_gemini(item):
+            item.add_marker(gemini)
     if os.environ.get("DEEPSEARCH_LIVE") == "1":
         return
     skip = pytest.mark.skip(reason="live test: set DEEPSEARCH_LIVE=1 and a provider key to run")
     for item in items:
         if "live" in item.keywords:
             item.add_marker(skip)
+
+
+_GEMINI_NAMES = frozenset({"FakeGeminiServer", "gemini_client", "google"})
+
+
+def _uses_gemini(item: pytest.Item) -> bool:
+    """The test takes the Gemini fake, or its body names it, the Gemini client helper or
+    the google package (27 tests, the same the import hook sees at run time). A test
+    this misses still passes: it only imports the SDK on another worker too."""
+    if "gemini_server" in getattr(item, "fixturenames", ()):
+        return True
+    code = getattr(getattr(item, "function", None), "__code__", None)
+    return code is not None and not _GEMINI_NAMES.isdisjoint(code.co_names)
