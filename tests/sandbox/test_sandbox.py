@@ -42,6 +42,10 @@ from tests.fakes.clock import FakeClock
 
 LIMITS = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=2_000)
 
+# One worker runs this module (`make test` is --dist loadgroup): the isolation probe and
+# the escape batch below are module-scoped and would otherwise run once per worker.
+pytestmark = pytest.mark.xdist_group("sandbox")
+
 
 @pytest.fixture(scope="module")
 def sandbox() -> Sandbox:
