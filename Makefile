@@ -19,12 +19,14 @@ $(BIN)/deepsearch: pyproject.toml
 # (subprocesses starting, loopback servers, sandboxed children) and taking a larger
 # share of a machine other jobs load. Measured in pairs, two workers then three:
 # 80 s / 74 s (load 1-3), 108 s / 70 s (load 3-5), 133 s / 138 s and 94 s / 110 s
-# (load 5-6); CPU 117-122 s for two, 123-139 s for three. Bytecode is written even if
+# (load 5-6); CPU 117-122 s for two, 123-139 s for three. --dist loadgroup sends the
+# tests that drive google-genai to one worker (tests/conftest.py groups them), so only
+# that worker imports the SDK. Bytecode is written even if
 # the caller's shell turns it off (PYTHONDONTWRITEBYTECODE): otherwise every run
 # recompiles every module and the interpreters the tests spawn recompile again: a warm
 # suite is one with its .pyc.
 test:
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 3
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 3 --dist loadgroup
 
 # The layers are checks: import-linter's contracts ([tool.importlinter] in
 # pyproject.toml) and no import cycle between modules (tools/import_cycles.py).

@@ -55,33 +55,49 @@ _SCRUBBED_ENV = [
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 
 
-@pytest.fixture(autouse=True)
-def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    for var in _SCRUBBED_ENV:
-        monkeypatch.delenv(var, raising=False)
-    home = Path(tempfile.mkdtemp(prefix="home", dir=_homes(tmp_path_factory)))
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-    monkeypatch.setenv("DEEPSEARCH_CACHE_DIR", str(home / ".cache" / "deepsearch"))
-    monkeypatch.setenv("NO_COLOR", "1")
-    # Every HTTP client (each SDK, reader, search provider) builds an SSL context and
-    # loads the whole CA bundle into it: ~30-100 ms each, hundreds of times a suite
-    # (the largest CPU cost of an eval test). Tests never speak TLS (loopback http
-    # only, see loopback_only): a one-certificate bundle is as good and costs nothing.
-    monkeypatch.setenv("SSL_CERT_FILE", str(_one_cert_bundle(tmp_path_factory)))
+class _Hermetic:
+    """The environment every test starts from, set up once per process (each xdist
+    worker): no real keys, no user config, a private HOME per test. Per test this is a
+    few dictionary writes (hooks below, not fixtures): the fixture machinery, a
+    monkeypatch of ~25 variables and a ``mkdtemp`` per test cost ~2 ms, and removing
+    those folders later ~2 ms more, times ~2,000 tests."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="deepsearch-tests-"))
+        self.count = 0
+        self.baseline: dict[str, str] = {}
+
+    def start_session(self) -> None:
+        for var in _SCRUBBED_ENV:
+            os.environ.pop(var, None)
+        os.environ["NO_COLOR"] = "1"
+        # Every HTTP client (each SDK, reader, search provider) builds an SSL context and
+        # loads the whole CA bundle into it: ~30-100 ms each, hundreds of times a suite
+        # (the largest CPU cost of an eval test). Tests never speak TLS (loopback http
+        # only, see _guard_connect): a one-certificate bundle is as good and costs nothing.
+        os.environ["SSL_CERT_FILE"] = str(_one_cert_bundle(self.root))
+        self.baseline = dict(os.environ)
+
+    def start_test(self) -> None:
+        """A HOME of the test's own, not created: a test that writes there (a config,
+        the cache) makes it, and nothing else pays for a folder it never uses."""
+        self.count += 1
+        home = self.root / f"home{self.count}"
+        os.environ["HOME"] = str(home)
+        os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
+        os.environ["DEEPSEARCH_CACHE_DIR"] = str(home / ".cache" / "deepsearch")
+
+    def end_test(self) -> None:
+        """Back to the session's environment, whatever the test changed directly."""
+        env = os.environ
+        for var in [v for v in env if v not in self.baseline]:
+            del env[var]
+        for var, value in self.baseline.items():
+            if env.get(var) != value:
+                env[var] = value
 
 
-_HOMES: list[Path] = []
-
-
-def _homes(factory: pytest.TempPathFactory) -> Path:
-    """One folder (under the session's temporary directory, removed with it) for every
-    test's private HOME. `mktemp` numbers its folders by listing the directory each
-    time: a call per test made that quadratic (2,000 folders: 5 s of CPU, against 0.15 s
-    for `tempfile.mkdtemp` in one folder)."""
-    if not _HOMES:
-        _HOMES.append(factory.mktemp("homes"))
-    return _HOMES[0]
+_HERMETIC = _Hermetic()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -92,6 +108,14 @@ def pytest_configure(config: pytest.Config) -> None:
     load" signal tests. Tests start from Python's own default, as a terminal gives."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    _HERMETIC.start_session()
+    _guard_connect()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    shutil.rmtree(_HERMETIC.root, ignore_errors=True)
 
 
 _WATCHED_SIGNALS = tuple(
@@ -99,49 +123,34 @@ _WATCHED_SIGNALS = tuple(
 )
 
 
-@pytest.fixture(autouse=True)
-def signal_handlers_restored() -> Iterator[None]:
-    """A test that leaves a signal handler installed changes how every later test's
-    Ctrl-C unwinds (asyncio.run only installs its own SIGINT handler over the default
-    one): that surfaced as order-dependent flakes. Fail the leaking test, repair."""
-    before = {sig: signal.getsignal(sig) for sig in _WATCHED_SIGNALS}
-    yield
-    leaked = [sig.name for sig, old in before.items() if signal.getsignal(sig) is not old]
-    for sig, old in before.items():
-        signal.signal(sig, old)
-    assert not leaked, f"the test left signal handlers installed: {leaked}"
-
-
-_CERT_BUNDLE: list[Path] = []
-
-
-def _one_cert_bundle(factory: pytest.TempPathFactory) -> Path:
+def _one_cert_bundle(folder: Path) -> Path:
     """The first certificate of certifi's bundle, in a file of its own (once a session)."""
-    if not _CERT_BUNDLE:
-        import certifi
+    import certifi
 
-        pem = Path(certifi.where()).read_text("ascii")
-        end = "-----END CERTIFICATE-----"
-        first = pem[pem.index("-----BEGIN CERTIFICATE-----") : pem.index(end) + len(end)]
-        path = factory.mktemp("ca") / "one-cert.pem"
-        path.write_text(first + "\n", "ascii")
-        _CERT_BUNDLE.append(path)
-    return _CERT_BUNDLE[0]
+    pem = Path(certifi.where()).read_text("ascii")
+    end = "-----END CERTIFICATE-----"
+    first = pem[pem.index("-----BEGIN CERTIFICATE-----") : pem.index(end) + len(end)]
+    path = folder / "one-cert.pem"
+    path.write_text(first + "\n", "ascii")
+    return path
 
 
 _PROBED: dict[str, object] = {}
+_REAL_PROBE: list[Any] = []
 
 
-@pytest.fixture(autouse=True)
-def sandbox_probed_once(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+def _probe_for(item: pytest.Item) -> None:
     """Every research run probes sandbox isolation by starting a few child processes
     (~75 ms); the machine's answer cannot change within a session, so outside
     tests/sandbox (which tests the probing itself) it is asked once and reused."""
-    if "sandbox" in request.node.path.parts:
-        return
     from deepsearch.sandbox import runner
 
-    real = runner.probe_isolation
+    if not _REAL_PROBE:
+        _REAL_PROBE.append(runner.probe_isolation)
+    real = _REAL_PROBE[0]
+    if "sandbox" in item.path.parts:
+        runner.probe_isolation = real
+        return
 
     def probed_once(isolation: runner.Isolation) -> runner.IsolationPlan:
         if isolation not in _PROBED:
@@ -150,7 +159,63 @@ def sandbox_probed_once(request: pytest.FixtureRequest, monkeypatch: pytest.Monk
         assert isinstance(plan, runner.IsolationPlan)
         return plan.model_copy()
 
-    monkeypatch.setattr(runner, "probe_isolation", probed_once)
+    runner.probe_isolation = probed_once
+
+
+class _TestState:
+    """What a test found when it started, checked when it ends."""
+
+    def __init__(self) -> None:
+        self.handlers = {sig: signal.getsignal(sig) for sig in _WATCHED_SIGNALS}
+        from tests.fakes.steps import checked_scripts
+
+        self.scripts_block = checked_scripts()
+        self.scripts = self.scripts_block.__enter__()
+
+
+_STATE: dict[str, _TestState] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the test's fixtures: its own HOME, the session's probe rule, and a record
+    of the signal handlers and step scripts to check at the end."""
+    _HERMETIC.start_test()
+    _probe_for(item)
+    _STATE[item.nodeid] = _TestState()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """After the test's fixtures are torn down: the environment, the connection guard
+    and signal handlers are the session's again; a test that left handlers installed
+    or did not follow its agent script fails here."""
+    try:
+        return (yield)
+    finally:
+        _HERMETIC.end_test()
+        if socket.socket.connect is not _GUARDED[0] or socket.socket.connect_ex is not _GUARDED[1]:
+            socket.socket.connect, socket.socket.connect_ex = _GUARDED  # type: ignore[method-assign]
+        state = _STATE.pop(item.nodeid, None)
+        if state is not None:
+            _check_state(state)
+
+
+def _check_state(state: _TestState) -> None:
+    """A test that leaves a signal handler installed changes how every later test's
+    Ctrl-C unwinds (asyncio.run only installs its own SIGINT handler over the default
+    one): that surfaced as order-dependent flakes. Fail the leaking test, repair.
+    Every step script a test builds (tests/fakes/steps.py) was used exactly: no step
+    asked for beyond it, none left over."""
+    before = state.handlers
+    leaked = [sig.name for sig, old in before.items() if signal.getsignal(sig) is not old]
+    for sig, old in before.items():
+        signal.signal(sig, old)
+    state.scripts_block.__exit__(None, None, None)
+    assert not leaked, f"the test left signal handlers installed: {leaked}"
+    problems = [problem for script in state.scripts for problem in script.problems()]
+    if problems:
+        pytest.fail("the agent's script was not followed: " + "; ".join(problems))
 
 
 _APPS: dict[tuple[bool, str | None], Any] = {}
@@ -199,9 +264,9 @@ def _is_loopback(address: object) -> bool:
         return str(host) == "localhost"
 
 
-@pytest.fixture(autouse=True)
-def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Refuse any Python-level connection that is not to loopback."""
+def _guard_connect() -> None:
+    """Refuse any Python-level connection that is not to loopback (installed once per
+    process; put back after any test that replaced it)."""
     real_connect = socket.socket.connect
     real_connect_ex = socket.socket.connect_ex
 
@@ -215,8 +280,12 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
             raise ConnectionRefusedError(f"tests may only connect to loopback, not {address!r}")
         return real_connect_ex(self, address)
 
-    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    socket.socket.connect = guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
+    _GUARDED[:] = [guarded_connect, guarded_connect_ex]
+
+
+_GUARDED: list[Any] = []
 
 
 @pytest.fixture
@@ -238,9 +307,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Live tests talk to real providers: skipped unless DEEPSEARCH_LIVE=1."""
-    import os
-
+    """Live tests talk to real providers: skipped unless DEEPSEARCH_LIVE=1. The tests
+    that drive google-genai land on one xdist worker (`make test` runs --dist
+    loadgroup): importing that SDK costs ~1 s of CPU, paid once instead of per worker."""
+    gemini = pytest.mark.xdist_group("google-genai")
+    for item in items:
+        if _uses_gemini(item):
+            item.add_marker(gemini)
     if os.environ.get("DEEPSEARCH_LIVE") == "1":
         return
     skip = pytest.mark.skip(reason="live test: set DEEPSEARCH_LIVE=1 and a provider key to run")
@@ -249,14 +322,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.fixture(autouse=True)
-def agent_steps_used_exactly() -> Iterator[None]:
-    """Every step script a test builds (tests/fakes/steps.py) was used exactly: no
-    step asked for beyond it, none left over."""
-    from tests.fakes.steps import checked_scripts
+_GEMINI_NAMES = frozenset({"FakeGeminiServer", "gemini_client", "google"})
 
-    with checked_scripts() as scripts:
-        yield
-    problems = [problem for script in scripts for problem in script.problems()]
-    if problems:
-        pytest.fail("the agent's script was not followed: " + "; ".join(problems))
+
+def _uses_gemini(item: pytest.Item) -> bool:
+    """The test takes the Gemini fake, or its body names it, the Gemini client helper or
+    the google package (27 tests, the same the import hook sees at run time). A test
+    this misses still passes: it only imports the SDK on another worker too."""
+    if "gemini_server" in getattr(item, "fixturenames", ()):
+        return True
+    code = getattr(getattr(item, "function", None), "__code__", None)
+    return code is not None and not _GEMINI_NAMES.isdisjoint(code.co_names)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
 import os
 import posixpath
 import shutil
@@ -14,7 +15,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from unittest import mock
 
 import pytest
@@ -38,6 +41,10 @@ from deepsearch.sandbox.runner import (
 from tests.fakes.clock import FakeClock
 
 LIMITS = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=2_000)
+
+# One worker runs this module (`make test` is --dist loadgroup): the isolation probe and
+# the escape batch below are module-scoped and would otherwise run once per worker.
+pytestmark = pytest.mark.xdist_group("sandbox")
 
 
 @pytest.fixture(scope="module")
@@ -186,28 +193,95 @@ def test_printed_text_cannot_forge_the_result(sandbox: Sandbox) -> None:
 # --- files ------------------------------------------------------------------------------
 
 
-def run_all(box: Sandbox, cases: list[tuple[str, dict[str, object]]]) -> list[SandboxResult]:
-    """Run independent cases concurrently: the per-run cost is mostly process start-up."""
+# Escape probes run as a batch inside ONE sandboxed interpreter (starting one costs
+# ~120 ms of CPU; there are ~40 probes): the batch calls the child bootstrap's own
+# ``_run`` for each probe, exactly as a request would be run (the same audit hook, the
+# same error line), and puts back what a probe may have changed between probes (the
+# working directory, the bootstrap's globals; ``_run`` itself restores builtins).
+# Each probe is still a test of its own. A probe that ends the process (CPU, wall
+# clock, memory) runs alone below.
+_BATCH = """
+import json, os, sys
+boot = sys.modules['__main__']
+run_one, chdir, home, saved = boot._run, os.chdir, os.getcwd(), dict(vars(boot))
+outcomes = []
+for code, probe_data in data['probes']:
+    outcomes.append(run_one(code, probe_data, 4000))
+    chdir(home)
+    vars(boot).update(saved)
+result = json.dumps(outcomes)
+"""
 
-    async def gather() -> list[SandboxResult]:
-        return await asyncio.gather(*(box.run(code, data) for code, data in cases))
 
-    return asyncio.run(gather())
+class Probe(NamedTuple):
+    kind: str
+    code: str
+    path: str  # data['path'], when the probe has one
+    expect: str  # the start of the error line
+
+    @property
+    def data(self) -> dict[str, object]:
+        return {"path": self.path} if self.path else {}
 
 
-def test_cannot_read_outside_the_workdir(sandbox: Sandbox, tmp_path: Path) -> None:
-    secret = tmp_path / "secret.txt"
+@dataclass
+class Batch:
+    outcomes: dict[Probe, SandboxResult]
+    printed: str  # everything the batch wrote on stdout and stderr
+    victims: list[Path]
+
+
+def _home_secret(root: Path) -> Path:
+    home = Path(os.environ["HOME"])
+    home.mkdir(parents=True, exist_ok=True)  # each test's HOME is made on first use
+    (home / "keys.txt").write_text("top-secret-value", encoding="utf-8")
+    return home / "keys.txt"
+
+
+@pytest.fixture(scope="module")
+def batch(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Batch]:
+    root = tmp_path_factory.mktemp("escapes")
+    secret = root / "secret.txt"
     secret.write_text("top-secret-value", encoding="utf-8")
-    home_file = Path(os.environ["HOME"]) / "keys.txt"
-    home_file.write_text("top-secret-value", encoding="utf-8")
     repo = Path(__file__).resolve().parents[2]
-    targets = ["/etc/passwd", str(repo / "config.json"), str(home_file), str(secret)]
+    # /tmp is world-writable, so there only the audit hook stands in the way.
+    victims = [root / "victim.txt", Path(f"/tmp/deepsearch-victim-{os.getpid()}")]
+    targets = ["/etc/passwd", str(repo / "config.json"), str(_home_secret(root)), str(secret)]
+    probes = [*_read_target_probes(targets), *_write_probes(victims), *ESCAPES]
+    box = Sandbox(LIMITS.model_copy(update={"max_output_chars": 200_000}))
+    code_data = [(probe.code, probe.data) for probe in probes]
+    out = run(box, _BATCH, {"probes": code_data})
+    try:
+        assert out.ok and out.result is not None, (out.error, out.stderr)
+        envelopes = json.loads(out.result)
+        outcomes = {
+            probe: SandboxResult(ok=envelope["error"] is None, stdout="", stderr="",
+                                 result=envelope["result"], error=envelope["error"],
+                                 duration_s=0.0)
+            for probe, envelope in zip(probes, envelopes, strict=True)
+        }  # fmt: skip
+        yield Batch(outcomes, out.stdout + out.stderr, victims)
+    finally:
+        for victim in victims:  # only there if a probe got through
+            shutil.rmtree(victim, ignore_errors=True)
+            victim.unlink(missing_ok=True)
+
+
+def _read_target_probes(targets: list[str]) -> list[Probe]:
     code = "result = open(data['path']).read()"
-    outs = run_all(sandbox, [(code, {"path": path}) for path in targets])
-    for path, out in zip(targets, outs, strict=True):
-        assert out.error == f"blocked: open {path}", path
-        assert "top-secret" not in out.stdout + out.stderr + str(out.result)
-        assert "root:" not in str(out.result)
+    return [Probe("read-target", code, path, f"blocked: open {path}") for path in targets]
+
+
+READ_TARGETS = ["/etc/passwd", "the repo's config.json", "a file in HOME", "a secret in tmp"]
+
+
+@pytest.mark.parametrize("which", range(len(READ_TARGETS)), ids=READ_TARGETS)
+def test_cannot_read_outside_the_workdir(batch: Batch, which: int) -> None:
+    probe = [p for p in batch.outcomes if p.kind == "read-target"][which]
+    out = batch.outcomes[probe]
+    assert out.error == probe.expect, probe.path
+    assert "top-secret" not in batch.printed + str(out.result)
+    assert "root:" not in str(out.result)
 
 
 READ_ESCAPES = [
@@ -226,11 +300,15 @@ READ_ESCAPES = [
 ]
 
 
-def test_read_escapes_are_blocked(sandbox: Sandbox) -> None:
-    outs = run_all(sandbox, [(code, {}) for code in READ_ESCAPES])
-    for code, out in zip(READ_ESCAPES, outs, strict=True):
-        assert out.error is not None and out.error.startswith("blocked:"), (code, out.error)
-        assert "root:" not in (out.result or ""), code
+def _probes(kind: str, codes: list[str], expect: str = "blocked:") -> list[Probe]:
+    return [Probe(kind, code, "", expect) for code in codes]
+
+
+@pytest.mark.parametrize("code", READ_ESCAPES)
+def test_read_escapes_are_blocked(batch: Batch, code: str) -> None:
+    out = batch.outcomes[Probe("read", code, "", "blocked:")]
+    assert out.error is not None and out.error.startswith("blocked:"), (code, out.error)
+    assert "root:" not in (out.result or ""), code
 
 
 WRITE_ESCAPES = [
@@ -242,19 +320,21 @@ WRITE_ESCAPES = [
 ]
 
 
-def test_cannot_write_outside_the_workdir(sandbox: Sandbox, tmp_path: Path) -> None:
-    # /tmp is world-writable, so there only the audit hook stands in the way.
-    victims = [tmp_path / "victim.txt", Path(f"/tmp/deepsearch-victim-{os.getpid()}")]
-    cases = [(code, {"path": str(v)}) for v in victims for code in WRITE_ESCAPES]
-    try:
-        outs = run_all(sandbox, cases)
-        for (code, data), out in zip(cases, outs, strict=True):
-            assert out.error is not None and out.error.startswith("blocked:"), (code, out.error)
-            assert not Path(str(data["path"])).exists(), code
-    finally:
-        for victim in victims:  # only there if the test failed
-            shutil.rmtree(victim, ignore_errors=True)
-            victim.unlink(missing_ok=True)
+def _write_probes(victims: list[Path]) -> list[Probe]:
+    return [
+        Probe(f"write-{where}", code, str(victim), "blocked:")
+        for where, victim in zip(("tmp_path", "/tmp"), victims, strict=True)
+        for code in WRITE_ESCAPES
+    ]
+
+
+@pytest.mark.parametrize("where", ["tmp_path", "/tmp"])
+@pytest.mark.parametrize("code", WRITE_ESCAPES)
+def test_cannot_write_outside_the_workdir(batch: Batch, code: str, where: str) -> None:
+    probe = next(p for p in batch.outcomes if p.kind == f"write-{where}" and p.code == code)
+    out = batch.outcomes[probe]
+    assert out.error is not None and out.error.startswith("blocked:"), (code, out.error)
+    assert not Path(probe.path).exists(), code
 
 
 def test_workdir_starts_empty_and_is_deleted(sandbox: Sandbox) -> None:
@@ -267,14 +347,16 @@ def test_workdir_starts_empty_and_is_deleted(sandbox: Sandbox) -> None:
     assert not Path(workdir).exists()
 
 
-def test_native_code_cannot_be_loaded_from_the_workdir(sandbox: Sandbox) -> None:
-    code = (
-        "import _imp\n"
-        "open('evil.so', 'wb').write(b'\\x7fELF')\n"
-        "class Spec:\n    name = 'evil'\n    origin = 'evil.so'\n"
-        "_imp.create_dynamic(Spec())\n"
-    )
-    out = run(sandbox, code)
+NATIVE_CODE = (
+    "import _imp\n"
+    "open('evil.so', 'wb').write(b'\\x7fELF')\n"
+    "class Spec:\n    name = 'evil'\n    origin = 'evil.so'\n"
+    "_imp.create_dynamic(Spec())\n"
+)
+
+
+def test_native_code_cannot_be_loaded_from_the_workdir(batch: Batch) -> None:
+    out = batch.outcomes[Probe("native", NATIVE_CODE, "", "blocked: import")]
     assert out.error is not None and out.error.startswith("blocked: import"), out.error
 
 
@@ -405,13 +487,17 @@ PROCESS_ESCAPES = [
 ]
 
 
-def test_process_and_introspection_escapes_blocked(sandbox: Sandbox) -> None:
-    outs = run_all(sandbox, [(code, {}) for code, _ in PROCESS_ESCAPES])
-    for (code, event), out in zip(PROCESS_ESCAPES, outs, strict=True):
-        assert out.error is not None and out.error.startswith(f"blocked: {event}"), (
-            code,
-            out.error,
-        )
+@pytest.mark.parametrize(("code", "event"), PROCESS_ESCAPES)
+def test_process_and_introspection_escapes_blocked(batch: Batch, code: str, event: str) -> None:
+    out = batch.outcomes[Probe("process", code, "", f"blocked: {event}")]
+    assert out.error is not None and out.error.startswith(f"blocked: {event}"), (code, out.error)
+
+
+ESCAPES = [
+    *_probes("read", READ_ESCAPES),
+    Probe("native", NATIVE_CODE, "", "blocked: import"),
+    *(Probe("process", code, "", f"blocked: {event}") for code, event in PROCESS_ESCAPES),
+]
 
 
 def test_code_cannot_add_its_own_audit_hook(sandbox: Sandbox) -> None:
@@ -450,15 +536,16 @@ def leftovers(marker: str) -> list[str]:
     return [line for line in _cmdlines() if marker in line]
 
 
-def test_loop_and_cpu_bomb_killed_by_cpu_limit_and_nothing_survives(sandbox: Sandbox) -> None:
-    loop = "import os\nprint(os.getcwd(), flush=True)\nwhile True:\n    pass"
+def test_cpu_bomb_killed_by_cpu_limit_and_nothing_survives(sandbox: Sandbox) -> None:
+    # One C-level computation that never returns to the interpreter's loop: nothing in
+    # the child can stop it but the kernel (RLIMIT_CPU) or the wall clock. A Python
+    # `while True: pass` ends the same way and would burn a second CPU second.
     bomb = "import os\nprint(os.getcwd(), flush=True)\nx = 10**(10**8)"
-    outs = run_all(sandbox, [(loop, {}), (bomb, {})])
-    for out in outs:
-        # CPU seconds under load can take longer than the wall clock; either limit is fine
-        assert not out.ok and out.error is not None and out.error.startswith("timeout"), out
-        workdir = out.stdout.strip()
-        assert workdir.startswith("/") and leftovers(workdir) == []
+    out = run(sandbox, bomb)
+    # CPU seconds under load can take longer than the wall clock; either limit is fine
+    assert not out.ok and out.error is not None and out.error.startswith("timeout"), out
+    workdir = out.stdout.strip()
+    assert workdir.startswith("/") and leftovers(workdir) == []
 
 
 def test_sleeping_code_killed_by_wall_clock_even_in_its_own_session() -> None:

@@ -91,11 +91,22 @@ def llm_calls(llm: FakeOpenAIServer, schema: str | None = None) -> int:
 
 
 def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) -> None:
-    # Step 1 is quick; deciding step 2 takes a second: the client hangs up meanwhile.
-    # Left running, the run would get that decision, search and ask for step 3 (which
-    # nothing scripts) and the query rewriter.
-    step_2 = Reply(content=json.dumps(SEARCH), delay_s=1.0)
-    with FakeOpenAIServer(router([SEARCH, step_2])) as llm:
+    # Step 1 is quick; the decision of step 2 is held back until the server has logged
+    # the hang-up (its run cancelled and awaited): the client hangs up meanwhile. A run
+    # left running would then get that decision, search and ask for step 3 (which
+    # nothing scripts) and the query rewriter, at once: no wall-clock delay to wait out.
+    hung_up = threading.Event()
+    script = router([SEARCH, SEARCH])
+    steps: list[int] = []
+
+    def route(body: dict[str, Any]) -> Any:
+        if schema_name(body) == "AgentStep":
+            steps.append(1)
+            if len(steps) == 2:
+                hung_up.wait(30)  # longer than the server's own wait for a cancelled run
+        return script(body)
+
+    with FakeOpenAIServer(route) as llm:
         server = serve(llm)
         stream = server.client().chat.completions.create(
             model="deepsearch", messages=USER, stream=True
@@ -104,10 +115,12 @@ def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) 
             if (chunk.choices[0].delta.model_extra or {}).get("reasoning_content"):
                 break  # step 1 is done and step 2 is being decided: hang up now
         stream.close()
-        assert "run=cancelled" in server.wait_log("status=499")
-        time.sleep(0.1)  # the decision already asked for may still be arriving
-        at_close = llm_calls(llm)
-        time.sleep(2.0)
+        try:
+            assert "run=cancelled" in server.wait_log("status=499")
+            at_close = llm_calls(llm)
+        finally:
+            hung_up.set()
+        time.sleep(0.5)  # a run still alive asks for step 3 within this
         assert llm_calls(llm) == at_close, "no LLM call after the client went away"
     assert llm_calls(llm, "AgentStep") == 2
 
