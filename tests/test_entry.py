@@ -1,48 +1,40 @@
-"""The console entry flushes and exits without the interpreter's teardown: a thread
-still running (a vocabulary build, a pool worker) never holds the exit back."""
+"""The console entry: `python -m deepsearch` goes through it, and Ctrl-C while the modules
+load exits 130 (its exit, which flushes and never waits for a running thread, is seen in a
+fresh process: tests/test_fresh_process.py)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
+import runpy
 import sys
 from typing import NoReturn
 
 import pytest
 
-# A non-daemon thread that would keep a normal interpreter exit waiting for 60 s.
-CHILD = """
-import sys, threading, time
-from deepsearch.entry import exit_now
-threading.Thread(target=time.sleep, args=(60,)).start()
-sys.stdout.write("the answer")  # no newline: still buffered when exit_now is called
-sys.stderr.write("a summary")
-exit_now(3)
-"""
+# The exit itself (flushes, does not wait for a running thread) needs a real process:
+# tests/test_fresh_process.py.
 
 
-def test_the_exit_flushes_and_does_not_wait_for_a_background_thread() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered, as usual
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-        env=env,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (3, "the answer", "a summary")
+def test_python_dash_m_goes_through_the_same_entry(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m deepsearch` runs `deepsearch/__main__.py` as `__main__`: run here the
+    way the interpreter runs it, it must reach entry.main and its exit."""
+    from deepsearch import __version__, entry
 
+    codes: list[int] = []
 
-def test_python_dash_m_goes_through_the_same_entry() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "deepsearch", "--version"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0 and done.stdout.strip()
+    def record(code: int) -> NoReturn:
+        codes.append(code)
+        raise SystemExit(code)
+
+    monkeypatch.setattr(entry, "exit_now", record)
+    # main's own first step, which would mark httpx's CLI absent for this whole process
+    monkeypatch.setattr(entry, "skip_httpx_cli", lambda: codes.append(-1))
+    monkeypatch.setattr(sys, "argv", ["deepsearch", "--version"])
+    with pytest.raises(SystemExit):
+        runpy.run_module("deepsearch", run_name="__main__", alter_sys=True)
+    assert codes == [-1, 0]
+    assert __version__ in capsys.readouterr().out
 
 
 def test_ctrl_c_while_the_modules_load_exits_130_without_a_traceback(

@@ -16,7 +16,6 @@ from deepsearch.cassettes.store import Redactor
 from deepsearch.config import MIN_SECRET_LENGTH, SECRET_MASK, load_config, redact_secrets
 from deepsearch.errors import ProviderError
 from deepsearch.llm.provider_common import one_line
-from deepsearch.mcp_server.app import McpConfig
 from deepsearch.server.app import ServerConfig
 from deepsearch.tracing import TraceWriter
 from tests.cli.inprocess import run_cli_in_process
@@ -37,6 +36,10 @@ def test_only_values_of_the_minimum_length_are_replaced() -> None:
 
 def _redactors(tmp_path: Path, secrets: list[str]) -> dict[str, Callable[[str], str]]:
     """Every place that masks a list of secrets, each given `secrets` (in this order)."""
+    # Imported here, not at the top: the MCP SDK costs ~1 s to import, which every
+    # worker would pay while collecting the suite.
+    from deepsearch.mcp_server.app import McpConfig
+
     trace = TraceWriter(tmp_path / "t.jsonl", secrets=secrets)
     trace._file.close()  # redact() writes nothing
     return {

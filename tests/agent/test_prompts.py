@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-import json
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -77,7 +74,10 @@ def _render_calls() -> list[tuple[str, str | None, set[str], bool]]:
     calls = []
     package = Path(deepsearch.__file__).parent
     for path in sorted(package.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        source = path.read_text(encoding="utf-8")
+        if "deepsearch.prompts" not in source:
+            continue  # no `from deepsearch.prompts import ...`: no call to find (no parse)
+        tree = ast.parse(source)
         names = {
             alias.asname or alias.name
             for node in ast.walk(tree)
@@ -125,6 +125,8 @@ def test_every_template_is_rendered_by_the_code_with_exactly_its_variables() -> 
 
 # A number the model is told as a limit ("up to 5", "at most 2") must be a variable.
 _LITERAL_LIMIT = re.compile(r"\b(?:up to|at most|no more than|maximum of)\s+\d", re.IGNORECASE)
+# Also patched in a fresh interpreter, before the schema modules are imported: the
+# schema's bounds and descriptions follow the table too (tests/test_fresh_process.py).
 PATCHED = {"MAX_QUERIES": 7, "MAX_VISITS": 8, "MAX_SUBQUESTIONS": 3, "MAX_REWRITES": 9}
 
 
@@ -154,55 +156,6 @@ async def test_rendered_prompts_state_the_table_s_limits(monkeypatch: pytest.Mon
     rewrite = make_query_rewriter(client, LexicalSimilarity())
     await rewrite("Q?", ["q"], [], False)
     assert "At most 9 short keyword queries" in provider.calls[0].system
-
-
-_SHARED_TABLE_PROBE = """
-import json, sys
-from deepsearch.agent import limits
-for name, value in json.loads(sys.argv[1]).items():
-    setattr(limits, name, value)  # before the schemas are built
-from deepsearch.agent.context import render_actions
-from deepsearch.agent.retrieval.rewrite import RewriteReply
-from deepsearch.agent.schema import ACTION_ORDER, AllowFlags, step_schema
-from deepsearch.agent.state import AgentState
-schema = step_schema(ACTION_ORDER).model_json_schema()["$defs"]
-prompt = render_actions(AgentState.start("Q?"), AllowFlags(), language="English", beast=False)
-fields = {
-    "queries": schema["SearchPayload"]["properties"]["queries"],
-    "url_indices": schema["VisitPayload"]["properties"]["url_indices"],
-    "questions": schema["ReflectPayload"]["properties"]["questions"],
-    "rewrites": RewriteReply.model_json_schema()["properties"]["queries"],
-}
-print(json.dumps({"fields": fields, "prompt": prompt}))
-"""
-
-
-def test_schema_and_prompt_limits_are_one_constant() -> None:
-    """Changing a constant in agent/limits.py changes the schema (its bound and its
-    description) and the prompt together. A fresh interpreter: schemas are classes,
-    built from the table when their module is imported."""
-    probe = subprocess.run(
-        [sys.executable, "-c", _SHARED_TABLE_PROBE, json.dumps(PATCHED)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    out = json.loads(probe.stdout)
-    fields = out["fields"]
-    expected = {
-        "queries": PATCHED["MAX_QUERIES"],
-        "url_indices": PATCHED["MAX_VISITS"],
-        "questions": PATCHED["MAX_SUBQUESTIONS"],
-        "rewrites": PATCHED["MAX_REWRITES"],
-    }
-    for field, value in expected.items():
-        assert fields[field]["maxItems"] == value, field
-    for field in ("queries", "url_indices", "questions"):
-        assert f"up to {expected[field]} " in fields[field]["description"], field
-    prompt = out["prompt"]
-    assert "up to 7 web queries" in prompt and "up to 8 indices" in prompt
-    assert "up to 3 sub-questions" in prompt
 
 
 # ----------------------------------------------------- the client's retry prompts

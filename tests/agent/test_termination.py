@@ -200,7 +200,10 @@ def random_payload(draw: Any, action: str) -> dict[str, Any]:
     return {"problem": draw(texts)}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 25 examples (each a whole run): the first 20 already catch a step limit checked one
+# step late (loop: `>` for `>=`), a reservation that forgets the prompt's cost and one
+# that halves the prompt estimate (llm/tracker.py); 15 missed the two reservation ones.
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), budget=st.integers(3_000, 60_000), max_steps=st.integers(1, 25))
 def test_any_valid_reply_sequence_ends_within_limits(
     data: st.DataObject, budget: int, max_steps: int

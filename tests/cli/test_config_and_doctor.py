@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -288,21 +286,6 @@ def test_no_provider_lists_every_option(tmp_path: Path, runner: Callable[..., Ou
     assert rows["llm endpoint"]["status"] == rows["structured output"]["status"] == "skipped"
     assert {"search searxng", "cache folder", "sandbox"} <= set(rows)
     assert "Traceback" not in done.stderr
-
-
-def test_startup_imports_no_sdk_or_http_stack() -> None:
-    code = (
-        "import sys\n"
-        "import deepsearch.cli, deepsearch.commands, deepsearch.commands.doctor_cmd\n"
-        "import deepsearch.commands.config_cmd, deepsearch.llm.factory, deepsearch.llm.client\n"
-        "heavy = ('openai', 'google.genai', 'httpx', 'httpx2', 'tiktoken')\n"
-        "print([m for m in heavy if m in sys.modules])\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
 
 
 def test_doctor_finds_a_local_ollama_server(tmp_path: Path, search_fake: FakeSearchServers) -> None:

@@ -154,6 +154,10 @@ def test_hostname_and_host_patterns() -> None:
 
 
 # ------------------------------------------------------------ properties
+# Example counts halved from 40/100/60/40: the four properties still catch each mutant
+# of web/urls.py the full counts caught (`www.` stripped once, not in a loop; "%25"
+# decoded to "%"; a default port kept and others dropped; the trailing "/" kept in
+# url_key; utm_ parameters kept) and miss none the full counts caught.
 
 _host = st.from_regex(r"(www\.){0,2}[A-Za-z0-9ü-]{1,12}(\.[A-Za-zé]{2,6}){1,2}", fullmatch=True)
 _piece = st.lists(
@@ -174,7 +178,7 @@ def _urls(draw: st.DrawFn) -> str:
     return f"{scheme}://{draw(_host)}{port}/{path}?{query}#{frag}"
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(_urls())
 def test_normalize_is_idempotent_on_url_like_input(url: str) -> None:
     once = normalize_url(url)
@@ -185,7 +189,7 @@ def test_normalize_is_idempotent_on_url_like_input(url: str) -> None:
         assert once.startswith(("http://", "https://"))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.text(max_size=60))
 def test_normalize_never_raises_and_is_idempotent_on_any_text(text: str) -> None:
     once = normalize_url(text)
@@ -202,7 +206,7 @@ def test_normalize_never_raises_and_is_idempotent_on_any_text(text: str) -> None
 # percent-encoding variants and default ports apart, and dropped non-default ports.
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(_urls())
 def test_url_key_agrees_with_the_canonical_form(url: str) -> None:
     canonical = normalize_url(url)
@@ -212,7 +216,7 @@ def test_url_key_agrees_with_the_canonical_form(url: str) -> None:
         assert url_key(canonical) == where.rstrip("/") + sep + query  # scheme, "/" gone
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     _host,
     st.sampled_from(["", "/", "/a/b", "/a/b/", "/A%7eB"]),

@@ -165,7 +165,10 @@ noise = st.sampled_from(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 20 examples (40 before): they catch the same mutants of citations/references.py the
+# 40 did (one reference past max_refs; a quote cited twice; references out of the
+# answer's order) and miss none the 40 caught.
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.tuples(prose, noise), min_size=1, max_size=4),
     st.lists(
