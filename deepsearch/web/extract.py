@@ -21,7 +21,13 @@ from deepsearch.web.markdown_plain import (
     markdown_to_plain_with_links,
     table_row,
 )
-from deepsearch.web.page_links import MAX_LINKS, content_refs, extract_links, order_links
+from deepsearch.web.page_links import (
+    MAX_LINKS,
+    content_refs,
+    extract_links,
+    order_links,
+    page_base,
+)
 
 Kind = Literal["html", "pdf", "text", "json"]
 # An lxml element: lxml ships no type stubs (none are installed), so it is Any here.
@@ -216,7 +222,7 @@ def _main_content(tree: Element, url: str | None, *, fallbacks: bool) -> _MainCo
     try:
         document = trafilatura.bare_extraction(
             tree,  # copied by trafilatura, the caller's tree stays as it was
-            url=url,
+            url=None,  # its links' targets stay the page's hrefs (see content_refs)
             fast=not fallbacks,
             include_links=True,
             include_tables=True,
@@ -230,7 +236,8 @@ def _main_content(tree: Element, url: str | None, *, fallbacks: bool) -> _MainCo
     body = getattr(document, "body", None)
     if document is None or body is None:
         return _MainContent(found=document is not None)
-    refs, single = content_refs(body), _single_block(body)
+    refs = content_refs(body, page_base(tree, url) if url else None)
+    single = _single_block(body)
     etree.strip_tags(body, "ref")  # the document's own tree: nothing reads it after this
     _collapse_source_whitespace(body)
     return _MainContent(True, _render_blocks(body), refs, single)

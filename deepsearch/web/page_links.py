@@ -86,10 +86,15 @@ def absolute_links(pairs: list[tuple[str, str]], base: str, own_url: str) -> lis
     return links
 
 
+def page_base(tree: Element, url: str) -> str:
+    """What the page's relative links resolve against: its <base href>, else its URL."""
+    bases = tree.xpath("//base/@href")
+    return urljoin(url, bases[0].strip()) if bases else url
+
+
 def extract_links(tree: Element, base_url: str) -> list[tuple[str, str]]:
     """(anchor, absolute http(s) URL) pairs in page order, deduplicated by URL."""
-    bases = tree.xpath("//base/@href")
-    base = urljoin(base_url, bases[0].strip()) if bases else base_url
+    base = page_base(tree, base_url)
     pairs = [
         (" ".join(anchor.text_content().split()), anchor.get("href", ""))
         for anchor in tree.xpath("//a[@href]")
@@ -97,14 +102,24 @@ def extract_links(tree: Element, base_url: str) -> list[tuple[str, str]]:
     return absolute_links(pairs, base, base_url)
 
 
-def content_refs(body: Element | None) -> list[tuple[str, str]]:
-    """(anchor, target) of trafilatura's <ref> links in its main content, in reading order."""
-    if body is None:
-        return []
-    return [
-        (" ".join("".join(ref.itertext()).split()), (ref.get("target") or "").strip())
-        for ref in body.iter("ref")
-    ]
+def content_refs(body: Element, base: str | None) -> list[tuple[str, str]]:
+    """(anchor, target) of trafilatura's <ref> links in its main content, in reading order.
+
+    trafilatura is given no URL, so its targets are the page's own hrefs (it would
+    resolve every link of the page, navigation included, against the site's root, a
+    third of a short page's CPU): the few in the content are resolved here, against
+    the same base as the page's links, so that they match those by URL.
+    """
+    resolve = _Resolver(base) if base else None
+    refs = []
+    for ref in body.iter("ref"):
+        target = (ref.get("target") or "").strip()
+        try:
+            target = resolve(target) if resolve and target else target
+        except ValueError:  # an href the parser refuses: matched by its anchor text
+            target = ""
+        refs.append((" ".join("".join(ref.itertext()).split()), target))
+    return refs
 
 
 def order_links(

@@ -110,3 +110,28 @@ def test_the_common_shapes_take_no_parser() -> None:
         ("h", "https://elsewhere.example/y;"),
         ("i", "http://elsewhere.example/z"),
     ]
+
+
+def test_content_links_match_the_page_s_links_by_their_own_resolution() -> None:
+    """A relative href resolves against the page's directory (or <base>), as the page's
+    links do: matched by URL, not by an anchor text a navigation link shares; an
+    in-page anchor never makes the site's home a content link."""
+    from deepsearch.web.extract import html_to_text
+
+    words = "Some words of the article body about the tides of the bay. " * 12
+    html = (
+        '<html><head><base href="https://example.com/docs/"></head><body>'
+        '<nav><a href="https://example.com">Home</a> <a href="old.html">the notes</a></nav>'
+        "<article><p>"
+        f'{words}<a href="notes.html">the notes</a>, <a href="#top">back to the top</a>'
+        f' and <a href="/about">about us</a>.</p><p>{words}</p></article></body></html>'
+    )
+    page = html_to_text(html, "https://example.com/docs/page")
+    assert page.links[: page.content_links] == [
+        ("the notes", "https://example.com/docs/notes.html"),
+        ("about us", "https://example.com/about"),
+    ]
+    assert page.links[page.content_links :] == [
+        ("Home", "https://example.com"),
+        ("the notes", "https://example.com/docs/old.html"),
+    ]
