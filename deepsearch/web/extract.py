@@ -9,6 +9,7 @@ CPU-bound; the reader runs it in a thread.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from typing import Any, Literal, NamedTuple
@@ -204,6 +205,21 @@ class _MainContent(NamedTuple):
     single_block: bool = False  # the body is one paragraph (see html_to_text)
 
 
+@functools.cache
+def _options(fallbacks: bool) -> Any:
+    """trafilatura's settings, built once (a ConfigParser read each call cost ~4% of a
+    page): no URL, so its links' targets stay the page's hrefs (see content_refs)."""
+    from trafilatura.settings import Extractor
+
+    return Extractor(
+        output_format="txt",  # "python" would render a text that is not used
+        fast=not fallbacks,
+        comments=False,
+        links=True,
+        tables=True,
+    )
+
+
 def _main_content(tree: Element, url: str | None, *, fallbacks: bool) -> _MainContent:
     """trafilatura's main content of the page's tree: plain text and content links.
 
@@ -220,15 +236,8 @@ def _main_content(tree: Element, url: str | None, *, fallbacks: bool) -> _MainCo
     from lxml import etree
 
     try:
-        document = trafilatura.bare_extraction(
-            tree,  # copied by trafilatura, the caller's tree stays as it was
-            url=None,  # its links' targets stay the page's hrefs (see content_refs)
-            fast=not fallbacks,
-            include_links=True,
-            include_tables=True,
-            include_comments=False,
-            output_format="txt",  # "python" would render a text that is not used
-        )
+        # copied by trafilatura, the caller's tree stays as it was
+        document = trafilatura.bare_extraction(tree, options=_options(fallbacks))
     except (ImportError, MemoryError):
         raise
     except Exception:  # trafilatura/lxml on hostile markup: the caller falls back
