@@ -228,9 +228,9 @@ def _main_content(tree: Element, url: str | None, *, fallbacks: bool) -> _MainCo
     before the tree is rendered as plain text. Without `fallbacks` trafilatura runs in
     its `fast` mode: no readability and justext comparisons, which changed 6 of the 181
     benchmark pages (3 better, 3 worse; two of each by far) for a third of a page's
-    CPU and justext's ~0.1 s stoplist a process (bench/results/extraction.md). No metadata: the title and
-    date come from `_title_and_date`. Hostile markup that breaks trafilatura counts as
-    not found; a missing module (ImportError) is not hidden.
+    CPU and justext's ~0.1 s stoplist a process (bench/results/extraction.md). No
+    metadata: the title and date come from `_title_and_date`. Hostile markup that
+    breaks trafilatura counts as not found; a missing module (ImportError) is not hidden.
     """
     import trafilatura
     from lxml import etree
