@@ -64,7 +64,7 @@ BASES = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(base=BASES, hrefs=st.lists(HREFS, max_size=6))
 def test_links_resolve_as_urljoin_resolves_them(base: str, hrefs: list[str]) -> None:
     pairs = [(f"anchor {i}", href) for i, href in enumerate(hrefs)]
@@ -72,7 +72,7 @@ def test_links_resolve_as_urljoin_resolves_them(base: str, hrefs: list[str]) -> 
     assert absolute_links(pairs, base, own) == _reference_links(pairs, base, own)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(url=HREFS)
 def test_clean_url_is_urlunsplit_of_urlsplit(url: str) -> None:
     try:
