@@ -9,11 +9,11 @@ CPU-bound; the reader runs it in a thread.
 
 from __future__ import annotations
 
-import copy
+import functools
 import io
 import re
-from typing import Any, Literal
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from typing import Any, Literal, NamedTuple
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +22,13 @@ from deepsearch.web.markdown_plain import (
     markdown_to_plain_with_links,
     table_row,
 )
+from deepsearch.web.page_links import (
+    MAX_LINKS,
+    content_refs,
+    extract_links,
+    order_links,
+    page_base,
+)
 
 Kind = Literal["html", "pdf", "text", "json"]
 # An lxml element: lxml ships no type stubs (none are installed), so it is Any here.
@@ -29,7 +36,6 @@ Element = Any
 
 # trafilatura takes ~0.8 s per MB; article content sits well inside the first MBs.
 MAX_HTML_CHARS = 3_000_000
-MAX_LINKS = 500
 
 _TEXT_TYPES = {"text/plain", "text/markdown", "text/x-markdown", "text/csv"}
 _MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
@@ -95,46 +101,6 @@ def _sniff(head: bytes, *, allow_text: bool) -> Kind | None:
 # ---------------------------------------------------------------- HTML
 
 
-def _clean_url(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
-
-
-def absolute_links(pairs: list[tuple[str, str]], base: str, own_url: str) -> list[tuple[str, str]]:
-    """(anchor, href) -> (anchor, absolute http(s) URL), deduplicated, own page left out."""
-    own = _clean_url(own_url)
-    seen: set[str] = set()
-    links: list[tuple[str, str]] = []
-    for text, href in pairs:
-        href = href.strip()
-        if not href or href.startswith("#"):
-            continue
-        try:
-            absolute = _clean_url(urljoin(base, href))
-        except ValueError:
-            continue
-        if (
-            urlsplit(absolute).scheme not in ("http", "https")
-            or absolute == own
-            or absolute in seen
-        ):
-            continue
-        seen.add(absolute)
-        links.append((text[:200], absolute))
-    return links
-
-
-def extract_links(tree: Element, base_url: str) -> list[tuple[str, str]]:
-    """(anchor, absolute http(s) URL) pairs in page order, deduplicated by URL."""
-    bases = tree.xpath("//base/@href")
-    base = urljoin(base_url, bases[0].strip()) if bases else base_url
-    pairs = [
-        (" ".join(anchor.text_content().split()), anchor.get("href", ""))
-        for anchor in tree.xpath("//a[@href]")
-    ]
-    return absolute_links(pairs, base, base_url)
-
-
 def _fallback_text(tree: Element) -> str:
     """Visible text when trafilatura finds no main content (e.g. link hubs, tiny pages),
     one block a paragraph; within the page's <article> (else <main>) when it has one."""
@@ -158,10 +124,9 @@ def _fallback_text(tree: Element) -> str:
     return "\n\n".join(b for b in blocks if b)
 
 
-def _single_block(document: object) -> bool:
+def _single_block(body: Element) -> bool:
     """The body is one paragraph and nothing else (the shape of trafilatura's baseline)."""
-    body = getattr(document, "body", None)
-    return body is not None and len(body) == 1 and body[0].tag == "p"
+    return len(body) == 1 and body[0].tag == "p"
 
 
 def _same_text_in_blocks(single: str, blocks_text: str) -> str | None:
@@ -209,41 +174,106 @@ def _render_blocks(body: Element) -> str:
     return "\n\n".join(block for block in blocks if block)
 
 
-def _main_content(html: str, url: str | None) -> tuple[object | None, str]:
-    """(trafilatura's document, its plain text) with the links cut out of the text.
+def _parse(html: str) -> tuple[Element | None, bool]:
+    """(the page's tree, parsed once for every use; whether trafilatura takes it).
+
+    trafilatura's own parse when its checks pass (it extracts from a copy, the links,
+    title and fallback text come from the same tree); lxml's otherwise, for the links
+    and the visible text. (None, False) for an empty or unparseable document.
+    """
+    import lxml.html
+    from trafilatura import load_html
+
+    try:
+        tree = load_html(html)
+    except (ImportError, MemoryError):
+        raise
+    except Exception:  # hostile markup: lxml's plain parse below
+        tree = None
+    if tree is not None:
+        return tree, True
+    try:
+        return lxml.html.fromstring(html), False
+    except Exception:  # empty or unparseable document
+        return None, False
+
+
+class _MainContent(NamedTuple):
+    found: bool  # trafilatura took the page (its text may still be empty)
+    text: str = ""
+    links: list[tuple[str, str]] = []  # noqa: RUF012 - a NamedTuple default, never mutated
+    single_block: bool = False  # the body is one paragraph (see html_to_text)
+
+
+@functools.cache
+def _options(fallbacks: bool) -> Any:
+    """trafilatura's settings, built once (a ConfigParser read each call cost ~4% of a
+    page): no URL, so its links' targets stay the page's hrefs (see content_refs)."""
+    from trafilatura.settings import Extractor
+
+    return Extractor(
+        output_format="txt",  # "python" would render a text that is not used
+        fast=not fallbacks,
+        comments=False,
+        links=True,
+        tables=True,
+    )
+
+
+def _main_content(tree: Element, url: str | None, *, fallbacks: bool) -> _MainContent:
+    """trafilatura's main content of the page's tree: plain text and content links.
 
     One extraction with links kept in the tree: their targets tell which page links
     sit in the main content, then the <ref> tags are dissolved (anchor text stays)
-    before the tree is rendered as plain text. Hostile markup that breaks trafilatura
-    yields (None, ""); a missing module (ImportError) is not hidden.
+    before the tree is rendered as plain text. Without `fallbacks` trafilatura runs in
+    its `fast` mode: no readability and justext comparisons, which changed 6 of the 181
+    benchmark pages (3 better, 3 worse; two of each by far) for a third of a page's
+    CPU and justext's ~0.1 s stoplist a process (bench/results/extraction.md). No
+    metadata: the title and date come from `_title_and_date`. Hostile markup that
+    breaks trafilatura counts as not found; a missing module (ImportError) is not hidden.
     """
     import trafilatura
     from lxml import etree
 
     try:
-        document = trafilatura.bare_extraction(
-            html,
-            url=url,
-            with_metadata=True,
-            include_links=True,
-            include_tables=True,
-            include_comments=False,
-            # Dates from the page's metadata only: scanning the body turned "the 2000
-            # census" into a publication date, which the freshness check then trusts.
-            date_extraction_params={"extensive_search": False, "original_date": True},
-            as_dict=False,
-        )
+        # copied by trafilatura, the caller's tree stays as it was
+        document = trafilatura.bare_extraction(tree, options=_options(fallbacks))
     except (ImportError, MemoryError):
         raise
     except Exception:  # trafilatura/lxml on hostile markup: the caller falls back
-        return None, ""
+        return _MainContent(found=False)
     body = getattr(document, "body", None)
     if document is None or body is None:
-        return document, ""
-    plain = copy.deepcopy(body)
-    etree.strip_tags(plain, "ref")
-    _collapse_source_whitespace(plain)
-    return document, _render_blocks(plain)
+        return _MainContent(found=document is not None)
+    refs = content_refs(body, page_base(tree, url) if url else None)
+    single = _single_block(body)
+    etree.strip_tags(body, "ref")  # the document's own tree: nothing reads it after this
+    _collapse_source_whitespace(body)
+    return _MainContent(True, _render_blocks(body), refs, single)
+
+
+def _title_and_date(tree: Element, url: str | None) -> tuple[str, str | None]:
+    """The title and publication date trafilatura's `with_metadata` gives, without the
+    rest of its metadata: its hostname loads the public-suffix list (~0.13 s of CPU a
+    process) and author, site name, categories, tags and license took a fifth of a
+    page's extraction, none of them used. The same steps as trafilatura's
+    extract_metadata for these two fields (tests/web/test_page_meta.py)."""
+    from htmldate import find_date
+    from trafilatura.metadata import examine_meta, extract_meta_json, extract_title, extract_url
+
+    meta = examine_meta(tree)
+    try:
+        meta = extract_meta_json(tree, meta)
+    except Exception:  # noqa: S110 - trafilatura ignores its JSON-LD parser's bugs too
+        pass
+    meta.title = meta.title or extract_title(tree)
+    # Dates from the page's metadata only: scanning the body turned "the 2000 census"
+    # into a publication date, which the freshness check then trusts.
+    meta.date = find_date(
+        tree, extensive_search=False, original_date=True, url=meta.url or extract_url(tree, url)
+    )
+    meta.clean_and_trim()
+    return meta.title or "", meta.date or None
 
 
 _WHITESPACE = re.compile(r"\s+")
@@ -261,65 +291,23 @@ def _collapse_source_whitespace(tree: Element) -> None:
             element.tail = _WHITESPACE.sub(" ", element.tail)
 
 
-def _content_refs(document: object | None) -> list[tuple[str, str]]:
-    """(anchor, target) of the links inside the main content, in reading order."""
-    body = getattr(document, "body", None)
-    if body is None:
-        return []
-    return [
-        (" ".join("".join(ref.itertext()).split()), (ref.get("target") or "").strip())
-        for ref in body.iter("ref")
-    ]
+def html_to_text(html: str, url: str | None = None, *, fallbacks: bool = False) -> Extracted:
+    """Main-content plain text (one block a line, tables compact), title, date, links.
 
-
-def _order_links(
-    content: list[tuple[str, str]], page: list[tuple[str, str]]
-) -> tuple[list[tuple[str, str]], int]:
-    """The page's links, those the main content holds first; (links, how many are content).
-
-    A content link is matched to a page link by URL, else by anchor text: trafilatura
-    resolves some hrefs differently (fragments, relative paths), and a link must
-    never be invented, only reordered.
-    """
-    urls = {url for _, url in page}
-    by_anchor: dict[str, list[str]] = {}
-    for text, url in page:
-        by_anchor.setdefault(text, []).append(url)
-    taken: dict[str, None] = {}
-    for text, target in content:
-        try:
-            url = _clean_url(target)
-        except ValueError:
-            url = ""
-        if url not in urls:
-            url = next((u for u in by_anchor.get(text, []) if u not in taken), "")
-        if url:
-            taken[url] = None
-    anchors = {url: text for text, url in reversed(page)}
-    first = [(anchors[url], url) for url in taken][:MAX_LINKS]
-    rest = [(text, url) for text, url in page if url not in taken]
-    return (first + rest)[:MAX_LINKS], len(first)
-
-
-def html_to_text(html: str, url: str | None = None) -> Extracted:
-    """Main-content plain text (one block a line, tables compact), title, date, links."""
-    import lxml.html
-
-    html = html[:MAX_HTML_CHARS]
-    document, text = _main_content(html, url)
-    try:
-        tree = lxml.html.fromstring(html)
-    except Exception:  # empty or unparseable document
-        tree = None
+    `fallbacks`: trafilatura's readability and justext comparisons too (bench only)."""
+    tree, extractable = _parse(html[:MAX_HTML_CHARS])
+    main = (
+        _main_content(tree, url, fallbacks=fallbacks) if extractable else _MainContent(found=False)
+    )
+    text = main.text
+    title, published = _title_and_date(tree, url) if main.found else ("", None)
     page_links = extract_links(tree, url) if tree is not None and url else []
-    content_links = _content_refs(document)
-    links, in_content = _order_links(content_links, page_links)
-    title = getattr(document, "title", None) or ""
+    links, in_content = order_links(main.links, page_links)
     if tree is not None:
         title = title or _html_title(tree)
         if not text:
             text = _fallback_text(tree)
-        elif _single_block(document):
+        elif main.single_block:
             # trafilatura's baseline for a short page runs every block (heading,
             # tagline, paragraph, "See also") into one <p>, and a quote would span
             # them: take the same text split at its blocks, when that is what it is.
@@ -327,7 +315,7 @@ def html_to_text(html: str, url: str | None = None) -> Extracted:
     return Extracted(
         title=title.strip(),
         text=text.strip(),
-        published=getattr(document, "date", None) or None,
+        published=published,
         links=links,
         content_links=in_content,
     )

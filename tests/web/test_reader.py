@@ -353,23 +353,6 @@ async def test_the_extractor_imports_start_once_beside_the_first_fetch(
     warmup.import_extractors()  # never raises, whatever is installed
 
 
-def test_the_warm_up_pays_the_first_extraction_s_one_time_costs(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """justext's all-language stoplist and the public-suffix list are built by the
-    warm-up's throw-away extraction, not by the first page a visit reads."""
-    import tld.utils
-    from trafilatura import external
-
-    from deepsearch.web import warmup
-
-    monkeypatch.setattr(external, "JT_STOPLIST", None)
-    monkeypatch.setattr(tld.utils, "tld_names", {})
-    warmup.warm_up()
-    assert external.JT_STOPLIST, "the stoplist is built"
-    assert tld.utils.tld_names, "the public-suffix list is loaded"
-
-
 def test_parallel_extractions_wait_for_one_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
@@ -411,46 +394,3 @@ async def test_the_reader_extracts_after_the_warm_up(
     monkeypatch.setattr(extract, "extract_body", extract_body)
     page(await reader.read(site.url("/article")))
     assert order == ["warm-up", "extract"]
-
-
-def test_the_shipped_stoplist_is_justext_s_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The file is what trafilatura builds (re-run tools/justext_stoplist.py after a
-    justext upgrade), and the warm-up reads it instead of building it. trafilatura's
-    build is made once and the file compared with it (the tool's own rules are checked
-    on a small list below: running it over every language doubled this test's cost)."""
-    import gzip
-    from importlib.metadata import version
-
-    from justext.core import define_stoplist
-    from trafilatura import external
-
-    from deepsearch.web import warmup
-
-    monkeypatch.setattr(external, "JT_STOPLIST", None)
-    built = define_stoplist(external.jt_stoplist_init())
-    monkeypatch.setattr(external, "JT_STOPLIST", None)
-    header, *words = gzip.decompress(warmup.STOPLIST.read_bytes()).decode("utf-8").split("\n")
-    assert header == f"justext {version('justext')}"
-    assert words == sorted(built), "the file is trafilatura's stoplist, one word a line"
-
-    def no_build() -> tuple[str]:
-        raise AssertionError("built from justext's files")
-
-    monkeypatch.setattr(external, "jt_stoplist_init", no_build)
-    warmup.warm_up()
-    assert define_stoplist(external.JT_STOPLIST) == built
-
-
-def test_the_stoplist_tool_writes_every_language_s_words_lower_cased_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from importlib.metadata import version
-
-    import justext
-
-    from tools.justext_stoplist import stoplist_bytes
-
-    lists = {"Aa": ["The", "of", "und"], "Bb": ["the", "Und", "a"]}
-    monkeypatch.setattr(justext, "get_stoplists", lambda: frozenset(lists))
-    monkeypatch.setattr(justext, "get_stoplist", lambda language: frozenset(lists[language]))
-    assert stoplist_bytes() == f"justext {version('justext')}\na\nof\nthe\nund".encode()

@@ -14,11 +14,11 @@ from deepsearch.web.extract import (
     Extracted,
     Unsupported,
     extract_body,
-    extract_links,
     html_to_text,
     split_content_type,
 )
 from deepsearch.web.markdown_plain import markdown_to_plain
+from deepsearch.web.page_links import extract_links
 
 CONTENT_TYPES = st.sampled_from(
     [
