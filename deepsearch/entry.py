@@ -40,6 +40,9 @@ def skip_httpx_cli() -> None:
 
 
 def main() -> NoReturn:
+    from deepsearch import collector
+
+    collector.hold()  # until the run's parts are built (session: collector.settle)
     skip_httpx_cli()
     try:
         from deepsearch.cli import run

@@ -26,6 +26,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deepsearch import collector
 from deepsearch.agent.result import ErrorKind, ResearchResult, Status, failure_kind
 from deepsearch.errors import ConfigError
 
@@ -117,6 +118,7 @@ class ResearchSession:
             run = self.run = ResearchRun(question, deps, run_options(settings))
             for item in self.knowledge:
                 run.state.add_knowledge(item.model_copy())
+            collector.settle()  # start-up is over (the console script's collector.hold)
             return await run.run()
 
     def _failed(self, error: str, exc: BaseException) -> ResearchResult:

@@ -145,12 +145,15 @@ ANSWER_STEP = {"think": "enough", "action": {"answer": {"answer": ANSWER}}}
 # pygments or click (nothing is drawn: the live view writes its lines as they are,
 # commands/live.py; httpx's command-line tool, which imports them, is marked absent).
 REPORTING_SCRIPT = """
-import os, sys
+import gc, os, sys
 from deepsearch import entry
+START_GC = gc.get_threshold()
 def report(code):
     for package in NOT_IMPORTED:
         loaded = sorted(m for m in sys.modules if m.split(".")[0] == package)
         print(package.upper() + "_MODULES=" + ",".join(loaded), file=sys.stderr)
+    restored = gc.get_threshold() == START_GC
+    print(f"GC_MODULES=restored={restored} frozen={gc.get_freeze_count() > 0}", file=sys.stderr)
     sys.stdout.flush(); sys.stderr.flush()
     os._exit(code)
 entry.exit_now = report
@@ -171,7 +174,8 @@ def run_cli(
     llm: FakeOpenAIServer, search: FakeSearchServers, *extra: str, tmp: Path, timeout: float = 90
 ) -> subprocess.CompletedProcess[str]:
     """The command line in a fresh interpreter; its stderr ends with the modules it
-    loaded of each NOT_IMPORTED package (`loaded_modules`)."""
+    loaded of each NOT_IMPORTED package (`loaded_modules`) and, as package "gc", the
+    collector's state at the exit."""
     return subprocess.run(
         [
             sys.executable,
@@ -276,6 +280,9 @@ def test_answer_with_verified_citations(
     # openai SDK nor rich and what rich brings (REPORTING_SCRIPT).
     for package in NOT_IMPORTED:
         assert loaded_modules(done.stderr, package) == "", f"a run imported {package}"
+    # The start-up's rare collections ended once the run was built (deepsearch/collector):
+    # its objects frozen, the interpreter's thresholds back for the run itself.
+    assert loaded_modules(done.stderr, "gc") == "restored=True frozen=True"
 
 
 def test_step_limit_forces_beast_mode_exit_3(
