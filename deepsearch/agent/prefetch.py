@@ -15,7 +15,7 @@ No tokens are spent, so nothing is counted in the budget.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
 from deepsearch.agent.limits import MAX_VISITS
@@ -64,6 +64,23 @@ async def safe_fetch(reader: Reader, url: str) -> Page | RawPage | ReadFailure:
     return await safe_read(reader, url)
 
 
+async def after_sent(call: Awaitable[_T], then: Callable[[], object]) -> _T:
+    """`call`'s result, with `then()` run LEAD_TURNS event-loop turns after the call
+    began: work beside an LLM call starts once its request is on the wire, never
+    holding it back."""
+    task = asyncio.ensure_future(call)
+    try:
+        for _ in range(LEAD_TURNS):
+            if task.done():
+                break
+            await asyncio.sleep(0)
+        then()
+        return await task
+    except BaseException:
+        task.cancel()  # cut short (Ctrl-C, --timeout): the call stops with the step
+        raise
+
+
 class Prefetcher:
     def __init__(self, reader: Reader, *, limit: int = DEFAULT_LIMIT) -> None:
         self.reader = reader
@@ -100,17 +117,7 @@ class Prefetcher:
         """`call`'s result (the step's decision), with the reads of `wanted` started
         LEAD_TURNS turns after it (reads no longer wanted stop at once)."""
         self.retain(wanted)
-        task = asyncio.ensure_future(call)
-        try:
-            for _ in range(LEAD_TURNS):
-                if task.done():
-                    break
-                await asyncio.sleep(0)
-            self.start(wanted)
-            return await task
-        except BaseException:
-            task.cancel()  # cut short (Ctrl-C, --timeout): the call stops with the step
-            raise
+        return await after_sent(call, lambda: self.start(wanted))
 
     async def read(self, url: str) -> Page | ReadFailure:
         """The URL's page: the background read's result if one was started (extracted
