@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from deepsearch.agent.limits import MAX_VISITS
 from deepsearch.web.types import Page, RawPage, Reader, ReadFailure, TwoPhaseReader
@@ -40,6 +40,20 @@ MAX_KEPT = 8  # finished reads kept for a later visit
 # context, made on first use) held that request back ~0.3 s when they ran first.
 LEAD_TURNS = 10
 _T = TypeVar("_T")
+
+
+@runtime_checkable
+class _Warmable(Protocol):
+    def warm(self) -> None: ...
+
+
+def warm_reader(reader: Reader) -> None:
+    """A visit is likely soon: a reader with a one-time set-up (the local one's
+    extractor imports, ~0.3-0.6 s of CPU) starts it now in the background, beside the
+    LLM calls before the visit, rather than beside the visit's first fetch (where, on
+    a busy machine, it was still running when the model had decided)."""
+    if isinstance(reader, _Warmable):
+        reader.warm()
 
 
 async def safe_read(reader: Reader, url: str) -> Page | ReadFailure:

@@ -1,6 +1,7 @@
 """No wait with nothing in flight that a call the run makes anyway could cover (issue 21):
 the token vocabulary is built while the query rewriter thinks, when the next prompt
-will need exact counts, and never when it will not."""
+will need exact counts, and never when it will not; the reader's one-time set-up
+starts as soon as a search found pages to visit, through the run's reader wrappers."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ import pytest
 from deepsearch.agent import context
 from deepsearch.agent.actions.search import handle_search
 from deepsearch.agent.context import knowledge_allowance, needs_exact_counts, select_knowledge
+from deepsearch.agent.prefetch import warm_reader
 from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm import tokens
 from deepsearch.web.types import SearchQuery, SearchResult
 from tests.agent.helpers import make_deps, step_context
-from tests.fakes.memory_web import FakeSearch
+from tests.fakes.memory_web import FakeReader, FakeSearch
+from tests.fakes.scripted_llm import offline_settings
 
 QUESTION = "Who directed the film shot near Leland in 1986?"
 
@@ -110,3 +113,46 @@ def test_exact_counts_are_needed_exactly_when_selection_counts(
         assert needs_exact_counts(state.knowledge, allowance) is needed
         select_knowledge(state.knowledge, QUESTION, allowance, current_step=1)
         assert bool(counted) is needed
+
+
+class WarmingReader(FakeReader):
+    """A reader with a one-time set-up: each `warm()` lands in `log`."""
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__({})
+        self.log = log
+
+    def warm(self) -> None:
+        self.log.append("warm")
+
+
+async def test_the_reader_warms_up_once_a_search_found_something_to_visit() -> None:
+    log: list[str] = []
+    for search, expected in (
+        (thin_search(), ["warm", "rewrite sent", "rewrite done"]),
+        (FakeSearch(lambda q: []), []),  # nothing found: no visit is coming
+    ):
+        log.clear()
+        deps, _ = make_deps(lambda r: None, search=search, reader=WarmingReader(log))
+        deps.rewrite_queries = rewriter(log)
+        state = AgentState.start(QUESTION)
+        await handle_search(SearchPayload(queries=["leland 1986 film"]), step_context(state, deps))
+        assert log == expected
+
+
+async def test_the_run_s_reader_wrappers_pass_warm_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from deepsearch.runtime import ActivityReader, RoutingReader
+    from deepsearch.tracing import TracedReader
+    from deepsearch.web import warmup
+    from deepsearch.web.reader import LocalReader
+
+    started: list[int] = []
+    monkeypatch.setattr(warmup, "start", lambda: started.append(1))
+    local = LocalReader(offline_settings().reader)
+    chain = ActivityReader(TracedReader(RoutingReader(local, None), trace=None), lambda e: None)  # type: ignore[arg-type]
+    warm_reader(chain)
+    warm_reader(chain)  # once a process is enough
+    assert started == [1]
+    await local.fetch_raw("not a url")  # the fetch's own trigger finds it started
+    assert started == [1]
+    await local.aclose()

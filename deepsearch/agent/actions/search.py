@@ -11,7 +11,7 @@ from deepsearch.agent.context import warm_vocabulary
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.gating import GateView
 from deepsearch.agent.outcomes import Continue
-from deepsearch.agent.prefetch import after_sent
+from deepsearch.agent.prefetch import after_sent, warm_reader
 from deepsearch.agent.retrieval.lexical import word_coverage
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.schema import SearchPayload
@@ -224,5 +224,7 @@ async def handle_search(payload: SearchPayload, ctx: StepContext) -> Continue:
         state.note("queries_repeated")
         return Continue("no new queries")
     batch = await run_batch(state, deps, as_queries(queries, options))
+    if batch.results:  # a visit is likely next: the reader's set-up starts now
+        warm_reader(deps.reader)
     batch = await _second_pass(batch, state, deps, options, ctx.gate)
     return _record(state, batch)
