@@ -13,9 +13,11 @@ import pytest
 from deepsearch.agent import context
 from deepsearch.agent.actions.search import handle_search
 from deepsearch.agent.context import knowledge_allowance, needs_exact_counts, select_knowledge
+from deepsearch.agent.deps import RunOptions
 from deepsearch.agent.prefetch import warm_reader
 from deepsearch.agent.schema import SearchPayload
 from deepsearch.agent.state import AgentState
+from deepsearch.agent.steps.finalize import EarlyAnchors
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm import tokens
 from deepsearch.web.types import SearchQuery, SearchResult
@@ -156,3 +158,89 @@ async def test_the_run_s_reader_wrappers_pass_warm_on(monkeypatch: pytest.Monkey
     await local.fetch_raw("not a url")  # the fetch's own trigger finds it started
     assert started == [1]
     await local.aclose()
+
+
+ANSWER_STEPS = [
+    {"think": "", "action": {"search": {"queries": ["moons of mars"]}}},
+    {"think": "", "action": {"visit": {"url_indices": [1]}}},
+    {"think": "", "action": {"answer": {"answer": "Text of the page about moons of Mars [^1]."}}},
+]
+
+
+async def anchored_run(monkeypatch: pytest.MonkeyPatch, strict_pass: bool = True) -> Any:
+    """A search, a visit, an answer; the log of LLM calls and anchorings, in order."""
+    from deepsearch.agent.loop import ResearchRun
+    from deepsearch.agent.steps import finalize
+    from tests.agent.helpers import counting_client, evaluator_reply, options
+    from tests.agent.test_prefetch import URLS, CountingReader, moon_search
+
+    reader = CountingReader(delay_s=0)
+    queue = list(ANSWER_STEPS)
+
+    def reply(request: Any) -> Any:
+        if request.tool in ("agent", "agent_beast"):
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+        return evaluator_reply(request, strict_pass=strict_pass)
+
+    client, provider = counting_client(reply, log=reader.log)
+    anchor = finalize.anchor_answer
+
+    async def logged(text: str, *args: Any, **kw: Any) -> Any:
+        reader.log.append(("anchor", text))
+        return await anchor(text, *args, **kw)
+
+    monkeypatch.setattr(finalize, "anchor_answer", logged)
+    deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
+    deps.llm = client
+    run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
+    result = await run.run()
+    assert URLS  # the shared fake web
+    return result, reader.log, provider
+
+
+async def test_an_answer_s_references_are_anchored_while_it_is_judged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result, log, provider = await anchored_run(monkeypatch)
+    assert result.status == "answered"
+    anchors = [i for i, (edge, _) in enumerate(log) if edge == "anchor"]
+    judged = provider.calls_of("evaluator")[-2:]  # the answer's two checks
+    assert len(anchors) == 1  # once: finalizing took the early one
+    assert all(start < anchors[0] < end for start, end in judged)
+    # The same answer and references as anchoring after the verdict gives.
+    monkeypatch.setattr(EarlyAnchors, "start", lambda *a, **k: None)
+    late, late_log, late_provider = await anchored_run(monkeypatch)
+    anchored_late = [i for i, (edge, _) in enumerate(late_log) if edge == "anchor"]
+    assert anchored_late[0] > late_provider.calls_of("evaluator")[-1][1]  # after, there
+    assert (result.answer, result.references) == (late.answer, late.references)
+    assert result.references  # something was anchored
+
+
+async def test_a_rejected_answer_s_early_anchoring_is_never_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Rejected every time: Beast Mode's answer (same text, but the run went on: more
+    # sources seen) is anchored anew, after the last verdict, never from the early task.
+    result, log, provider = await anchored_run(monkeypatch, strict_pass=False)
+    anchors = [i for i, (edge, _) in enumerate(log) if edge == "anchor"]
+    last_verdict = provider.calls_of("evaluator")[-1][1]
+    assert result.answer and anchors[-1] > last_verdict
+
+
+def test_early_anchors_are_taken_only_for_the_same_text_and_sources() -> None:
+    async def go() -> None:
+        deps, _ = make_deps(lambda r: None)
+        state = AgentState.start(QUESTION)
+        early = EarlyAnchors()
+        for text, grow, taken in (("A.", False, True), ("A.", True, False), ("B.", False, False)):
+            early.start("A.", state, deps, RunOptions())
+            if grow:
+                state.add_search_result("https://new.org/", "t", "s", None)
+            task = early.take(text, state)
+            assert (task is not None) is taken
+            if task is not None:
+                assert (await task)[0] == "A."
+        early.start("A long answer.\n\nIn two paragraphs.", state, deps, RunOptions())
+        assert early.take("A long answer.\n\nIn two paragraphs.", state) is None  # edited first
+
+    asyncio.run(go())
