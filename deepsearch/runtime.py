@@ -272,6 +272,9 @@ class RoutingReader:
             return await read_local(url, self.corpus)
         return await self.web.read(url)
 
+    def warm(self) -> None:
+        _warm(self.web)
+
 
 TraceFn = Callable[[str, dict[str, Any]], None]
 
@@ -345,6 +348,17 @@ class ActivityReader:
             return await self.inner.read(url)
         finally:
             safe_emit(self._emit, Activity(what="read", delta=-1))
+
+    def warm(self) -> None:
+        _warm(self.inner)
+
+
+def _warm(reader: object) -> None:
+    """Pass on the agent's "a visit is likely" (prefetch.warm_reader) to a reader
+    with a one-time set-up to start."""
+    warm: Callable[[], None] | None = getattr(reader, "warm", None)
+    if warm is not None:
+        warm()
 
 
 def _push_close(stack: AsyncExitStack, obj: object) -> None:

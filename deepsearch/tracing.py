@@ -117,6 +117,11 @@ class TracedReader:
         self._trace("read", payload)
         return outcome
 
+    def warm(self) -> None:  # the agent's "a visit is likely" (prefetch.warm_reader)
+        warm = getattr(self.inner, "warm", None)
+        if warm is not None:
+            warm()
+
     async def aclose(self) -> None:
         closer = getattr(self.inner, "aclose", None)
         if closer is not None:

@@ -16,6 +16,7 @@ from deepsearch.agent import limits
 from deepsearch.agent.schema import ActionName, AllowFlags
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem, ScoredUrl
+from deepsearch.llm import tokens
 from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
 from deepsearch.prompts import render
 
@@ -94,9 +95,7 @@ def select_knowledge(
     """
     if not items:
         return [], 0
-    side = [i for i, item in enumerate(items) if item.type == "side-info"]
-    side_ok = set(side[-MAX_SIDE_INFO_SHOWN:])
-    side_cap = int(token_allowance * SIDE_INFO_SHARE)
+    side_ok, side_cap = _side_limits(items, token_allowance)
     everything = _all_fit(items, side_ok, token_allowance, side_cap)
     if everything is not None:  # no count needed: exact costs would choose the same
         return everything, len(items) - len(everything)
@@ -114,6 +113,36 @@ def select_knowledge(
             side_spent += costs[i] if side_info else 0
     kept = [items[i] for i in sorted(chosen)]
     return kept, len(items) - len(kept)
+
+
+def _side_limits(items: Sequence[KnowledgeItem], allowance: int) -> tuple[set[int], int]:
+    """The side-info items that may be shown (the newest few) and their token cap."""
+    side = [i for i, item in enumerate(items) if item.type == "side-info"]
+    return set(side[-MAX_SIDE_INFO_SHOWN:]), int(allowance * SIDE_INFO_SHARE)
+
+
+def needs_exact_counts(items: Sequence[KnowledgeItem], token_allowance: int) -> bool:
+    """Whether choosing among `items` takes their exact token counts (the vocabulary):
+    their byte bounds no longer fit the allowances."""
+    if not items:
+        return False
+    side_ok, side_cap = _side_limits(items, token_allowance)
+    return _all_fit(items, side_ok, token_allowance, side_cap) is None
+
+
+def warm_vocabulary(state: AgentState, llm: LLMClient) -> bool:
+    """Start building the token vocabulary in the background when the next step's
+    prompt will count its knowledge exactly (True if started). The build (~0.5-1 s of
+    CPU, once a process) then runs while a call the step makes anyway is in flight,
+    not between that call and the next step's request; a run whose knowledge always
+    fits by its byte bounds never builds it."""
+    encoding = tokens.encoding_for_model("")  # the one `item_tokens` counts with
+    if tokens.is_loaded(encoding):
+        return False
+    if not needs_exact_counts(state.knowledge, knowledge_allowance(llm, "agent")):
+        return False
+    tokens.preload(encoding)
+    return True
 
 
 def _all_fit(

@@ -48,7 +48,7 @@ from deepsearch.agent.state import AgentState
 from deepsearch.agent.step import LoopHook, StepContext
 from deepsearch.agent.steps.classification import Classification
 from deepsearch.agent.steps.evaluator import Evaluator
-from deepsearch.agent.steps.finalize import finalize_answer, unanchored_answer
+from deepsearch.agent.steps.finalize import EarlyAnchors, finalize_answer, unanchored_answer
 from deepsearch.agent.steps.honesty import (
     apply_min_confidence,
     reported_answer,
@@ -93,6 +93,7 @@ class ResearchRun:
         self.beast_unusable = False  # Beast Mode's reply could not be used at all
         # Background reads of the top unread URLs while the model decides.
         self.prefetch = Prefetcher(deps.reader)
+        self.anchors = EarlyAnchors()  # an answer's references, anchored while it is judged
         self.progress = ProgressWatch()  # ends research when nothing new is found
         self.reads = ReadWatch()  # ends the run when no page can be read at all
         self.research_ended_at: int | None = None  # the research phase's last step
@@ -106,7 +107,8 @@ class ResearchRun:
     async def run(self) -> ResearchResult:
         try:
             return await self._run()
-        finally:  # no read, and no classification, outlives the run
+        finally:  # no read, no classification and no early anchoring outlives the run
+            self.anchors.cancel()
             await asyncio.gather(self.prefetch.aclose(), self.classification.aclose())
 
     async def _run(self) -> ResearchResult:
@@ -163,6 +165,7 @@ class ResearchRun:
                 self.options,
                 language=self.language,
                 deadline=self.deadline.remaining(1.0),
+                early=self.anchors,
             )
         except Exception as exc:
             self._emit(Notice(text=f"finalizing failed ({type(exc).__name__}); answer kept as is"))
@@ -327,7 +330,7 @@ class ResearchRun:
         and Stop end research, any other goes on (the gate has taken note)."""
         payload = decision.payload()
         ctx = self._context()
-        outcome = await perform(ctx, payload)
+        outcome = await self.anchors.beside(perform(ctx, payload), payload, ctx)
         await self.classification.settled()  # the hooks and the next step read it
         for hook in self.hooks:
             outcome = await hook.after_outcome(ctx, outcome)

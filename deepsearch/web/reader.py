@@ -161,12 +161,18 @@ class LocalReader:
         fetched = await self.fetch_raw(url)
         return await self.extract_raw(fetched) if isinstance(fetched, RawPage) else fetched
 
+    def warm(self) -> None:
+        """Start the extractor's one-time set-up (warmup) in the background, once: the
+        agent calls this as soon as a visit is likely (search results came back), so
+        it overlaps the calls before the visit, not only the visit's first fetch."""
+        if not self._extractors_warm:
+            self._extractors_warm = True
+            warmup.start()
+
     async def fetch_raw(self, url: str) -> RawPage | Page | ReadFailure:
         """The body, not yet extracted (a cached page comes whole)."""
         url = url.strip()
-        if not self._extractors_warm:  # once: the extractor's imports beside this fetch
-            self._extractors_warm = True
-            warmup.start()
+        self.warm()  # at the latest: the extractor's imports beside the first fetch
         try:
             return await self._fetch_raw(url)
         except Exception as exc:  # the agent must never see a raw library error

@@ -7,9 +7,11 @@ import re
 from dataclasses import dataclass
 
 from deepsearch.agent import diary
+from deepsearch.agent.context import warm_vocabulary
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.gating import GateView
 from deepsearch.agent.outcomes import Continue
+from deepsearch.agent.prefetch import after_sent, warm_reader
 from deepsearch.agent.retrieval.lexical import word_coverage
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.schema import SearchPayload
@@ -177,9 +179,10 @@ async def _second_pass(
     if deps.rewrite_queries is None or not batch.results or came_back_strong(batch):
         return batch
     fresh = await gate.freshness()
-    proposed = await deps.rewrite_queries(
-        state.current_question, batch.queries, batch.results, fresh
-    )
+    rewrite = deps.rewrite_queries(state.current_question, batch.queries, batch.results, fresh)
+    # Knowledge grew: if the next prompt must count it exactly, the vocabulary is
+    # built while the rewriter thinks, not before the next step's request.
+    proposed = await after_sent(rewrite, lambda: warm_vocabulary(state, deps.llm))
     followups = await _new_followups(state, proposed, options, deps.similarity)
     if not followups:
         return batch
@@ -221,5 +224,7 @@ async def handle_search(payload: SearchPayload, ctx: StepContext) -> Continue:
         state.note("queries_repeated")
         return Continue("no new queries")
     batch = await run_batch(state, deps, as_queries(queries, options))
+    if batch.results:  # a visit is likely next: the reader's set-up starts now
+        warm_reader(deps.reader)
     batch = await _second_pass(batch, state, deps, options, ctx.gate)
     return _record(state, batch)

@@ -4,6 +4,10 @@ references anchored to quotes) over what the run's state saw and read."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
+from typing import Protocol, TypeVar
+
 from deepsearch.agent.citations.finalize import (
     anchor_answer,
     clean_unanchored,
@@ -12,6 +16,8 @@ from deepsearch.agent.citations.finalize import (
 )
 from deepsearch.agent.citations.references import SourceText
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.prefetch import after_sent
+from deepsearch.agent.schema import AnswerPayload
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Reference
 from deepsearch.errors import BudgetExceeded, ProviderError
@@ -81,9 +87,18 @@ async def finalize_answer(
     *,
     language: str,
     deadline: float | None,
+    early: EarlyAnchors | None = None,
 ) -> tuple[str, list[Reference]]:
-    """The edited answer with its references (`options.max_references` of them at most)."""
+    """The edited answer with its references (`options.max_references` of them at most):
+    `early`'s, when they were anchored for this very text over these very sources."""
     text = await edit_answer(answer, deps, language=language, deadline=deadline)
+    ready = early.take(text, state) if early is not None else None
+    return await (ready if ready is not None else _anchor(text, state, deps, options))
+
+
+async def _anchor(
+    text: str, state: AgentState, deps: AgentDeps, options: RunOptions
+) -> tuple[str, list[Reference]]:
     return await anchor_answer(
         text,
         citation_sources(state),
@@ -92,3 +107,68 @@ async def finalize_answer(
         max_refs=options.max_references,
         only_hostnames=options.only_hostnames,
     )
+
+
+Anchored = tuple[str, list[Reference]]
+_T = TypeVar("_T")
+
+
+class _Parts(Protocol):  # the StepContext fields early anchoring reads
+    @property
+    def state(self) -> AgentState: ...
+    @property
+    def deps(self) -> AgentDeps: ...
+    @property
+    def options(self) -> RunOptions: ...
+
+
+class EarlyAnchors:
+    """An answer's references anchored while the evaluator judges it, so that
+    finalizing an accepted answer waits on nothing after the verdict. Only for an
+    answer of the original question that the editor will not touch (one short
+    paragraph), with lexical similarity (CPU alone: no call, no token); finalizing
+    takes them only for the same text over the same sources (the verdict's step, the
+    state's pages, snippets and URL pool unchanged), else they are dropped and
+    anchored anew."""
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[Anchored] | None = None
+        self._key: tuple[object, ...] = ()
+
+    def start(self, answer: str, state: AgentState, deps: AgentDeps, options: RunOptions) -> None:
+        if not options.finalize or state.trivial or state.current_question != state.question:
+            return
+        if deps.similarity.name != "lexical" or worth_editing(answer):
+            return
+        self.cancel()
+        self._key = _sources_key(answer, state)
+        self._task = asyncio.ensure_future(_anchor(answer, state, deps, options))
+
+    async def beside(self, action: Awaitable[_T], payload: object, ctx: _Parts) -> _T:
+        """`action`'s outcome; for an answer, its anchoring starts once the action's
+        first call (the evaluator's) is on the wire."""
+        if not isinstance(payload, AnswerPayload):
+            return await action
+        answer = payload.answer.strip()
+        return await after_sent(
+            action, lambda: self.start(answer, ctx.state, ctx.deps, ctx.options)
+        )
+
+    def take(self, text: str, state: AgentState) -> asyncio.Task[Anchored] | None:
+        """The anchoring started for `text` over the state's current sources, or None."""
+        task, self._task = self._task, None
+        if task is not None and self._key == _sources_key(text, state):
+            return task
+        if task is not None:
+            task.cancel()
+        return None
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+
+def _sources_key(text: str, state: AgentState) -> tuple[object, ...]:
+    # Within one step the state's pools only grow: equal sizes are the same sources.
+    return (text, state.step, len(state.pages), len(state.snippets), len(state.url_pool))
