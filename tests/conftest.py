@@ -3,10 +3,12 @@ network except loopback (a Python-level guard; the suite must pass offline)."""
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import os
 import signal
 import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -196,9 +198,19 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
         _HERMETIC.end_test()
         if socket.socket.connect is not _GUARDED[0] or socket.socket.connect_ex is not _GUARDED[1]:
             socket.socket.connect, socket.socket.connect_ex = _GUARDED  # type: ignore[method-assign]
+        _collector_released()
         state = _STATE.pop(item.nodeid, None)
         if state is not None:
             _check_state(state)
+
+
+def _collector_released() -> None:
+    """A test that runs the console script's `main` in process, with its run stubbed,
+    holds the collector (deepsearch/collector.py) and never settles it: the raised
+    thresholds and the saved ones would last into every later test of the worker."""
+    collector = sys.modules.get("deepsearch.collector")
+    if collector is not None and collector._saved:
+        gc.set_threshold(*collector._saved.pop())
 
 
 def _check_state(state: _TestState) -> None:

@@ -14,11 +14,15 @@ from deepsearch import collector
 
 @pytest.fixture(autouse=True)
 def restored_collector() -> Iterator[None]:
+    """Each test starts from a collector no one holds and nothing frozen (the suite's
+    conftest freezes what collection loaded), and leaves it as it found it."""
     before = gc.get_threshold()
+    collector._saved.clear()
+    gc.unfreeze()
     yield
     collector._saved.clear()
-    gc.unfreeze()  # the test process's own objects go back to the collector
     gc.set_threshold(*before)
+    gc.freeze()  # back out of the collector's reach, as the conftest had it
 
 
 def test_start_up_collects_rarely_then_freezes_and_restores() -> None:

@@ -52,21 +52,22 @@ def mcp_command(
     from deepsearch.commands.serve_cmd import _is_loopback
 
     mode = _transport(transport)
-    options = _options(ctx.args, config)
-    key = api_key or os.environ.get(KEY_ENV) or None
-    if mode == "http" and not _is_loopback(host) and key is None and not insecure_no_auth:
-        raise UsageError(
-            f"refusing to serve on {host} without an API key: set --api-key or ${KEY_ENV} "
-            "(or pass --insecure-no-auth)"
-        )
-    mcp_config = _config(options, max_budget, key)
-    if mode == "stdio":
-        _run_stdio(mcp_config)
+    if mode == "stdio":  # its stdin closing ends it; Ctrl-C is its signal
+        key = api_key or os.environ.get(KEY_ENV) or None
+        _run_stdio(_config(_options(ctx.args, config), max_budget, key))
         return
     from deepsearch.commands.signals import served_until_signal
 
+    # From the start: a supervisor's SIGTERM during the preflight is the signal's code too.
     with served_until_signal():
-        _serve_http(mcp_config, host, port, key)
+        options = _options(ctx.args, config)
+        key = api_key or os.environ.get(KEY_ENV) or None
+        if not _is_loopback(host) and key is None and not insecure_no_auth:
+            raise UsageError(
+                f"refusing to serve on {host} without an API key: set --api-key or ${KEY_ENV} "
+                "(or pass --insecure-no-auth)"
+            )
+        _serve_http(_config(options, max_budget, key), host, port, key)
 
 
 def _transport(value: str) -> Literal["stdio", "http"]:

@@ -65,12 +65,13 @@ def signals_interrupt() -> Iterator[Caught]:
 
 @contextmanager
 def served_until_signal() -> Iterator[Caught]:
-    """A server's whole life (bind, start-up, banner, serving) under `signals_interrupt`:
-    Ctrl-C, SIGTERM and SIGHUP end it with the signal's exit code (130/143/129) however
-    early they arrive. A supervisor may stop the server the moment it reads "listening":
-    before this covered the start-up, such a SIGTERM killed the process (-15) or ended
-    it as a Ctrl-C (130). uvicorn re-raises the signal it caught once it has shut down;
-    that lands here too."""
+    """A server's whole command (preflight, bind, start-up, banner, serving) under
+    `signals_interrupt`: Ctrl-C, SIGTERM and SIGHUP end it with the signal's exit code
+    (130/143/129) from the moment the command runs. A supervisor may stop the server
+    the moment it reads "listening": before, such a SIGTERM killed the process (-15) or
+    ended it as a Ctrl-C (130). uvicorn re-raises the signal it caught once it has shut
+    down; that lands here too. (While Python still imports the command's modules, ~0.3 s,
+    a signal still has its default effect.)"""
     import typer
 
     with warnings.catch_warnings(), signals_interrupt() as caught:
