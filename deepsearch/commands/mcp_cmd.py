@@ -49,7 +49,7 @@ def mcp_command(
     insecure_no_auth: NoAuthOption = False,
     config: ConfigOption = None,
 ) -> None:
-    from deepsearch.commands.serve_cmd import _is_loopback
+    from deepsearch.commands.serve_cmd import server_key
 
     mode = _transport(transport)
     if mode == "stdio":  # its stdin closing ends it; Ctrl-C is its signal
@@ -61,12 +61,7 @@ def mcp_command(
     # From the start: a supervisor's SIGTERM during the preflight is the signal's code too.
     with served_until_signal():
         options = _options(ctx.args, config)
-        key = api_key or os.environ.get(KEY_ENV) or None
-        if not _is_loopback(host) and key is None and not insecure_no_auth:
-            raise UsageError(
-                f"refusing to serve on {host} without an API key: set --api-key or ${KEY_ENV} "
-                "(or pass --insecure-no-auth)"
-            )
+        key = server_key(api_key, host, insecure_no_auth=insecure_no_auth)
         _serve_http(_config(options, max_budget, key), host, port, key)
 
 

@@ -96,18 +96,25 @@ def serve(
     # From the start: a supervisor's SIGTERM during the preflight is the signal's code too.
     with served_until_signal() as caught:
         settings = _settings(ctx.args, config)
-        key = api_key or os.environ.get(KEY_ENV) or None
-        if not _is_loopback(host) and key is None and not insecure_no_auth:
-            raise UsageError(
-                f"refusing to serve on {host} without an API key: set --api-key or ${KEY_ENV} "
-                "(or pass --insecure-no-auth)"
-            )
+        key = server_key(api_key, host, insecure_no_auth=insecure_no_auth)
         if trace is not None and (trace.is_dir() or not trace.parent.is_dir()):
             raise UsageError(
                 f"{trace}: cannot write the trace there (not a file in an existing folder)"
             )
         settings = _preflight(settings)
         _serve(settings, host, port, key, max_budget, max_concurrent, trace, caught)
+
+
+def server_key(api_key: str | None, host: str, *, insecure_no_auth: bool) -> str | None:
+    """The bearer key (--api-key, else $DEEPSEARCH_SERVER_KEY), refusing an
+    address beyond loopback without one unless --insecure-no-auth says so."""
+    key = api_key or os.environ.get(KEY_ENV) or None
+    if not _is_loopback(host) and key is None and not insecure_no_auth:
+        raise UsageError(
+            f"refusing to serve on {host} without an API key: set --api-key or ${KEY_ENV} "
+            "(or pass --insecure-no-auth)"
+        )
+    return key
 
 
 def _serve(
