@@ -3,27 +3,62 @@
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from deepsearch.cli import run
-from tests.cassettes.conftest import World, cli, record, without_times
+from tests.cassettes.conftest import QUESTION, World, _world, cli, record, without_times
+from tests.cli.inprocess import run_cli_in_process
 from tests.cli.test_end_to_end import SEARCH, SECRET, VISIT
+
+# One worker runs this module (`make test` is --dist loadgroup): the recording below is
+# module-scoped and would otherwise be made once per worker.
+pytestmark = pytest.mark.xdist_group("record_replay")
+
+
+@dataclass
+class Recorded:
+    """One recording of the standard world, shared by the tests that only replay it."""
+
+    world: World
+    pristine: Path
+    result: dict[str, Any]
+
+    def cassette(self, tmp_path: Path) -> Path:
+        """A copy of the recording that the test may change."""
+        return Path(shutil.copytree(self.pristine, tmp_path / "cassette"))
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
+    """A recording costs a whole research run, a replay a fraction of one: the tests that
+    replay (and change the copy they replay) share the one recording."""
+    pristine = tmp_path_factory.mktemp("recorded") / "cassette"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        with contextmanager(_world)(monkeypatch, snippet_tail="") as world:
+            done = run_cli_in_process(QUESTION, *world.args(), "--record", str(pristine))
+            assert done.returncode == 0, done.stderr
+            yield Recorded(world, pristine, json.loads(done.stdout))
 
 
 def test_replay_with_every_socket_blocked_prints_the_same_json(
-    world: World,
+    recorded: Recorded,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     request: pytest.FixtureRequest,
 ) -> None:
-    cassette = tmp_path / "cassette"
-    recorded = record(capsys, world, cassette)
-    assert recorded["status"] == "answered" and "Stephen King" in recorded["answer"]
-    assert recorded["references"], "the recorded run cites its sources"
+    world, cassette = recorded.world, recorded.cassette(tmp_path)
+    recorded_out = recorded.result
+    assert recorded_out["status"] == "answered" and "Stephen King" in recorded_out["answer"]
+    assert recorded_out["references"], "the recorded run cites its sources"
     before = world.outside_requests()
 
     request.getfixturevalue("no_network")
@@ -32,10 +67,10 @@ def test_replay_with_every_socket_blocked_prints_the_same_json(
     code, replayed = cli(capsys, *world.args(), "--replay", str(cassette))
 
     assert code == 0, replayed.get("error")
-    assert without_times(replayed) == without_times(recorded)
+    assert without_times(replayed) == without_times(recorded_out)
     assert world.outside_requests() == before, "replay reached a fake server"
     on_disk = json.loads((cassette / "result.json").read_text("utf-8"))
-    assert without_times(on_disk) == without_times(recorded)
+    assert without_times(on_disk) == without_times(recorded_out)
 
 
 def test_cassette_files_are_per_kind_and_never_hold_the_key(
@@ -72,11 +107,10 @@ def test_a_key_that_holds_another_key_is_redacted_whole(
 
 
 def test_a_prompt_change_fails_strict_replay_and_passes_lenient(
-    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    recorded: Recorded, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cassette = tmp_path / "cassette"
-    recorded = record(capsys, world, cassette)
-    changed = [*world.args(), "--language", "German"]
+    cassette = recorded.cassette(tmp_path)
+    changed = [*recorded.world.args(), "--language", "German"]
 
     code, strict = cli(capsys, *changed, "--replay", str(cassette))
     assert code == 1
@@ -88,25 +122,25 @@ def test_a_prompt_change_fails_strict_replay_and_passes_lenient(
 
     code, lenient = cli(capsys, *changed, "--replay-lenient", str(cassette))
     assert code == 0, lenient
-    assert (lenient["status"], lenient["answer"]) == (recorded["status"], recorded["answer"])
+    want = recorded.result
+    assert (lenient["status"], lenient["answer"]) == (want["status"], want["answer"])
 
 
 def test_the_prompt_clock_is_the_recorded_start(
-    world: World,
+    recorded: Recorded,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Replayed years later, the prompts still say the recorded date; a cassette whose
     start is changed no longer matches (the date/time line is in the prompt)."""
-    cassette = tmp_path / "cassette"
-    recorded = record(capsys, world, cassette)
+    world, cassette = recorded.world, recorded.cassette(tmp_path)
 
     later = datetime(2031, 6, 1, 12, 0, tzinfo=UTC)
     monkeypatch.setattr("deepsearch.clock.SystemClock.now", lambda self: later)
     code, replayed = cli(capsys, *world.args(), "--replay", str(cassette))
     assert code == 0, replayed
-    assert without_times(replayed) == without_times(recorded)
+    assert without_times(replayed) == without_times(recorded.result)
 
     run = json.loads((cassette / "run.json").read_text("utf-8"))
     run["started_at"] = "2020-01-01T00:00:00+00:00"
@@ -116,10 +150,9 @@ def test_the_prompt_clock_is_the_recorded_start(
 
 
 def test_a_page_the_run_reads_that_is_missing_fails_the_replay(
-    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    recorded: Recorded, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cassette = tmp_path / "cassette"
-    record(capsys, world, cassette)
+    world, cassette = recorded.world, recorded.cassette(tmp_path)
     reads = (cassette / "read.jsonl").read_text("utf-8").splitlines()
     dropped = json.loads(reads[0])["request"]["url"]
     (cassette / "read.jsonl").write_text("\n".join(reads[1:]) + "\n", "utf-8")
@@ -237,15 +270,12 @@ def test_an_interrupted_recording_keeps_its_calls_and_result(
 
 
 def test_a_replay_of_another_question_names_the_question(
-    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    recorded: Recorded, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The miss blamed the budget (issue 22, item 7): with another question and another
     budget, the question is what the message names first."""
-    from tests.cassettes.conftest import QUESTION
-
-    cassette = tmp_path / "cassette"
-    record(capsys, world, cassette)
-    args = list(world.args())
+    cassette = recorded.cassette(tmp_path)
+    args = list(recorded.world.args())
     budget = args.index("--budget") + 1 if "--budget" in args else None
     if budget is not None:
         args[budget] = str(int(args[budget]) + 1000)
