@@ -172,16 +172,16 @@ def test_output_variable_and_files_inside_the_workdir(sandbox: Sandbox) -> None:
     assert out.ok and out.result == "kept"
 
 
-def test_no_result_variable_gives_none(sandbox: Sandbox) -> None:
-    out = run(sandbox, "x = 1")
+def test_no_result_variable_gives_none(batch: Batch) -> None:
+    out = batch.outcomes[PLAIN["no result"]]
     assert out.ok and out.result is None
 
 
-def test_errors_are_one_line_with_the_line_number(sandbox: Sandbox) -> None:
-    out = run(sandbox, "x = 1\ny = x / 0\n")
+def test_errors_are_one_line_with_the_line_number(batch: Batch) -> None:
+    out = batch.outcomes[PLAIN["division by zero"]]
     assert not out.ok
     assert out.error == "ZeroDivisionError: division by zero (line 2)"
-    syntax = run(sandbox, "def broken(:\n")
+    syntax = batch.outcomes[PLAIN["syntax error"]]
     assert syntax.error is not None and syntax.error.startswith("SyntaxError")
 
 
@@ -248,10 +248,11 @@ def batch(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     # /tmp is world-writable, so there only the audit hook stands in the way.
     victims = [root / "victim.txt", Path(f"/tmp/deepsearch-victim-{os.getpid()}")]
     targets = ["/etc/passwd", str(repo / "config.json"), str(_home_secret(root)), str(secret)]
-    probes = [*_read_target_probes(targets), *_write_probes(victims), *ESCAPES]
+    probes = [*_read_target_probes(targets), *_write_probes(victims), *ESCAPES, *PLAIN.values()]
     box = Sandbox(LIMITS.model_copy(update={"max_output_chars": 200_000}))
     code_data = [(probe.code, probe.data) for probe in probes]
-    out = run(box, _BATCH, {"probes": code_data})
+    with mock.patch.dict(os.environ, {"OPENAI_API_KEY": PARENT_SECRET}):
+        out = run(box, _BATCH, {"probes": code_data})
     try:
         assert out.ok and out.result is not None, (out.error, out.stderr)
         envelopes = json.loads(out.result)
@@ -494,6 +495,23 @@ def test_process_and_introspection_escapes_blocked(batch: Batch, code: str, even
     assert out.error is not None and out.error.startswith(f"blocked: {event}"), (code, out.error)
 
 
+# Probes of ordinary behaviour that need no interpreter of their own: an error line, no
+# result, an audit hook the code tries to add, the environment the parent passed on.
+PLAIN = {
+    name: Probe("plain", code, "", "")
+    for name, code in {
+        "no result": "x = 1",
+        "division by zero": "x = 1\ny = x / 0\n",
+        "syntax error": "def broken(:\n",
+        "own audit hook": (
+            "import sys\nsys.addaudithook(lambda event, args: print('CALLED', event))\n"
+            "open('f', 'w')"
+        ),
+        "environment": "import os\nresult = sorted(os.environ)\nprint(dict(os.environ))",
+    }.items()
+}
+PARENT_SECRET = "sk-test-secret"
+
 ESCAPES = [
     *_probes("read", READ_ESCAPES),
     Probe("native", NATIVE_CODE, "", "blocked: import"),
@@ -501,21 +519,19 @@ ESCAPES = [
 ]
 
 
-def test_code_cannot_add_its_own_audit_hook(sandbox: Sandbox) -> None:
-    # CPython swallows the hook's refusal and simply does not add the new hook.
-    code = (
-        "import sys\nsys.addaudithook(lambda event, args: print('CALLED', event))\nopen('f', 'w')"
-    )
-    out = run(sandbox, code)
+def test_code_cannot_add_its_own_audit_hook(batch: Batch) -> None:
+    # CPython swallows the hook's refusal and simply does not add the new hook (one that
+    # was added would print for every event of the probes after it, too).
+    out = batch.outcomes[PLAIN["own audit hook"]]
     assert out.ok, out.error
-    assert "CALLED" not in out.stdout
+    assert "CALLED" not in batch.printed
 
 
-def test_environment_is_cleared(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
-    out = run(sandbox, "import os\nresult = sorted(os.environ)\nprint(dict(os.environ))")
+def test_environment_is_cleared(batch: Batch) -> None:
+    # The batch ran with OPENAI_API_KEY set in this process's environment.
+    out = batch.outcomes[PLAIN["environment"]]
     assert out.ok, out.error
-    assert "sk-test-secret" not in out.stdout + (out.result or "")
+    assert PARENT_SECRET not in batch.printed + (out.result or "")
     assert "OPENAI_API_KEY" not in (out.result or "")
 
 
