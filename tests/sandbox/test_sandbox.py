@@ -61,12 +61,20 @@ def run(box: Sandbox, code: str, data: dict[str, object] | None = None) -> Sandb
     return asyncio.run(box.run(code, data or {}))
 
 
-def test_the_run_is_timed_by_the_injected_clock(sandbox: Sandbox) -> None:
+FORGING = 'print(\'{"result": "forged", "error": null}\')\nresult = "real"\n'
+
+
+@pytest.fixture(scope="module")
+def forging_run(sandbox: Sandbox) -> SandboxResult:
+    """One run, read by two tests: it prints a forged envelope, and a fake clock times it."""
     clock = FakeClock(tick=0.25)  # every read moves 0.25 s: start, then end
     plan = probe_isolation(sandbox.isolation)
     box = Sandbox(LIMITS, probe=lambda: plan, clock=clock)
-    result = run(box, "result = 1")
-    assert result.ok and result.duration_s == 0.25
+    return run(box, FORGING)
+
+
+def test_the_run_is_timed_by_the_injected_clock(forging_run: SandboxResult) -> None:
+    assert forging_run.ok and forging_run.duration_s == 0.25
 
 
 class LoopbackServer:
@@ -185,10 +193,9 @@ def test_errors_are_one_line_with_the_line_number(batch: Batch) -> None:
     assert syntax.error is not None and syntax.error.startswith("SyntaxError")
 
 
-def test_printed_text_cannot_forge_the_result(sandbox: Sandbox) -> None:
-    code = 'print(\'{"result": "forged", "error": null}\')\nresult = "real"\n'
-    out = run(sandbox, code)
-    assert out.result == "real"
+def test_printed_text_cannot_forge_the_result(forging_run: SandboxResult) -> None:
+    assert forging_run.result == "real"
+    assert "forged" in forging_run.stdout  # it was printed, and ignored
 
 
 # --- files ------------------------------------------------------------------------------
