@@ -105,6 +105,10 @@ class AllowFlags:
 
 
 class StepBase(BaseModel):
+    # Only a base: never validated itself. Its subclasses (step_schema) inherit this and
+    # are built at their first use, their JSON schema's, which comes first anyway.
+    model_config = ConfigDict(defer_build=True)
+
     think: str = Field(max_length=600, description="brief reasoning for this choice")
     # The chosen branch: a one-key object `{name: payload}` (see `step_schema`).
     action: Any

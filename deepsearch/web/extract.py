@@ -15,7 +15,7 @@ import re
 from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from deepsearch.web.charset import decode_body
 from deepsearch.web.markdown_plain import (
@@ -52,6 +52,9 @@ class Extracted(BaseModel):
 
 
 class Unsupported(BaseModel):
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
+
     content_type: str
 
 
