@@ -61,11 +61,14 @@ _SESSION_KEYS = frozenset(
     {"session", "sid", "sessionid", "phpsessid", "jsessionid", "aspsessionid", "asp.net_sessionid"}
 )
 _RESERVED_EXAMPLE_HOSTS = ("example.com", "example.org", "example.net")
+_RESERVED_SUBDOMAINS = tuple("." + host for host in _RESERVED_EXAMPLE_HOSTS)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _canonical_escape(text: str, literal: frozenset[str]) -> str:
     """Re-escape `text` so equal byte sequences always get the same spelling."""
+    if "%" not in text and literal.issuperset(text):
+        return text  # nothing to re-escape: most path segments (a run's links, issue 21)
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -167,7 +170,7 @@ def _is_search_results_page(host: str, path: str, query: str) -> bool:
 
 
 def _is_reserved_example(host: str) -> bool:
-    return any(host == h or host.endswith("." + h) for h in _RESERVED_EXAMPLE_HOSTS)
+    return host in _RESERVED_EXAMPLE_HOSTS or host.endswith(_RESERVED_SUBDOMAINS)
 
 
 def _split(url: str) -> SplitResult | None:
