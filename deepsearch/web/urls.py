@@ -63,6 +63,8 @@ _SESSION_KEYS = frozenset(
 _RESERVED_EXAMPLE_HOSTS = ("example.com", "example.org", "example.net")
 _RESERVED_SUBDOMAINS = tuple("." + host for host in _RESERVED_EXAMPLE_HOSTS)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Whitespace (str.isspace's, which \s is) or a character that cannot be in a host name.
+_NOT_IN_HOST = re.compile(r"[\s/\\@#?%]")
 
 
 def _canonical_escape(text: str, literal: frozenset[str]) -> str:
@@ -141,7 +143,7 @@ def _normalize_host(host: str) -> str | None:
         return None
     while host.startswith("www.") and "." in host[4:]:  # a loop keeps it idempotent
         host = host[4:]
-    if any(ch.isspace() or ch in "/\\@#?%" for ch in host):
+    if _NOT_IN_HOST.search(host):
         return None
     if not host.isascii():
         # One spelling per host: internationalized names in their ASCII (punycode) form.
