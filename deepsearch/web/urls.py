@@ -217,8 +217,13 @@ def normalize_url(url: str, *, allow_file: bool = False) -> str | None:
     `allow_file=True` also accepts `file:///abs/path` URLs (the local corpus).
     Idempotent: normalize_url(normalize_url(u)) == normalize_url(u).
     """
-    if not isinstance(url, str):
-        return None
+    return _normalized(url, allow_file) if isinstance(url, str) else None
+
+
+@lru_cache(maxsize=65_536)
+def _normalized(url: str, allow_file: bool) -> str | None:
+    """normalize_url's work, cached: a page's links and the URL pool are normalized
+    again at every step and every reference check (~20 us a URL, issue 21)."""
     parts = _split(url)
     if parts is None:
         return None
@@ -236,6 +241,7 @@ def normalize_url(url: str, *, allow_file: bool = False) -> str | None:
     return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
 
 
+@lru_cache(maxsize=65_536)  # pure, and asked again for every URL a run saw (as above)
 def url_key(url: str) -> str:
     """A page's identity for "is this a page the run saw?": the canonical spelling of
     `normalize_url` without its scheme (http and https serve one page) and without a
