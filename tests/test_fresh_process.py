@@ -5,6 +5,8 @@ interpreter that imports the package costs ~0.5 s of CPU, so the facts share it)
 - the limits table: schemas are classes built from agent/limits.py when their module is
   imported, so a patched table changes the schema's bounds and descriptions and the
   prompt together;
+- models a run rarely validates (LoadedConfig, the rarer check replies, ...) are not built
+  by importing their modules (defer_build), even once a step schema is;
 - token counting needs no network and no tiktoken cache (every connect is refused,
   TIKTOKEN_CACHE_DIR is an empty folder);
 - the console entry's exit flushes stdout and does not wait for a running thread.
@@ -53,6 +55,12 @@ facts["fields"] = {
     "questions": schema["ReflectPayload"]["properties"]["questions"],
     "rewrites": RewriteReply.model_json_schema()["properties"]["queries"],
 }
+from deepsearch.agent.judging.evaluator import ErrorAnalysis, FreshnessEval
+from deepsearch.agent.schema import StepBase
+from deepsearch.config.models import LoadedConfig
+from deepsearch.web.types import ReadFailure
+facts["built"] = [m.__name__ for m in (LoadedConfig, ErrorAnalysis, FreshnessEval, StepBase,
+    ReadFailure) if m.__pydantic_complete__]
 
 from deepsearch.llm.tokens import get_encoding, count_tokens
 facts["o200k"] = get_encoding("o200k_base").encode("hello world")
@@ -114,6 +122,9 @@ def test_a_fresh_interpreter_s_imports_limits_token_counting_and_exit(tmp_path: 
     prompt = facts["prompt"]
     assert "up to 7 web queries" in prompt and "up to 8 indices" in prompt
     assert "up to 3 sub-questions" in prompt
+
+    # Models a run rarely validates are built at first use, not at import (issue 21).
+    assert facts["built"] == []
 
     # ids as produced by tiktoken with its downloaded files
     assert facts["o200k"] == [24912, 2375]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 # Which research emitted an event: "main", or a team child's id ("1", "2", ...).
 MAIN_AGENT = "main"
@@ -32,6 +32,9 @@ class StepFinished(BaseModel):
 
 
 class Notice(BaseModel):
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
+
     kind: Literal["notice"] = "notice"
     agent: str = MAIN_AGENT
     text: str

@@ -15,13 +15,9 @@ import re
 from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from deepsearch.web.charset import decode_body
-from deepsearch.web.markdown_plain import (
-    markdown_to_plain_with_links,
-    table_row,
-)
 from deepsearch.web.page_links import (
     MAX_LINKS,
     content_refs,
@@ -52,6 +48,9 @@ class Extracted(BaseModel):
 
 
 class Unsupported(BaseModel):
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
+
     content_type: str
 
 
@@ -150,6 +149,10 @@ _TABLE_ROW_LINE = re.compile(r"^\| (.*?) \|\s*$")
 
 def _compact_tables(text: str) -> str:
     """trafilatura's '| a | b | ' rows -> '| a | b |'; its '|---|' head rules dropped."""
+    if "|" not in text:
+        return text  # no table: the markdown module (~20 regexes) stays unloaded
+    from deepsearch.web.markdown_plain import table_row
+
     lines = []
     for line in text.split("\n"):
         if _TABLE_RULE_LINE.match(line):
@@ -356,6 +359,8 @@ def is_markdown(mime: str, url: str) -> bool:
 def text_to_plain(text: str, mime: str, url: str) -> Extracted:
     """A text body: markdown converted (its links harvested), other text tidied."""
     if is_markdown(mime, url):
+        from deepsearch.web.markdown_plain import markdown_to_plain_with_links
+
         plain, links = markdown_to_plain_with_links(text, url or None)
         return Extracted(
             text=plain, links=links[:MAX_LINKS], content_links=min(len(links), MAX_LINKS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 TimeFilter = Literal["h", "d", "w", "m", "y"]
 
@@ -68,6 +68,9 @@ ReadFailureKind = Literal[
 
 
 class ReadFailure(BaseModel):
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
+
     url: str
     kind: ReadFailureKind
     detail: str = ""

@@ -61,11 +61,16 @@ _SESSION_KEYS = frozenset(
     {"session", "sid", "sessionid", "phpsessid", "jsessionid", "aspsessionid", "asp.net_sessionid"}
 )
 _RESERVED_EXAMPLE_HOSTS = ("example.com", "example.org", "example.net")
+_RESERVED_SUBDOMAINS = tuple("." + host for host in _RESERVED_EXAMPLE_HOSTS)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Whitespace (str.isspace's, which \s is) or a character that cannot be in a host name.
+_NOT_IN_HOST = re.compile(r"[\s/\\@#?%]")
 
 
 def _canonical_escape(text: str, literal: frozenset[str]) -> str:
     """Re-escape `text` so equal byte sequences always get the same spelling."""
+    if "%" not in text and literal.issuperset(text):
+        return text  # nothing to re-escape: most path segments (a run's links, issue 21)
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -138,7 +143,7 @@ def _normalize_host(host: str) -> str | None:
         return None
     while host.startswith("www.") and "." in host[4:]:  # a loop keeps it idempotent
         host = host[4:]
-    if any(ch.isspace() or ch in "/\\@#?%" for ch in host):
+    if _NOT_IN_HOST.search(host):
         return None
     if not host.isascii():
         # One spelling per host: internationalized names in their ASCII (punycode) form.
@@ -167,7 +172,7 @@ def _is_search_results_page(host: str, path: str, query: str) -> bool:
 
 
 def _is_reserved_example(host: str) -> bool:
-    return any(host == h or host.endswith("." + h) for h in _RESERVED_EXAMPLE_HOSTS)
+    return host in _RESERVED_EXAMPLE_HOSTS or host.endswith(_RESERVED_SUBDOMAINS)
 
 
 def _split(url: str) -> SplitResult | None:
@@ -212,8 +217,13 @@ def normalize_url(url: str, *, allow_file: bool = False) -> str | None:
     `allow_file=True` also accepts `file:///abs/path` URLs (the local corpus).
     Idempotent: normalize_url(normalize_url(u)) == normalize_url(u).
     """
-    if not isinstance(url, str):
-        return None
+    return _normalized(url, allow_file) if isinstance(url, str) else None
+
+
+@lru_cache(maxsize=65_536)
+def _normalized(url: str, allow_file: bool) -> str | None:
+    """normalize_url's work, cached: a page's links and the URL pool are normalized
+    again at every step and every reference check (~20 us a URL, issue 21)."""
     parts = _split(url)
     if parts is None:
         return None
@@ -231,6 +241,7 @@ def normalize_url(url: str, *, allow_file: bool = False) -> str | None:
     return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
 
 
+@lru_cache(maxsize=65_536)  # pure, and asked again for every URL a run saw (as above)
 def url_key(url: str) -> str:
     """A page's identity for "is this a page the run saw?": the canonical spelling of
     `normalize_url` without its scheme (http and https serve one page) and without a

@@ -100,6 +100,11 @@ def test_percent_encoding_is_canonical_and_meaning_preserving(raw: str, expected
         "https://example.com/page",
         "https://www.example.org/",
         "https://sub.example.net/x",
+        # a host with a character no host name has, anywhere in it
+        "http://ex ample.org/x",
+        "http://host\u00a0name.org/",
+        "http://a%20b.org/",
+        "http://ab\\c.org/",
     ],
 )
 def test_rejected(raw: str) -> None:

@@ -42,6 +42,10 @@ class Verdict(BaseModel):
 class CheckReply(BaseModel):
     """One check's reply; it knows how to read itself as a verdict."""
 
+    # Each check's reply (and the subclasses inherit this) is built when its check first
+    # runs: a run makes only some of the checks (issue 21).
+    model_config = ConfigDict(defer_build=True)
+
     def to_verdict(self) -> Verdict:
         raise NotImplementedError
 
@@ -119,6 +123,9 @@ CHECKS: dict[EvalType, type[CheckReply]] = {
 
 
 class ErrorAnalysis(BaseModel):
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
+
     recap: str = Field(max_length=800)
     blame: str = Field(max_length=800)
     improvement: str = Field(max_length=800)

@@ -11,7 +11,7 @@ still ends.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 MAX_RECHECKS = 2
 MAX_QUERIES = 3
@@ -19,11 +19,17 @@ RESULTS_SHOWN = 15
 
 
 class RecheckQueries(BaseModel):
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
+
     think: str = Field("", max_length=400)
     queries: list[str] = Field(default_factory=list, max_length=MAX_QUERIES)
 
 
 class RecheckVerdict(BaseModel):
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
+
     think: str = Field("", max_length=600)
     consistent: bool = Field(description="false only if the results contradict a key claim")
     problem: str = Field("", max_length=600, description="what is contradicted, and how")

@@ -7,12 +7,15 @@ action's `rewrite_queries` seam.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from deepsearch.agent import limits
 
 
 class RewrittenQuery(BaseModel):
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
+
     q: str = Field(max_length=120, description="a short keyword query")
     language: str | None = Field(None, description="ISO 639-1 code if not the question's language")
 

@@ -25,7 +25,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import SearchError
@@ -53,6 +53,9 @@ class ProviderStatus(BaseModel):
 class ProbeResult(BaseModel):
     """One provider asked one query directly (no cache, no failover): for doctor."""
 
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     ok: bool
     results: int = 0
@@ -62,6 +65,9 @@ class ProbeResult(BaseModel):
 
 class ProviderFailure(BaseModel):
     """Why one provider could not answer; `configuration` when only the user can fix it."""
+
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
 
     name: str
     detail: str

@@ -3,7 +3,7 @@ summary line, also when nothing changed and the index on disk was reused."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 MAX_FILE_BYTES = 50_000_000  # 50 MB (decimal, as the summary shows sizes): larger is skipped
 
@@ -23,6 +23,9 @@ def plural(count: int, word: str) -> str:
 
 class IndexProgress(BaseModel):
     """How far an index build is (for the live view) and, at the end, what it did."""
+
+    # built at first use: a typical run never validates one (issue 21)
+    model_config = ConfigDict(defer_build=True)
 
     files_done: int = 0
     files_total: int = 0

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepsearch.agent.retrieval.lexical import same_content_words, word_jaccard
+from deepsearch.agent.retrieval.lexical import same_content_words, word_jaccard, words
 from deepsearch.agent.retrieval.similarity import (
     EMBEDDING_DEDUP_THRESHOLD,
     EmbeddingSimilarity,
@@ -243,6 +243,13 @@ async def test_cjk_is_tokenized_per_character() -> None:
     b = "铁塔于1889年建成，得名于设计它的桥梁工程师居斯塔夫·埃菲尔。"
     scores = await LEX.scores(a, [b, "东京是日本的首都，人口约一千四百万。"])
     assert scores[0] > LEX.cite_threshold > scores[1]
+
+
+def test_words_split_han_and_kana_one_character_each() -> None:
+    # A \w run mixing scripts ("1889年建成") keeps its non-CJK part whole.
+    assert words("東京タワー is tall, 1889年建成") == (
+        *"東京タワー", "is", "tall", "1889", *"年建成"
+    )  # fmt: skip
 
 
 async def test_dedup_is_also_a_method_of_both_backends() -> None:
