@@ -3,8 +3,8 @@ in flight (issue 21).
 
 Until the first request leaves, the process does nothing but get it ready: the
 interpreter, the command line, the configuration, the LLM client and the prompt.
-Everything else the run imported before it (the action handlers, the judging and
-team mode, the re-check) sat on the critical path: ~0.05-0.1 s of
+Everything else the run imported before it (the action handlers, the evaluator's
+checks, the citations, team mode, the re-check) sat on the critical path: ~0.05-0.1 s of
 CPU on a quiet machine before any byte went out. Those modules are imported where
 they are used (the loop's and dispatch's function-level imports, marked
 "(later.py)"), and `start` imports them in a daemon thread once the first request
@@ -14,7 +14,8 @@ time, and the handler the reply picks is ready when it arrives. A module a threa
 still importing is waited for by the import system itself (its module lock).
 
 Only what this run can use is imported: team mode's modules with a team, the
-re-check's with a re-check, the reflect handler when reflecting is on. The coding action's
+re-check's with a re-check, the reflect handler when reflecting is on, the
+citations when the run finalizes (a team child does not). The coding action's
 (its sandbox child) is left to the first coding step, never on step 1 (gating.py).
 """
 
@@ -30,12 +31,14 @@ if TYPE_CHECKING:
 # Every run's: the first reply's action (dispatch and its handlers), the evaluator's
 # checks (the question's classification is asked beside step 1's action).
 STEPS = (
+    "deepsearch.agent.judging.evaluator",
     "deepsearch.agent.dispatch",
     "deepsearch.agent.actions.search",
     "deepsearch.agent.actions.visit",
     "deepsearch.agent.actions.answer",
 )
 REFLECT = ("deepsearch.agent.actions.reflect",)
+FINALIZE = ("deepsearch.agent.citations.finalize", "deepsearch.agent.citations.references")
 TEAM = (
     "deepsearch.agent.team.plan",
     "deepsearch.agent.team.budget",
@@ -52,6 +55,7 @@ def modules_for(options: RunOptions) -> tuple[str, ...]:
     """The modules a run with these options may need after its first request."""
     names = [*STEPS]
     names += REFLECT if options.reflect else ()
+    names += FINALIZE if options.finalize else ()
     names += TEAM if options.team_size > 1 else ()
     names += RECHECK if options.recheck else ()
     return tuple(names)
