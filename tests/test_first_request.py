@@ -124,6 +124,53 @@ async def test_the_later_imports_start_once_the_first_request_is_sent(
     assert log[:2] == ["agent request", "later imports"], log
 
 
+async def test_the_sandbox_is_probed_beside_the_first_request_and_step_2_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Coding is never offered on step 1: the probe (an interpreter started) runs in a
+    thread once step 1's request is sent, and step 2's choices wait for its verdict."""
+    import threading
+
+    from deepsearch.agent.schema import allowed_actions
+    from deepsearch.sandbox.isolation import IsolationPlan
+    from deepsearch.sandbox.runner import Sandbox
+    from deepsearch.web.types import SearchResult
+    from tests.fakes.memory_web import FakeSearch
+
+    log: list[str] = []
+    release = threading.Event()
+    monkeypatch.setattr(later, "start", lambda opts: None)
+
+    def probe() -> IsolationPlan:
+        log.append("probe started")
+        release.wait(10)  # a bound on a wait that fails the test, never a timing
+        log.append("probe done")
+        return IsolationPlan(usable=False, reason="no namespaces here")
+
+    def results(query: Any) -> list[SearchResult]:
+        release.set()  # the probe ends once step 1's search runs, not before
+        url = "https://en.wikipedia.org/wiki/Eiffel_Tower"
+        return [SearchResult(title="Eiffel Tower", url=url, snippet="1889", provider="f")]
+
+    steps = [
+        {"think": "", "action": {"search": {"queries": ["eiffel tower completed"]}}},
+        forever({"think": "", "action": {"answer": {"answer": "It was completed in 1889."}}}),
+    ]
+    route = router(steps)
+
+    def reply(request: Any) -> Any:
+        if request.tool == "agent":
+            log.append("agent request")
+        return route(request)
+
+    deps, provider = make_deps(reply, search=FakeSearch(results), sandbox=Sandbox(probe=probe))
+    run = ResearchRun("When was the Eiffel Tower completed?", deps, options(max_steps=2))
+    await run.run()
+    assert log[:4] == ["agent request", "probe started", "probe done", "agent request"], log
+    step_2 = allowed_actions(provider.calls_for("agent")[1].json_schema or {})
+    assert "coding" not in step_2 and run.gate.withdrawn["coding"] == "no namespaces here"
+
+
 def test_what_a_run_imports_later_depends_on_its_options() -> None:
     plain = later.modules_for(RunOptions(team_size=1, recheck=False, reflect=False))
     assert set(later.STEPS) <= set(plain)

@@ -168,13 +168,8 @@ class ResearchRun:
         """The result as of now (also used for interrupted and failed runs). Its
         `error_kind` (hence the exit code) comes from `failure`, the exception that cut
         the run short from outside, or else from the RunError that ended the run."""
-        st = self.state
-        raw = (
-            st.final_answer
-            or st.candidate_answer
-            or st.not_found_note
-            or self.team.partial_answer()
-        )
+        st, team = self.state, self.team
+        raw = st.final_answer or st.candidate_answer or st.not_found_note or team.partial_answer()
         result = result_so_far(
             st.question,
             status,
@@ -260,19 +255,18 @@ class ResearchRun:
 
     async def _step_body(self, st: AgentState) -> Outcome | None:
         await refresh_url_list(st, self.deps, self.options)
+        await self.gate.settle_sandbox(st)  # from step 2, the first that may offer coding
         flags = self.gate.allowed(st)
         self._emit(
             StepStarted(step=st.step, question=st.current_question, allowed=list(flags.allowed()))
         )
         decide = self._decide(flags, tool="agent", beast=False)
-        wanted = self._read_ahead(st, flags)  # and what the reply may need, imported beside
-        decision = await self.prefetch.behind(
-            decide, wanted, also=lambda: later.start(self.options)
-        )
+        wanted = self._read_ahead(st, flags)
+        decision = await self.prefetch.behind(decide, wanted, also=self._beside_request)
         payload = decision.payload() if decision is not None else None
-        # Reads the model did not pick stop now (a visit's own top-ups are its picks too).
         from deepsearch.agent.actions.visit import decided_reads  # (later.py)
 
+        # Reads the model did not pick stop now (a visit's own top-ups are its picks too).
         self.prefetch.retain(decided_reads(st, payload, self.prefetch.ahead))
         if payload is not None and not await self.classification.keeps_first(payload.action):
             decision = await self._decide(self.gate.allowed(st), tool="agent", beast=False)
@@ -281,10 +275,14 @@ class ResearchRun:
             return None
         return await self._act(decision)
 
+    def _beside_request(self) -> None:
+        """Once the request is sent: what the reply may need (later.py), the sandbox's probe."""
+        later.start(self.options)
+        self.gate.probe_sandbox()
+
     def _read_ahead(self, st: AgentState, flags: AllowFlags) -> list[str]:
-        """What to fetch while the model decides, when a visit is the likely next move:
-        fresh search results, none read yet (after a visit the model mostly answers or
-        searches again, and those fetches would be wasted)."""
+        """What to fetch while the model decides, when a visit is likely: fresh search results,
+        none read yet (after a visit the model mostly answers or searches again)."""
         likely = flags.visit and bool(st.steps) and st.steps[-1].action == "search"
         if not likely:
             return []
