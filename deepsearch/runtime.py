@@ -179,29 +179,12 @@ async def _live_deps(
         wall_s=settings.agent.sandbox_wall_s,
         memory_mb=settings.agent.sandbox_memory_mb,
     )
+    # Its probe (cached; it starts processes) is the run's to start, in a thread beside
+    # step 1's LLM request: coding is never offered before step 2 (agent/gating.py).
     sandbox = Sandbox(limits, clock=clock)
-    # The probe (cached) starts processes: in a thread, not on the event loop, so a
-    # server's other requests go on meanwhile. Submitted now (run_in_executor, not a
-    # to_thread coroutine that would start at the next await), it waits on its
-    # interpreter while this thread builds the clients: ~80 ms off the time to the
-    # first LLM request (issue 21).
-    probe = asyncio.get_running_loop().run_in_executor(None, sandbox.availability)
-    try:
-        deps = await _connected_deps(
-            settings, stack=stack, emit=emit, trace=trace, clock=clock, sandbox=sandbox
-        )
-    except BaseException:
-        _drop(probe)  # its thread ends on its own; a failed build does not wait for it
-        raise
-    await probe
-    return deps
-
-
-def _drop(future: asyncio.Future[Any]) -> None:
-    """Cancel a future nobody will await, or retrieve its outcome if it has one (so no
-    "exception was never retrieved" is logged)."""
-    if not future.cancel() and not future.cancelled():
-        future.exception()
+    return await _connected_deps(
+        settings, stack=stack, emit=emit, trace=trace, clock=clock, sandbox=sandbox
+    )
 
 
 async def _connected_deps(

@@ -1,6 +1,6 @@
 """Building a run's parts (deepsearch/runtime.py): the sandbox probe, which starts an
-interpreter, runs in a thread while the clients are built, not after them (issue 21:
-it sat on the way to the first LLM request)."""
+interpreter, is not run while they are built (issue 21: it sat on the way to the
+first LLM request); the run asks it beside that request (tests/test_first_request.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 
 from deepsearch import runtime
 from deepsearch.config import load_config
-from deepsearch.errors import ConfigError
 from deepsearch.sandbox.isolation import IsolationPlan
 
 WAIT_S = 10  # a bound on a wait that fails the test, never a timing
@@ -52,45 +51,10 @@ def probe(monkeypatch: pytest.MonkeyPatch) -> Probe:
     return fake
 
 
-def build_llm_client_seeing(probe: Probe, *, fail: bool) -> Any:
-    from deepsearch.llm import factory
-
-    real = factory.build_llm_client
-
-    def build(*args: Any, **kwargs: Any) -> Any:
-        probe_running = probe.started.wait(WAIT_S)
-        probe.release.set()
-        assert probe_running, "the sandbox probe had not started when the clients were built"
-        if fail:
-            raise ConfigError("no model for the test")
-        return real(*args, **kwargs)
-
-    return build
-
-
-async def test_the_sandbox_probe_runs_while_the_clients_are_built(
-    probe: Probe, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(
-        "deepsearch.llm.factory.build_llm_client", build_llm_client_seeing(probe, fail=False)
-    )
+async def test_building_the_parts_leaves_the_sandbox_probe_to_the_run(probe: Probe) -> None:
+    """The probe starts an interpreter; the run asks it beside its first LLM request
+    (agent/gating.py), so building the parts never waits on it."""
     async with AsyncExitStack() as stack:
         deps = await runtime.build_deps(settings(), stack=stack, emit=lambda _: None, trace=None)
-        assert probe.done  # awaited before the parts are handed over
-        assert deps.sandbox.availability() == (False, "probed by the test")
-
-
-async def test_a_failed_build_does_not_wait_for_the_probe(
-    probe: Probe, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(
-        "deepsearch.llm.factory.build_llm_client", build_llm_client_seeing(probe, fail=True)
-    )
-    probe.release.clear()
-    real_set = probe.release.set
-    monkeypatch.setattr(probe.release, "set", lambda: None)  # the probe stays blocked
-    async with AsyncExitStack() as stack:
-        with pytest.raises(ConfigError, match="no model"):
-            await runtime.build_deps(settings(), stack=stack, emit=lambda _: None, trace=None)
-    assert not probe.done
-    real_set()
+    assert deps.sandbox is not None
+    assert not probe.started.is_set()

@@ -19,6 +19,7 @@ them, so search always comes back for an unanswered question.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -84,25 +85,43 @@ class Gate:
     needs_freshness: bool = False  # from the question's classification
     withdrawn: dict[ActionName, str] = field(default_factory=dict)  # action -> why it cannot run
     last: AllowFlags = field(default_factory=AllowFlags)  # what the previous step left
-
-    @classmethod
-    def for_sandbox(cls, sandbox: SandboxLike | None) -> Gate:
-        """Coding is offered only when the sandbox says it can run code."""
-        if sandbox is None:
-            return cls(withdrawn={"coding": "no sandbox configured"})
-        try:
-            usable, reason = sandbox.availability()
-        except Exception as exc:  # a broken probe must not stop research
-            usable, reason = False, str(exc)
-        return cls() if usable else cls(withdrawn={"coding": reason})
+    # The run's sandbox until its verdict on coding is in `withdrawn`. Coding is never
+    # offered on step 1, so its probe (which starts an interpreter) need not hold back
+    # step 1's request: it runs in a thread beside it (`probe_sandbox`), and step 2's
+    # flags wait for it (`settle_sandbox`) (issue 21).
+    sandbox: SandboxLike | None = field(default=None, repr=False)
+    _probe: asyncio.Future[tuple[bool, str]] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def for_run(cls, sandbox: SandboxLike | None, options: RunOptions) -> Gate:
-        """The sandbox's verdict, and what the options (an effort preset) switch off."""
-        gate = cls.for_sandbox(sandbox)
+        """The sandbox (asked later) and what the options (an effort preset) switch off."""
+        gate = cls(sandbox=sandbox) if sandbox is not None else cls()
+        if sandbox is None:
+            gate.withdrawn["coding"] = "no sandbox configured"
         if not options.reflect:
             gate.withdrawn["reflect"] = NO_REFLECT
         return gate
+
+    def probe_sandbox(self) -> None:
+        """Start asking the sandbox whether it can run code, off the event loop (once)."""
+        if self.sandbox is not None and self._probe is None:
+            self._probe = asyncio.ensure_future(asyncio.to_thread(self.sandbox.availability))
+            self._probe.add_done_callback(_retrieved)
+
+    async def settle_sandbox(self, state: AgentState) -> None:
+        """From step 2 on: the sandbox's verdict taken in (coding is offered only when
+        it can run code), its probe waited for if it still runs."""
+        if self.sandbox is None or state.step < 2:
+            return
+        self.probe_sandbox()
+        assert self._probe is not None
+        try:
+            usable, reason = await self._probe
+        except Exception as exc:  # a broken probe must not stop research
+            usable, reason = False, str(exc)
+        self.sandbox = None
+        if not usable:
+            self.withdrawn.setdefault("coding", reason)
 
     def view(self, settle: Callable[[], Awaitable[bool]] | None = None) -> GateView:
         """`settle`: how a handler waits for the classification while it still runs."""
@@ -153,3 +172,9 @@ class Gate:
                 return flags.only("search")
             return flags.only("visit") if state.shown_urls else flags.only("answer")
         return flags
+
+
+def _retrieved(probe: asyncio.Future[tuple[bool, str]]) -> None:
+    """A probe nobody waited for (the run ended on step 1) logs no unretrieved error."""
+    if not probe.cancelled():
+        probe.exception()

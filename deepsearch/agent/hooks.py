@@ -8,16 +8,8 @@ it."""
 
 from __future__ import annotations
 
-from deepsearch.agent.actions.search import as_queries, new_queries, run_batch
-from deepsearch.agent.judging.recheck import MAX_RECHECKS, RESULTS_SHOWN
 from deepsearch.agent.outcomes import Accepted, Outcome, Rejected
 from deepsearch.agent.step import LoopHook, StepContext
-from deepsearch.agent.steps.recheck import (
-    judge_results,
-    propose_queries,
-    record_contradiction,
-    results_question,
-)
 from deepsearch.errors import RunError
 
 
@@ -28,6 +20,16 @@ class RecheckHook(LoopHook):
         st = ctx.state
         if not isinstance(outcome, Accepted) or not ctx.options.recheck:
             return outcome
+        # Only a run with a re-check imports it (agent/later.py: beside its first request).
+        from deepsearch.agent.actions.search import as_queries, new_queries, run_batch
+        from deepsearch.agent.judging.recheck import MAX_RECHECKS, RESULTS_SHOWN
+        from deepsearch.agent.steps.recheck import (
+            judge_results,
+            propose_queries,
+            record_contradiction,
+            results_question,
+        )
+
         if st.rechecks >= MAX_RECHECKS:
             return outcome
         answer = st.final_answer or ""

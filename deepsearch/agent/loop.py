@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import asyncio
 
-from deepsearch.agent.actions.answer import take_beast_answer
-from deepsearch.agent.actions.visit import choose_targets, decided_reads
+from deepsearch.agent import later
 from deepsearch.agent.context import build_system_prompt, knowledge_allowance
 from deepsearch.agent.deadline import Deadline
 from deepsearch.agent.deps import AgentDeps, RunOptions
-from deepsearch.agent.dispatch import perform
 from deepsearch.agent.events import (
     AgentEvent,
     Notice,
@@ -46,15 +44,10 @@ from deepsearch.agent.result import ResearchResult, Status, UsageReport, error_k
 from deepsearch.agent.schema import AllowFlags, AnswerPayload, StepBase, step_schema
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.step import LoopHook, StepContext
+from deepsearch.agent.steps import honesty
 from deepsearch.agent.steps.classification import Classification
 from deepsearch.agent.steps.evaluator import Evaluator
 from deepsearch.agent.steps.finalize import EarlyAnchors, finalize_answer, unanchored_answer
-from deepsearch.agent.steps.honesty import (
-    apply_min_confidence,
-    reported_answer,
-    with_confidence,
-    with_search_record,
-)
 from deepsearch.agent.team.mode import TeamMode
 from deepsearch.agent.types import Reference
 from deepsearch.config import ToolName
@@ -102,8 +95,6 @@ class ResearchRun:
         self.team = TeamMode(options.team_size, spawn=ResearchRun, time_left=time_left)
         self.hooks: tuple[LoopHook, ...] = (self.team, RecheckHook())
 
-    # ------------------------------------------------------------- driving
-
     async def run(self) -> ResearchResult:
         try:
             return await self._run()
@@ -113,14 +104,14 @@ class ResearchRun:
 
     async def _run(self) -> ResearchResult:
         status, error = await self._research_then_beast()
-        answer, status = reported_answer(self.state, status)
+        answer, status = honesty.reported_answer(self.state, status)
         if answer is None and error is None and not self.beast_unusable:
             # A limit (--timeout, the budget, the step limit) or a Beast Mode reply that
             # said nothing: the honest ending is "not found", never a failure. What the
             # model said (if anything) said nothing, so only the search record is shown.
             result = self.snapshot("not_found")
             result.answer = ""
-            return with_search_record(self.state, result)
+            return honesty.with_search_record(self.state, result)
         if answer is None:  # an error, or a model that gave no usable reply at all
             return self.snapshot("failed", error=error or self.stop_reason or "no answer was found")
         answer, references = await self._finalize(answer)
@@ -130,8 +121,8 @@ class ResearchRun:
         )
         result.answer = answer
         result.references = references
-        result = with_confidence(self.state, with_search_record(self.state, result))
-        return apply_min_confidence(self.state, result, self.options.min_confidence)
+        result = honesty.with_confidence(self.state, honesty.with_search_record(self.state, result))
+        return honesty.apply_min_confidence(self.state, result, self.options.min_confidence)
 
     async def _research_then_beast(self) -> tuple[Status, str | None]:
         """The status so far and the error that ended the run early, if one did."""
@@ -177,13 +168,8 @@ class ResearchRun:
         """The result as of now (also used for interrupted and failed runs). Its
         `error_kind` (hence the exit code) comes from `failure`, the exception that cut
         the run short from outside, or else from the RunError that ended the run."""
-        st = self.state
-        raw = (
-            st.final_answer
-            or st.candidate_answer
-            or st.not_found_note
-            or self.team.partial_answer()
-        )
+        st, team = self.state, self.team
+        raw = st.final_answer or st.candidate_answer or st.not_found_note or team.partial_answer()
         result = result_so_far(
             st.question,
             status,
@@ -202,7 +188,7 @@ class ResearchRun:
             stop_reason=self._stop_reason(),
             stop_step=self.research_ended_at,
         )
-        return with_confidence(st, result)
+        return honesty.with_confidence(st, result)
 
     async def _research_phase(self) -> Accepted | Stop:
         """The outcome that ended research: Accepted (an answer was), or Stop (why the
@@ -257,8 +243,6 @@ class ResearchRun:
             return Stop(self.progress.reason())
         return None
 
-    # ------------------------------------------------------------- one step
-
     async def _step(self) -> Outcome | None:
         """The step's outcome; None when the model gave no usable reply."""
         self.state.begin_step()
@@ -271,13 +255,17 @@ class ResearchRun:
 
     async def _step_body(self, st: AgentState) -> Outcome | None:
         await refresh_url_list(st, self.deps, self.options)
+        await self.gate.settle_sandbox(st)  # from step 2, the first that may offer coding
         flags = self.gate.allowed(st)
         self._emit(
             StepStarted(step=st.step, question=st.current_question, allowed=list(flags.allowed()))
         )
         decide = self._decide(flags, tool="agent", beast=False)
-        decision = await self.prefetch.behind(decide, self._read_ahead(st, flags))
+        wanted = self._read_ahead(st, flags)
+        decision = await self.prefetch.behind(decide, wanted, also=self._beside_request)
         payload = decision.payload() if decision is not None else None
+        from deepsearch.agent.actions.visit import decided_reads  # (later.py)
+
         # Reads the model did not pick stop now (a visit's own top-ups are its picks too).
         self.prefetch.retain(decided_reads(st, payload, self.prefetch.ahead))
         if payload is not None and not await self.classification.keeps_first(payload.action):
@@ -287,12 +275,20 @@ class ResearchRun:
             return None
         return await self._act(decision)
 
+    def _beside_request(self) -> None:
+        """Once the request is sent: what the reply may need (later.py), the sandbox's probe."""
+        later.start(self.options)
+        self.gate.probe_sandbox()
+
     def _read_ahead(self, st: AgentState, flags: AllowFlags) -> list[str]:
-        """What to fetch while the model decides, when a visit is the likely next move:
-        fresh search results, none read yet (after a visit the model mostly answers or
-        searches again, and those fetches would be wasted)."""
+        """What to fetch while the model decides, when a visit is likely: fresh search results,
+        none read yet (after a visit the model mostly answers or searches again)."""
         likely = flags.visit and bool(st.steps) and st.steps[-1].action == "search"
-        return choose_targets(st, [])[: self.prefetch.limit] if likely else []
+        if not likely:
+            return []
+        from deepsearch.agent.actions.visit import choose_targets  # (later.py)
+
+        return choose_targets(st, [])[: self.prefetch.limit]
 
     async def _decide(self, flags: AllowFlags, *, tool: ToolName, beast: bool) -> StepBase | None:
         st = self.state
@@ -330,6 +326,8 @@ class ResearchRun:
         and Stop end research, any other goes on (the gate has taken note)."""
         payload = decision.payload()
         ctx = self._context()
+        from deepsearch.agent.dispatch import perform  # (later.py)
+
         outcome = await self.anchors.beside(perform(ctx, payload), payload, ctx)
         await self.classification.settled()  # the hooks and the next step read it
         for hook in self.hooks:
@@ -343,8 +341,6 @@ class ResearchRun:
         parts = (self.state, self.deps, self.options, self.evaluator)
         gate = self.gate.view(self.classification.waiter())
         return StepContext(*parts, gate=gate, prefetch=self.prefetch)
-
-    # ------------------------------------------------------------- Beast Mode
 
     async def _beast_mode(self) -> None:
         """One last answer from what was gathered, forced and unjudged."""
@@ -363,10 +359,10 @@ class ResearchRun:
         self.beast_unusable = decision is None
         payload = decision.payload() if decision is not None else None
         if decision is not None and isinstance(payload, AnswerPayload):
+            from deepsearch.agent.actions.answer import take_beast_answer  # (later.py)
+
             outcome = take_beast_answer(payload, st)
             self._finish_step("answer", decision.think, outcome.detail)
-
-    # ------------------------------------------------------------- helpers
 
     def _emit(self, event: AgentEvent) -> None:
         safe_emit(self.deps.emit, event)

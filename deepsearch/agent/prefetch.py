@@ -127,11 +127,19 @@ class Prefetcher:
                 task.cancel()
                 del self._tasks[url]
 
-    async def behind(self, call: Awaitable[_T], wanted: list[str]) -> _T:
+    async def behind(
+        self, call: Awaitable[_T], wanted: list[str], *, also: Callable[[], object] | None = None
+    ) -> _T:
         """`call`'s result (the step's decision), with the reads of `wanted` started
-        LEAD_TURNS turns after it (reads no longer wanted stop at once)."""
+        LEAD_TURNS turns after it (reads no longer wanted stop at once), then `also()`."""
         self.retain(wanted)
-        return await after_sent(call, lambda: self.start(wanted))
+
+        def then() -> None:
+            self.start(wanted)
+            if also is not None:
+                also()
+
+        return await after_sent(call, then)
 
     async def read(self, url: str) -> Page | ReadFailure:
         """The URL's page: the background read's result if one was started (extracted

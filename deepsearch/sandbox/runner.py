@@ -35,6 +35,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -151,6 +152,8 @@ class Sandbox:
         self.isolation = isolation
         self._probe = probe or (lambda: probe_isolation(isolation))
         self._plan: IsolationPlan | None = None
+        # One probe however many threads ask at once (the run's gate, a coding step).
+        self._plan_lock = threading.Lock()
         self._bootstrap = _CHILD_SOURCE.read_text(encoding="utf-8")
 
     def availability(self) -> tuple[bool, str]:
@@ -159,9 +162,10 @@ class Sandbox:
         return plan.usable, plan.reason
 
     def _get_plan(self) -> IsolationPlan:
-        if self._plan is None:
-            self._plan = self._probe()
-        return self._plan
+        with self._plan_lock:
+            if self._plan is None:
+                self._plan = self._probe()
+            return self._plan
 
     async def run(self, code: str, data: dict[str, Any]) -> SandboxResult:
         """Run ``code`` with ``data`` bound to a variable of that name.

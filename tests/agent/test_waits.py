@@ -169,8 +169,8 @@ ANSWER_STEPS = [
 
 async def anchored_run(monkeypatch: pytest.MonkeyPatch, strict_pass: bool = True) -> Any:
     """A search, a visit, an answer; the log of LLM calls and anchorings, in order."""
+    from deepsearch.agent.citations import finalize as citations
     from deepsearch.agent.loop import ResearchRun
-    from deepsearch.agent.steps import finalize
     from tests.agent.helpers import counting_client, evaluator_reply, options
     from tests.agent.test_prefetch import URLS, CountingReader, moon_search
 
@@ -183,13 +183,13 @@ async def anchored_run(monkeypatch: pytest.MonkeyPatch, strict_pass: bool = True
         return evaluator_reply(request, strict_pass=strict_pass)
 
     client, provider = counting_client(reply, log=reader.log)
-    anchor = finalize.anchor_answer
+    anchor = citations.anchor_answer
 
     async def logged(text: str, *args: Any, **kw: Any) -> Any:
         reader.log.append(("anchor", text))
         return await anchor(text, *args, **kw)
 
-    monkeypatch.setattr(finalize, "anchor_answer", logged)
+    monkeypatch.setattr(citations, "anchor_answer", logged)  # looked up where it is used
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
     run = ResearchRun("How many moons has Mars?", deps, options(max_steps=4))
@@ -201,17 +201,18 @@ async def anchored_run(monkeypatch: pytest.MonkeyPatch, strict_pass: bool = True
 async def test_an_answer_s_references_are_anchored_while_it_is_judged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from deepsearch.agent.citations import finalize as citations
     from deepsearch.agent.schema import AnswerPayload
     from deepsearch.agent.steps import finalize
 
     log: list[str] = []
-    anchor = finalize.anchor_answer
+    anchor = citations.anchor_answer
 
     async def logged(text: str, *args: Any, **kw: Any) -> Any:
         log.append("anchor")
         return await anchor(text, *args, **kw)
 
-    monkeypatch.setattr(finalize, "anchor_answer", logged)
+    monkeypatch.setattr(citations, "anchor_answer", logged)  # looked up where it is used
     deps, _ = make_deps(lambda r: None)
     state = AgentState.start(QUESTION)
     state.add_search_result("https://moons.org/", "Moons", "Mars has two moons.", None)

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from deepsearch.agent.deps import RunOptions
 from deepsearch.agent.gating import Gate
-from deepsearch.agent.judging.evaluator import QuestionEval, metrics_for
 from deepsearch.agent.schema import ActionName
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.steps.evaluator import Evaluator
+
+if TYPE_CHECKING:  # imported by the first verdict, after the first request (later.py)
+    from deepsearch.agent.judging.evaluator import QuestionEval
 
 
 class Classification:
@@ -55,6 +58,8 @@ class Classification:
             assert self._task is not None
             verdict = await self._task
             if self.pending:  # another waiter may have applied it meanwhile
+                from deepsearch.agent.judging.evaluator import metrics_for
+
                 self._state.question_classified = True
                 self._gate.after_classification(needs_freshness=verdict.needs_freshness)
                 self._state.metrics = metrics_for(verdict, self._max_bad_attempts)

@@ -18,24 +18,20 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from deepsearch.agent.context import format_item
-from deepsearch.agent.judging.evaluator import (
-    CHECKS,
-    CheckReply,
-    ErrorAnalysis,
-    QuestionEval,
-    Verdict,
-    not_found_verdict,
-    pending_checks,
-    pinned_first,
-)
 from deepsearch.agent.types import EvalMetric, EvalType, KnowledgeItem
 from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
 from deepsearch.prompts import render
+
+if TYPE_CHECKING:  # judging's replies and rules are imported where a call uses them:
+    # the Evaluator is built before a run's first request, its first call comes after
+    # that request's reply (agent/later.py imports the module meanwhile).
+    from deepsearch.agent.judging.evaluator import CheckReply, ErrorAnalysis, QuestionEval, Verdict
 
 # Headroom on the worst-case estimate of concurrent checks (schemas as sent may be
 # larger than pydantic's own, and provider tokenizers count differently).
@@ -70,12 +66,16 @@ class Evaluator:
     async def classify_or_default(self, question: str) -> QuestionEval:
         """The classification; an unusable reply leaves the question unclassified (the
         default checks apply)."""
+        from deepsearch.agent.judging.evaluator import QuestionEval
+
         try:
             return await self.classify(question)
         except StructuredOutputError:
             return QuestionEval()
 
     async def classify(self, question: str) -> QuestionEval:
+        from deepsearch.agent.judging.evaluator import QuestionEval
+
         result = await self.llm.generate_object(
             "evaluator",
             QuestionEval,
@@ -98,6 +98,8 @@ class Evaluator:
         """Run the checks (concurrently when the budget allows); the first failure
         in CHECK_ORDER is the verdict. An answer its author marked as not supported
         (not found) is never accepted, and no check is paid for it."""
+        from deepsearch.agent.judging.evaluator import Verdict, not_found_verdict, pending_checks
+
         kinds = pending_checks(metrics)
         if not supported:
             return not_found_verdict(kinds)
@@ -131,6 +133,8 @@ class Evaluator:
         now: datetime,
     ) -> tuple[type[CheckReply], str, list[Message]]:
         """`allowance`: how many tokens of the knowledge the strict check may show."""
+        from deepsearch.agent.judging.evaluator import CHECKS
+
         schema = CHECKS[kind]
         system = self._check_prompt(kind, knowledge, allowance, now)
         if kind == "freshness" and (dated := _source_dates(knowledge)):
@@ -185,12 +189,16 @@ class Evaluator:
         blocks = [format_item(i + 1, item) for i, item in enumerate(knowledge)]
         if sum(map(upper_bound_tokens, blocks)) <= allowance:  # all fit: no exact count
             return "\n".join(blocks) or render("eval_no_knowledge")
+        from deepsearch.agent.judging.evaluator import pinned_first
+
         costs = [count_tokens(block) for block in blocks]
         chosen = pinned_first(knowledge, costs, allowance)
         blocks = [format_item(n + 1, knowledge[i]) for n, i in enumerate(chosen)]
         return "\n".join(blocks) or render("eval_no_knowledge")
 
     async def analyze_errors(self, diary: Sequence[str], verdict: Verdict) -> ErrorAnalysis:
+        from deepsearch.agent.judging.evaluator import ErrorAnalysis
+
         content = render(
             "error_analyzer_input", diary="\n".join(diary[-20:]), verdict=verdict.think
         )

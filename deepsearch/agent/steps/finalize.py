@@ -6,15 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from deepsearch.agent.citations.finalize import (
-    anchor_answer,
-    clean_unanchored,
-    kept_edit,
-    worth_editing,
-)
-from deepsearch.agent.citations.references import SourceText
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.prefetch import after_sent
 from deepsearch.agent.schema import AnswerPayload
@@ -23,6 +16,11 @@ from deepsearch.agent.types import Reference
 from deepsearch.errors import BudgetExceeded, ProviderError
 from deepsearch.llm.base import Message
 from deepsearch.prompts import render
+
+# The citations toolkit is imported where it is used: the loop builds its EarlyAnchors
+# before the first LLM request, and nothing here runs before an answer (agent/later.py).
+if TYPE_CHECKING:
+    from deepsearch.agent.citations.references import SourceText
 
 
 def seen_urls(state: AgentState) -> set[str]:
@@ -33,11 +31,15 @@ def seen_urls(state: AgentState) -> set[str]:
 def unanchored_answer(answer: str, state: AgentState) -> str:
     """An answer that gets no references (a direct answer, a team child's, a cut-short
     run's): `citations.finalize.clean_unanchored` against the URLs the run saw."""
+    from deepsearch.agent.citations.finalize import clean_unanchored
+
     return clean_unanchored(answer, seen_urls(state))
 
 
 def citation_sources(state: AgentState) -> list[SourceText]:
     """Full texts of every page read, plus every snippet seen (never invented text)."""
+    from deepsearch.agent.citations.references import SourceText
+
     sources: list[SourceText] = []
     for url, page in state.pages.items():
         title = page.title or (state.url_pool[url].title if url in state.url_pool else "")
@@ -63,6 +65,8 @@ async def edit_answer(
 ) -> str:
     """One editor pass; any failure or a shortened result keeps the original. A short
     one-paragraph answer is kept as it is (`citations.finalize.worth_editing`)."""
+    from deepsearch.agent.citations.finalize import kept_edit, worth_editing
+
     if not worth_editing(answer):
         return answer
     try:
@@ -99,6 +103,8 @@ async def finalize_answer(
 async def _anchor(
     text: str, state: AgentState, deps: AgentDeps, options: RunOptions
 ) -> tuple[str, list[Reference]]:
+    from deepsearch.agent.citations.finalize import anchor_answer
+
     return await anchor_answer(
         text,
         citation_sources(state),
@@ -138,6 +144,8 @@ class EarlyAnchors:
     def start(self, answer: str, state: AgentState, deps: AgentDeps, options: RunOptions) -> None:
         if not options.finalize or state.trivial or state.current_question != state.question:
             return
+        from deepsearch.agent.citations.finalize import worth_editing
+
         if deps.similarity.name != "lexical" or worth_editing(answer):
             return
         self.cancel()

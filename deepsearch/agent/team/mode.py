@@ -4,6 +4,9 @@ the children then run concurrently (one TaskGroup), and their work joins the par
 state whatever way they end, cancellation included (Ctrl-C, SIGTERM and the parent's
 time limit cancel the group, so every child task is cancelled with it).
 
+Planning, splitting the budget, the children's parts and merging are imported only
+by a run with a team (agent/later.py imports them beside its first LLM request).
+
 The loop hands in how a child run is made (`spawn`) and how much of the research
 phase's time is left (`time_left`); team mode never imports the loop."""
 
@@ -19,10 +22,6 @@ from deepsearch.agent.events import Notice, safe_emit
 from deepsearch.agent.result import ResearchResult, Status
 from deepsearch.agent.state import AgentState, StepRecord
 from deepsearch.agent.step import LoopHook, StepContext
-from deepsearch.agent.team.budget import budget_shares
-from deepsearch.agent.team.children import child_deps, child_options
-from deepsearch.agent.team.merge import merge_child
-from deepsearch.agent.team.plan import plan_team
 from deepsearch.agent.team.report import TeamMember
 from deepsearch.errors import BudgetExceeded, StructuredOutputError
 
@@ -101,6 +100,9 @@ class TeamMode(LoopHook):
         if self.size < 2 or self.planned or not steps or steps[-1].action != "search":
             return False
         self.planned = True
+        from deepsearch.agent.team.budget import budget_shares
+        from deepsearch.agent.team.plan import plan_team
+
         try:
             parts, why = await plan_team(ctx.deps.llm, ctx.state, self.size)
         except (StructuredOutputError, BudgetExceeded) as exc:
@@ -120,6 +122,8 @@ class TeamMode(LoopHook):
     def _start(self, ctx: StepContext, parts: list[str], shares: list[int]) -> None:
         time_left = self.time_left()
         self.split_at = len(ctx.state.steps)
+        from deepsearch.agent.team.children import child_deps, child_options
+
         for number, (question, share) in enumerate(zip(parts, shares, strict=True), 1):
             cid = str(number)
             deps = child_deps(ctx.deps, cid, share)
@@ -130,6 +134,8 @@ class TeamMode(LoopHook):
 
     async def _run_all(self, state: AgentState) -> bool:
         """Run the children; True when one's answer was accepted."""
+        from deepsearch.agent.team.merge import merge_child
+
         try:
             async with asyncio.TaskGroup() as group:
                 for child in self.children:
