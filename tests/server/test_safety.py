@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import openai
 import pytest
 
 from tests.cli.test_end_to_end import (
@@ -25,11 +24,15 @@ from tests.cli.test_end_to_end import (
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.server.conftest import Serve
 
+# `import openai` is in each test that names it: collection (every worker) must not pay
+# the SDK's ~1 s import, only the worker that runs these tests.
 USER = [{"role": "user", "content": QUESTION}]
 KEY = "srv-key-0123456789abcdef"
 
 
 def test_a_key_is_required_when_set_and_accepted_when_right(serve: Serve) -> None:
+    import openai
+
     with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm, api_key=KEY)
         for wrong in ("nope", KEY + "x", KEY[:-1]):
@@ -51,6 +54,8 @@ def test_a_key_is_required_when_set_and_accepted_when_right(serve: Serve) -> Non
 
 
 def test_a_full_server_answers_429_with_retry_after_and_frees_the_slot(serve: Serve) -> None:
+    import openai
+
     release = threading.Event()
 
     def slow(body: dict[str, Any]) -> Any:
@@ -128,6 +133,8 @@ def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) 
 def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -> None:
     # Step 1 is decided only once the client has given up. Left running, the run would
     # search and ask for step 2, which nothing scripts.
+    import openai
+
     gave_up = threading.Event()
     script = router([SEARCH])
 
@@ -170,6 +177,8 @@ def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -
 def test_bad_knobs_are_400_and_spend_nothing(
     serve: Serve, body: dict[str, Any], param: str
 ) -> None:
+    import openai
+
     with FakeOpenAIServer(router([])) as llm:  # no run starts: no step is scripted
         server = serve(llm)
         with pytest.raises(openai.BadRequestError) as caught:
@@ -202,6 +211,8 @@ def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
 def test_a_failed_run_is_500_with_its_partial_answer(serve: Serve) -> None:
     # Step 1 answers (rejected: no direct answer, strict check fails), then the
     # provider rejects the key: a configuration failure with an answer in hand.
+    import openai
+
     steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
     with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
         server = serve(llm)
@@ -220,6 +231,8 @@ def test_a_secret_in_the_reason_of_a_500_is_masked(serve: Serve) -> None:
     # The provider masks its own key in its errors, not the others: here a proxy's
     # "no such model" reply quotes the server's key (any configured key would do).
     # Only the server's mask stands between it and the 500 body.
+    import openai
+
     echo = Reply.error(404, f"no model for the key {KEY}", code="model_not_found")
     with FakeOpenAIServer(router([echo])) as llm:
         server = serve(llm, api_key=KEY)
@@ -255,6 +268,8 @@ def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_p
 
 
 def test_a_stream_whose_run_fails_ends_with_the_error_event(serve: Serve) -> None:
+    import openai
+
     steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
     with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
         server = serve(llm)
