@@ -187,6 +187,8 @@ _STATE: dict[str, _TestState] = {}
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before the test's fixtures: its own HOME, the session's probe rule, and a record
     of the signal handlers and step scripts to check at the end."""
+    if item.nodeid in _LOST_GROUP:
+        pytest.fail("--dist loadgroup could not give this test its xdist group (see _grouped)")
     _HERMETIC.start_test()
     _probe_for(item)
     _STATE[item.nodeid] = _TestState()
@@ -313,10 +315,29 @@ def shared_dir() -> Path:
     return SHARED_DIR
 
 
+# ~0.3-1.5 s of CPU each to import (warm .pyc), paid by a worker that runs a test using it.
+_NOT_AT_COLLECTION = (
+    "openai",
+    "mcp",
+    "google.genai",
+    "uvicorn",
+    "starlette",
+    "trafilatura",
+    "tiktoken",
+)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection loaded (the SDKs' and pydantic's types, every test module) lives
     until the session ends: frozen out of the collector's reach, each full collection
-    during the run no longer walks it (measured ~5-10% less CPU for a worker)."""
+    during the run no longer walks it (measured ~5-10% less CPU for a worker).
+    Collection imports none of the heavy SDKs: every worker collects the whole suite,
+    and one of them at module level in any test file costs every worker its import."""
+    loaded = [name for name in _NOT_AT_COLLECTION if name in sys.modules]
+    if loaded:
+        raise pytest.UsageError(
+            f"collection imported {', '.join(loaded)}: import it in the tests that use it"
+        )
     gc.collect()
     gc.freeze()
     gc.enable()  # off since pytest_configure: the tests run with the usual collector
@@ -345,8 +366,8 @@ def _grouped(config: pytest.Config, items: list[pytest.Item]) -> None:
     the marks added above). pytest 9.2 keeps the id in a structured `_id` and ignores
     xdist's write to `_nodeid`: no group was kept, silently (pytest-xdist issue #1386,
     open for xdist 3.8). So the suffix is written here, for the marks of the test files
-    (tests/sandbox) and ours alike, and checked: a test whose group is lost fails the
-    collection instead of quietly running on every worker."""
+    (tests/sandbox) and ours alike, and checked: a test whose group is lost fails
+    (pytest_runtest_setup) instead of quietly running on any worker."""
     if not getattr(config.option, "loadgroup", False):  # set in a worker of --dist loadgroup
         return
     for item in items:
@@ -358,7 +379,10 @@ def _grouped(config: pytest.Config, items: list[pytest.Item]) -> None:
         if names and not item.nodeid.endswith(suffix):
             _rename(item, item.nodeid + suffix)
         if names and not item.nodeid.endswith(suffix):
-            raise pytest.UsageError(f"--dist loadgroup: the group of {item.nodeid} was lost")
+            _LOST_GROUP.add(item.nodeid)
+
+
+_LOST_GROUP: set[str] = set()
 
 
 def _rename(item: pytest.Item, nodeid: str) -> None:
