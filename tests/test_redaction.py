@@ -16,6 +16,7 @@ from deepsearch.cassettes.store import Redactor
 from deepsearch.config import MIN_SECRET_LENGTH, SECRET_MASK, load_config, redact_secrets
 from deepsearch.errors import ProviderError
 from deepsearch.llm.provider_common import one_line
+from deepsearch.server.state import ServerConfig
 from deepsearch.tracing import TraceWriter
 from tests.cli.inprocess import run_cli_in_process
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -54,8 +55,6 @@ def test_every_redactor_honours_the_minimum_with_the_one_mask(tmp_path: Path) ->
     kept = f"error: {SERVER_TEXT} (key {SECRET_MASK})"
     for where, redact in _redactors(tmp_path, ["x", SHORT, LONG]).items():
         assert redact(text) == kept, where
-    from deepsearch.server.app import ServerConfig  # Starlette, at run time only
-
     settings = load_config(environ={"OPENAI_API_KEY": "x"}).settings
     server = ServerConfig(settings=settings, max_budget=100_000, api_key=LONG)
     assert server.mask(text) == kept

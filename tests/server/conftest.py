@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from deepsearch.config import load_config
+from deepsearch.server.state import ServerConfig  # plain data: no Starlette
 from tests.cli.test_end_to_end import SECRET
 from tests.cli.test_end_to_end import search as search  # noqa: F401 - pytest fixtures
 from tests.cli.test_end_to_end import web as web  # noqa: F401
@@ -29,8 +30,6 @@ from tests.fakes.search_servers import FakeSearchServers
 if TYPE_CHECKING:
     import openai
     import uvicorn
-
-    from deepsearch.server.app import ServerConfig
 
 
 @dataclass
@@ -126,8 +125,6 @@ def serve(
         trace: Path | None = None,
         **agent: Any,
     ) -> RunningServer:
-        from deepsearch.server.app import ServerConfig
-
         config = ServerConfig(
             settings=settings_for(llm, search, **agent),
             max_budget=max_budget,

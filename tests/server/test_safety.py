@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from deepsearch.server.state import ServerConfig
 from tests.cli.test_end_to_end import (
     ANSWER_STEP,
     QUESTION,
@@ -22,7 +24,8 @@ from tests.cli.test_end_to_end import (
     schema_name,
 )
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
-from tests.server.conftest import Serve
+from tests.fakes.search_servers import FakeSearchServers
+from tests.server.conftest import RunningServer, Serve, settings_for, start_server
 
 # `import openai` is in each test that names it: collection (every worker) must not pay
 # the SDK's ~1 s import, only the worker that runs these tests.
@@ -153,6 +156,26 @@ def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -
         assert llm_calls(llm, "AgentStep") == 1
 
 
+Refusing = tuple[RunningServer, FakeOpenAIServer, Any]
+
+
+@pytest.fixture(scope="module")
+def refusing() -> Iterator[Refusing]:
+    """One server, its fake LLM and one SDK client for every bad knob below: each is
+    refused before a run could start (the fake scripts no step): while the server
+    refuses them, no case leaves anything behind for the next (one that started a run
+    fails, and the next ones see its LLM request). A server and a client per case were
+    most of their CPU."""
+    with FakeSearchServers() as search, FakeOpenAIServer(router([])) as llm:
+        settings = settings_for(llm, search)
+        server = start_server(ServerConfig(settings=settings, max_budget=200_000))
+        try:
+            yield server, llm, server.client()
+        finally:
+            server.server.should_exit = True
+            server.thread.join(timeout=10)
+
+
 @pytest.mark.parametrize(
     ("body", "param"),
     [
@@ -175,21 +198,20 @@ def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -
     ],
 )
 def test_bad_knobs_are_400_and_spend_nothing(
-    serve: Serve, body: dict[str, Any], param: str
+    refusing: Refusing, body: dict[str, Any], param: str
 ) -> None:
     import openai
 
-    with FakeOpenAIServer(router([])) as llm:  # no run starts: no step is scripted
-        server = serve(llm)
-        with pytest.raises(openai.BadRequestError) as caught:
-            server.client().chat.completions.create(
-                model="deepsearch", messages=USER, extra_body=body
-            )
-        assert llm.chat_requests == []
+    server, llm, client = refusing
+    lines = len(server.log)
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="deepsearch", messages=USER, extra_body=body)
+    assert llm.chat_requests == []
     error = caught.value.body
     assert isinstance(error, dict) and error["type"] == "invalid_request_error"
     assert param in error["message"] and (error["param"] or param).startswith(param)
-    assert "status=400" in server.log[-1]
+    # A refusal's line is written before its response: there, and only this one.
+    assert len(server.log) == lines + 1 and "status=400" in server.log[-1]
 
 
 def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
