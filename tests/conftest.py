@@ -112,6 +112,11 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     _HERMETIC.start_session()
     _guard_connect()
+    # Collection (every worker's) builds objects that live as long as the process: the
+    # test modules, their fixtures and parameters, the code they import. Collected as
+    # usual, that was ~250 collections over the growing heap, freeing next to nothing:
+    # ~0.4 s of CPU a process. No collection until it is over, then one (below).
+    gc.disable()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -182,6 +187,8 @@ _STATE: dict[str, _TestState] = {}
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before the test's fixtures: its own HOME, the session's probe rule, and a record
     of the signal handlers and step scripts to check at the end."""
+    if item.nodeid in _LOST_GROUP:
+        pytest.fail("--dist loadgroup could not give this test its xdist group (see _grouped)")
     _HERMETIC.start_test()
     _probe_for(item)
     _STATE[item.nodeid] = _TestState()
@@ -308,24 +315,43 @@ def shared_dir() -> Path:
     return SHARED_DIR
 
 
+# ~0.3-1.5 s of CPU each to import (warm .pyc), paid by a worker that runs a test using it.
+_NOT_AT_COLLECTION = (
+    "openai",
+    "mcp",
+    "google.genai",
+    "uvicorn",
+    "starlette",
+    "trafilatura",
+    "tiktoken",
+)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection loaded (the SDKs' and pydantic's types, every test module) lives
     until the session ends: frozen out of the collector's reach, each full collection
-    during the run no longer walks it (measured ~5-10% less CPU for a worker)."""
-    import gc
-
+    during the run no longer walks it (measured ~5-10% less CPU for a worker).
+    Collection imports none of the heavy SDKs: every worker collects the whole suite,
+    and one of them at module level in any test file costs every worker its import."""
+    loaded = [name for name in _NOT_AT_COLLECTION if name in sys.modules]
+    if loaded:
+        raise pytest.UsageError(
+            f"collection imported {', '.join(loaded)}: import it in the tests that use it"
+        )
     gc.collect()
     gc.freeze()
+    gc.enable()  # off since pytest_configure: the tests run with the usual collector
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Live tests talk to real providers: skipped unless DEEPSEARCH_LIVE=1. The tests
-    that drive google-genai land on one xdist worker (`make test` runs --dist
-    loadgroup): importing that SDK costs ~1 s of CPU, paid once instead of per worker."""
-    gemini = pytest.mark.xdist_group("google-genai")
+    that import a heavy SDK in this process land on one xdist worker per SDK (`make
+    test` runs --dist loadgroup), so one worker pays each import instead of every one."""
     for item in items:
-        if _uses_gemini(item):
-            item.add_marker(gemini)
+        group = _sdk_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    _grouped(config, items)
     if os.environ.get("DEEPSEARCH_LIVE") == "1":
         return
     skip = pytest.mark.skip(reason="live test: set DEEPSEARCH_LIVE=1 and a provider key to run")
@@ -334,14 +360,69 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def _grouped(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--dist loadgroup learns a test's group from its node id: the worker appends
+    "@group" (xdist's own collection hook, which runs before this one and so never saw
+    the marks added above). pytest 9.2 keeps the id in a structured `_id` and ignores
+    xdist's write to `_nodeid`: no group was kept, silently (pytest-xdist issue #1386,
+    open for xdist 3.8). So the suffix is written here, for the marks of the test files
+    (tests/sandbox) and ours alike, and checked: a test whose group is lost fails
+    (pytest_runtest_setup) instead of quietly running on any worker."""
+    if not getattr(config.option, "loadgroup", False):  # set in a worker of --dist loadgroup
+        return
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        names = sorted(
+            {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks}
+        )
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix):
+            _rename(item, item.nodeid + suffix)
+        if names and not item.nodeid.endswith(suffix):
+            _LOST_GROUP.add(item.nodeid)
+
+
+_LOST_GROUP: set[str] = set()
+
+
+def _rename(item: pytest.Item, nodeid: str) -> None:
+    try:
+        from _pytest.nodeid import NodeId  # pytest >= 9.2
+    except ImportError:  # older pytest reads the string xdist writes
+        item._nodeid = nodeid
+    else:
+        item._id = NodeId.parse(nodeid)
+
+
+# What a first import costs a worker (CPU, warm .pyc): google-genai ~1 s; the openai SDK
+# ~1 s (~860 pydantic models), imported for the SDK's client in tests/server, by
+# `doctor` (its ping) and for embeddings; the MCP SDK with its Starlette and uvicorn
+# ~0.8 s. Which tests import which was measured by running each in a forked child of
+# a collected process. The rules below read the test's code (its fixtures, the names
+# and strings of its body): a test they miss still passes, it only imports the SDK on
+# another worker too; one they take needlessly only runs on that SDK's worker.
 _GEMINI_NAMES = frozenset({"FakeGeminiServer", "gemini_client", "google"})
+_OPENAI_SDK_NAMES = frozenset(
+    {"openai", "AsyncOpenAI", "client", "ping", "embed", "embed_with_usage", "_doctor"}
+)
+_MCP_SDK_NAMES = frozenset({"McpConfig", "http_app", "_front_ends", "_redactors"})
+# A test that starts the command line as a child process pays its imports in the
+# child: it stays out of the groups, so its wait overlaps the SDK worker's tests.
+_CHILD_NAMES = frozenset({"subprocess", "Popen"})
 
 
-def _uses_gemini(item: pytest.Item) -> bool:
-    """The test takes the Gemini fake, or its body names it, the Gemini client helper or
-    the google package (27 tests, the same the import hook sees at run time). A test
-    this misses still passes: it only imports the SDK on another worker too."""
-    if "gemini_server" in getattr(item, "fixturenames", ()):
-        return True
+def _sdk_group(item: pytest.Item) -> str | None:
+    """The SDK group of a test that imports one in this process, or None."""
     code = getattr(getattr(item, "function", None), "__code__", None)
-    return code is not None and not _GEMINI_NAMES.isdisjoint(code.co_names)
+    names = frozenset(code.co_names) if code is not None else frozenset()
+    if "gemini_server" in getattr(item, "fixturenames", ()) or names & _GEMINI_NAMES:
+        return "google-genai"  # 27 tests, the same the import hook sees at run time
+    folder = item.path.parent.name if item.path.parent.parent.name == "tests" else ""
+    if names & _CHILD_NAMES:
+        return None
+    strings = code.co_consts if code is not None else ()
+    if folder == "server" or "doctor" in strings or names & _OPENAI_SDK_NAMES:
+        return "openai-sdk"
+    if folder == "mcp_server" or names & _MCP_SDK_NAMES:
+        return "mcp-sdk"
+    return None

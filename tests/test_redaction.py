@@ -16,7 +16,7 @@ from deepsearch.cassettes.store import Redactor
 from deepsearch.config import MIN_SECRET_LENGTH, SECRET_MASK, load_config, redact_secrets
 from deepsearch.errors import ProviderError
 from deepsearch.llm.provider_common import one_line
-from deepsearch.server.app import ServerConfig
+from deepsearch.server.state import ServerConfig
 from deepsearch.tracing import TraceWriter
 from tests.cli.inprocess import run_cli_in_process
 from tests.fakes.openai_server import FakeOpenAIServer, Reply

@@ -1,7 +1,12 @@
 """The server under test: the real Starlette app on uvicorn, in a background thread on a
 free loopback port, in front of the usual fakes (the OpenAI-compatible LLM, SearXNG and
 the loopback pages of tests/cli/test_end_to_end.py, read with --allow-private-urls).
-Clients are the real `openai` SDK (no retries: a 429 or 500 must reach the test)."""
+Clients are the real `openai` SDK (no retries: a 429 or 500 must reach the test).
+
+Nothing heavy is imported at module level: every xdist worker collects this file, and
+the openai SDK alone costs ~1 s of CPU to import (~860 pydantic models); uvicorn and
+the Starlette app load when a server starts. These tests run on the worker that
+holds the "openai-sdk" group (tests/conftest.py), so one worker pays those imports."""
 
 from __future__ import annotations
 
@@ -10,19 +15,21 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 import pytest
-import uvicorn
 
 from deepsearch.config import load_config
-from deepsearch.server.app import ServerConfig, create_app
+from deepsearch.server.state import ServerConfig  # plain data: no Starlette
 from tests.cli.test_end_to_end import SECRET
 from tests.cli.test_end_to_end import search as search  # noqa: F401 - pytest fixtures
 from tests.cli.test_end_to_end import web as web  # noqa: F401
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
+
+if TYPE_CHECKING:
+    import openai
+    import uvicorn
 
 
 @dataclass
@@ -40,6 +47,8 @@ class RunningServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def client(self, api_key: str = "unused", **kwargs: Any) -> openai.OpenAI:
+        import openai
+
         kwargs.setdefault("timeout", 20)
         return openai.OpenAI(base_url=self.base_url, api_key=api_key, max_retries=0, **kwargs)
 
@@ -72,6 +81,10 @@ def settings_for(llm: FakeOpenAIServer, search: FakeSearchServers, **agent: Any)
 
 
 def start_server(config: ServerConfig) -> RunningServer:
+    import uvicorn
+
+    from deepsearch.server.app import create_app
+
     log: list[str] = []
     config.log = log.append
     server = uvicorn.Server(

@@ -13,17 +13,18 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 import pytest
 
 from deepsearch.cli import run
-from deepsearch.server import app as server_app
 from tests.cli.inprocess import run_cli_in_process
 from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, SECRET, router
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
+
+if TYPE_CHECKING:  # the server stack loads when a test starts it, not at collection
+    from deepsearch.server import app as server_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,6 +46,7 @@ def flags(search: FakeSearchServers) -> list[str]:
 def started(monkeypatch: pytest.MonkeyPatch) -> list[server_app.ServerConfig]:
     """Serve up to the point of running uvicorn; the configs the app was built with."""
     from deepsearch.commands import serve_cmd
+    from deepsearch.server import app as server_app
 
     configs: list[server_app.ServerConfig] = []
     real = server_app.create_app
@@ -150,6 +152,8 @@ def test_the_research_flags_are_the_defaults_of_every_run(
 def test_the_command_serves_the_sdk(search: FakeSearchServers, tmp_path: Path) -> None:
     """`deepsearch serve` through `cli.run`; a client thread waits for the banner (no
     fixed sleep), asks one question with the real SDK, then sends Ctrl-C."""
+    import openai
+
     err = io.StringIO()
     answers: list[Any] = []
 

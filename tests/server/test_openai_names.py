@@ -8,17 +8,20 @@ from __future__ import annotations
 import json
 
 import httpx
-import openai
 import pytest
 
 from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, router
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.server.conftest import Serve
 
+# `import openai` is in each test that names it: collection (every worker) must not pay
+# the SDK's ~1 s import, only the worker that runs these tests.
 USER = [{"role": "user", "content": QUESTION}]
 
 
 def test_an_unknown_model_is_404_model_not_found_and_no_run_starts(serve: Serve) -> None:
+    import openai
+
     with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm)
         listed = [m.id for m in server.client().models.list()]
@@ -34,6 +37,8 @@ def test_an_unknown_model_is_404_model_not_found_and_no_run_starts(serve: Serve)
 
 
 def test_more_than_one_choice_is_refused_with_a_400(serve: Serve) -> None:
+    import openai
+
     with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm)
         with pytest.raises(openai.BadRequestError) as caught:

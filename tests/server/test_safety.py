@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import openai
 import pytest
 
+from deepsearch.server.state import ServerConfig
 from tests.cli.test_end_to_end import (
     ANSWER_STEP,
     QUESTION,
@@ -23,13 +24,18 @@ from tests.cli.test_end_to_end import (
     schema_name,
 )
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
-from tests.server.conftest import Serve
+from tests.fakes.search_servers import FakeSearchServers
+from tests.server.conftest import RunningServer, Serve, settings_for, start_server
 
+# `import openai` is in each test that names it: collection (every worker) must not pay
+# the SDK's ~1 s import, only the worker that runs these tests.
 USER = [{"role": "user", "content": QUESTION}]
 KEY = "srv-key-0123456789abcdef"
 
 
 def test_a_key_is_required_when_set_and_accepted_when_right(serve: Serve) -> None:
+    import openai
+
     with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
         server = serve(llm, api_key=KEY)
         for wrong in ("nope", KEY + "x", KEY[:-1]):
@@ -51,6 +57,8 @@ def test_a_key_is_required_when_set_and_accepted_when_right(serve: Serve) -> Non
 
 
 def test_a_full_server_answers_429_with_retry_after_and_frees_the_slot(serve: Serve) -> None:
+    import openai
+
     release = threading.Event()
 
     def slow(body: dict[str, Any]) -> Any:
@@ -128,6 +136,8 @@ def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) 
 def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -> None:
     # Step 1 is decided only once the client has given up. Left running, the run would
     # search and ask for step 2, which nothing scripts.
+    import openai
+
     gave_up = threading.Event()
     script = router([SEARCH])
 
@@ -144,6 +154,26 @@ def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -
         server.wait_log("status=499")
         time.sleep(0.6)  # step 2, were it asked for, would come within this
         assert llm_calls(llm, "AgentStep") == 1
+
+
+Refusing = tuple[RunningServer, FakeOpenAIServer, Any]
+
+
+@pytest.fixture(scope="module")
+def refusing() -> Iterator[Refusing]:
+    """One server, its fake LLM and one SDK client for every bad knob below: each is
+    refused before a run could start (the fake scripts no step): while the server
+    refuses them, no case leaves anything behind for the next (one that started a run
+    fails, and the next ones see its LLM request). A server and a client per case were
+    most of their CPU."""
+    with FakeSearchServers() as search, FakeOpenAIServer(router([])) as llm:
+        settings = settings_for(llm, search)
+        server = start_server(ServerConfig(settings=settings, max_budget=200_000))
+        try:
+            yield server, llm, server.client()
+        finally:
+            server.server.should_exit = True
+            server.thread.join(timeout=10)
 
 
 @pytest.mark.parametrize(
@@ -168,19 +198,20 @@ def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -
     ],
 )
 def test_bad_knobs_are_400_and_spend_nothing(
-    serve: Serve, body: dict[str, Any], param: str
+    refusing: Refusing, body: dict[str, Any], param: str
 ) -> None:
-    with FakeOpenAIServer(router([])) as llm:  # no run starts: no step is scripted
-        server = serve(llm)
-        with pytest.raises(openai.BadRequestError) as caught:
-            server.client().chat.completions.create(
-                model="deepsearch", messages=USER, extra_body=body
-            )
-        assert llm.chat_requests == []
+    import openai
+
+    server, llm, client = refusing
+    lines = len(server.log)
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="deepsearch", messages=USER, extra_body=body)
+    assert llm.chat_requests == []
     error = caught.value.body
     assert isinstance(error, dict) and error["type"] == "invalid_request_error"
     assert param in error["message"] and (error["param"] or param).startswith(param)
-    assert "status=400" in server.log[-1]
+    # A refusal's line is written before its response: there, and only this one.
+    assert len(server.log) == lines + 1 and "status=400" in server.log[-1]
 
 
 def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
@@ -202,6 +233,8 @@ def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
 def test_a_failed_run_is_500_with_its_partial_answer(serve: Serve) -> None:
     # Step 1 answers (rejected: no direct answer, strict check fails), then the
     # provider rejects the key: a configuration failure with an answer in hand.
+    import openai
+
     steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
     with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
         server = serve(llm)
@@ -220,6 +253,8 @@ def test_a_secret_in_the_reason_of_a_500_is_masked(serve: Serve) -> None:
     # The provider masks its own key in its errors, not the others: here a proxy's
     # "no such model" reply quotes the server's key (any configured key would do).
     # Only the server's mask stands between it and the 500 body.
+    import openai
+
     echo = Reply.error(404, f"no model for the key {KEY}", code="model_not_found")
     with FakeOpenAIServer(router([echo])) as llm:
         server = serve(llm, api_key=KEY)
@@ -255,6 +290,8 @@ def test_one_log_line_per_request_without_secret_or_question(serve: Serve, tmp_p
 
 
 def test_a_stream_whose_run_fails_ends_with_the_error_event(serve: Serve) -> None:
+    import openai
+
     steps = [ANSWER_STEP, Reply.error(401, "Incorrect API key provided", code="invalid_api_key")]
     with FakeOpenAIServer(router(steps, strict_pass=False)) as llm:
         server = serve(llm)
