@@ -14,14 +14,11 @@ $(BIN)/deepsearch: pyproject.toml
 	@touch $@
 
 # Three workers (pytest-xdist) on our two cores. Each worker collects the whole suite
-# and imports the SDKs it meets (~6 s of CPU to collect, a few more of first imports),
-# so a third costs ~8 s of CPU; it still wins on wall time, overlapping what waits
-# (subprocesses starting, loopback servers, sandboxed children) and taking a larger
-# share of a machine other jobs load. Measured in pairs, two workers then three:
-# 80 s / 74 s (load 1-3), 108 s / 70 s (load 3-5), 133 s / 138 s and 94 s / 110 s
-# (load 5-6); CPU 117-122 s for two, 123-139 s for three. --dist loadgroup sends the
-# tests that drive google-genai to one worker (tests/conftest.py groups them), so only
-# that worker imports the SDK. Bytecode is written even if
+# (~3.5 s of CPU; no SDK is imported at collection, tests/conftest.py fails it if one
+# is). --dist loadgroup sends the tests of each SDK (openai, MCP, google-genai) to one
+# worker (tests/conftest.py writes the group suffix pytest 9.2 ignores, xdist#1386), so
+# only that worker imports it. Measured in pairs, two workers then three: 41.0 / 32.0 s
+# at load ~1.5 and 68.3 / 49.6 s at load 5-8, CPU about equal. Bytecode is written even if
 # the caller's shell turns it off (PYTHONDONTWRITEBYTECODE): otherwise every run
 # recompiles every module and the interpreters the tests spawn recompile again: a warm
 # suite is one with its .pyc.
