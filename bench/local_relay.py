@@ -174,7 +174,8 @@ class Relay:
 
     upstream: str
     calls: list[Call] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Condition = field(default_factory=threading.Condition)
+    in_flight: int = 0
 
     def __post_init__(self) -> None:
         handler = type("Handler", (_RelayHandler,), {"relay": self})
@@ -198,14 +199,23 @@ class Relay:
         parts = urlsplit(self.upstream)
         return http.client.HTTPConnection(parts.hostname or "", parts.port or 80, timeout=900)
 
-    def take(self) -> list[Call]:
+    def take(self, wait_s: float = 10.0) -> list[Call]:
+        """The calls recorded so far, once none is in flight (a call is recorded just
+        after its reply's last byte left, so the client can be ahead of the record)."""
         with self.lock:
+            self.lock.wait_for(lambda: self.in_flight == 0, timeout=wait_s)
             calls, self.calls = self.calls, []
         return calls
+
+    def begin(self) -> None:
+        with self.lock:
+            self.in_flight += 1
 
     def record(self, call: Call) -> None:
         with self.lock:
             self.calls.append(call)
+            self.in_flight -= 1
+            self.lock.notify_all()
 
 
 class _RelayHandler(BaseHTTPRequestHandler):
@@ -254,6 +264,7 @@ class _RelayHandler(BaseHTTPRequestHandler):
         call = Call(rung_of(body), "no reply", 0.0, _max_tokens(body))
         started = time.perf_counter()
         watch = _Watch(self.connection, upstream)
+        self.relay.begin()  # before any reply byte leaves: take() waits for its record
         try:
             content = self._relay_reply(upstream, call, bool(body.get("stream")))
             if call.status == 200 and not call.error:

@@ -88,6 +88,30 @@ def test_the_relay_counts_status_validity_and_tokens() -> None:
     assert "| json_schema | 4 | 200×3, 500×1 | 3 | 2 | 2/3 |" in table
 
 
+def test_take_waits_for_a_call_whose_reply_has_already_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The relay records a call after its reply's last byte: the client can be ahead of
+    # the record (under load it was, and a run's last call went missing).
+    from bench import local_relay
+
+    judge = local_relay.judge
+
+    def slow_judge(call: Call, content: str | None, schema: dict[str, object] | None) -> None:
+        threading.Event().wait(0.3)  # holds the record back after the reply left
+        judge(call, content, schema)
+
+    monkeypatch.setattr(local_relay, "judge", slow_judge)
+    with FakeOpenAIServer() as upstream:
+        upstream.enqueue('{"action": "answer", "search": null}')
+        with Relay(upstream.base_url.removesuffix("/v1")) as relay:
+            body = {"model": "m", "messages": [], **_strict(SCHEMA, False)}
+            reply = httpx.post(relay.origin + "/v1/chat/completions", json=body, timeout=10)
+            assert reply.status_code == 200
+            calls = relay.take()
+    assert [(c.status, c.parsed) for c in calls] == [(200, True)]
+
+
 def test_a_client_that_hangs_up_closes_the_upstream_call() -> None:
     with FakeOpenAIServer() as upstream:
         upstream.enqueue(Reply(content="{}", delay_s=3.0))

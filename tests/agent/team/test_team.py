@@ -150,24 +150,35 @@ async def test_the_parent_cites_pages_only_a_child_read() -> None:
 
 async def test_cancelling_the_parent_cancels_every_child_and_keeps_the_partial_result() -> None:
     events: list[Any] = []
-    client, _ = counting_client(World(), budget=300_000)
-    search, reader = team_world.web()
-    deps = AgentDeps(
-        llm=client, search=search, reader=reader, clock=FakeClock(), emit=events.append
-    )
-    run = ResearchRun(QUESTION, deps, options(team_size=3))
-    task = asyncio.create_task(run.run())
-    for _ in range(500):  # until every child is at work and one has read a page
-        await asyncio.sleep(0.01)
+    tasks: list[asyncio.Task[Any]] = []
+
+    def cancel_once_every_child_is_at_work(event: Any) -> None:
+        # Cancel from inside the event that completes the condition, in the same tick:
+        # polling on wall time let fast children finish first under a loaded machine.
+        events.append(event)
         started = {e.agent for e in events if isinstance(e, StepStarted)}
         read = [e for e in events if isinstance(e, StepFinished) and e.action == "visit"]
         if {"1", "2", "3"} <= started and any(e.agent != "main" for e in read):
-            break
-    task.cancel()
+            if tasks and not tasks[0].cancelling():
+                tasks[0].cancel()
+
+    client, _ = counting_client(World(), budget=300_000)
+    search, reader = team_world.web()
+    deps = AgentDeps(
+        llm=client,
+        search=search,
+        reader=reader,
+        clock=FakeClock(),
+        emit=cancel_once_every_child_is_at_work,
+    )
+    run = ResearchRun(QUESTION, deps, options(team_size=3))
+    task = asyncio.create_task(run.run())
+    tasks.append(task)
     try:
         await task
     except asyncio.CancelledError:
         pass
+    assert task.cancelled(), "the run finished before every child was at work"
     assert len(run.team.children) == 3
     assert all(c.task is not None and c.task.cancelled() for c in run.team.children)
     snap = run.snapshot("interrupted")
