@@ -58,6 +58,11 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return schema.model_json_schema()
 
 
+def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """`schema`'s JSON schema, generated once per class (shared: never mutate it)."""
+    return _json_schema(schema)
+
+
 def _retry_prompt(problem: str, finish_reason: str | None) -> str:
     """The corrective retry's message: what was wrong, and a nudge when it was cut off."""
     cut_off = render("llm/retry_cut_off") + "\n" if finish_reason == "length" else ""

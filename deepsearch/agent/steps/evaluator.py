@@ -24,7 +24,7 @@ from deepsearch.agent.context import format_item
 from deepsearch.agent.types import EvalMetric, EvalType, KnowledgeItem
 from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import Message
-from deepsearch.llm.client import LLMClient
+from deepsearch.llm.client import LLMClient, json_schema_of
 from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
 from deepsearch.prompts import render
 
@@ -153,7 +153,7 @@ class Evaluator:
         tracker = self.llm.tracker
         max_out = self.llm.settings.tool_settings(self.llm.provider_name, "evaluator").max_tokens
         texts = [
-            system + "".join(m.content for m in messages) + json.dumps(schema.model_json_schema())
+            system + "".join(m.content for m in messages) + json.dumps(json_schema_of(schema))
             for schema, system, messages in requests
         ]
 
