@@ -53,14 +53,10 @@ class TextResult(BaseModel):
 
 
 @lru_cache(maxsize=256)
-def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """Schemas are immutable classes; generating their JSON schema is not cheap."""
-    return schema.model_json_schema()
-
-
 def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
-    """`schema`'s JSON schema, generated once per class (shared: never mutate it)."""
-    return _json_schema(schema)
+    """`schema`'s JSON schema, generated once per class: schemas are immutable classes
+    and generating it is not cheap (the result is shared: never mutate it)."""
+    return schema.model_json_schema()
 
 
 def _retry_prompt(problem: str, finish_reason: str | None) -> str:
@@ -107,7 +103,7 @@ class LLMClient:
         self, tool: ToolName, schema: type[T], system: str, messages: Sequence[Message]
     ) -> ObjectResult[T]:
         """Return a validated `schema` instance or raise StructuredOutputError. Never loops."""
-        json_schema = _json_schema(schema)
+        json_schema = json_schema_of(schema)
         history = list(messages)
         completion, usage = await self._call(tool, system, history, json_schema, schema.__name__)
         value, problem = self._validate(schema, completion)
@@ -220,7 +216,7 @@ class LLMClient:
         if has_non_finite(data):  # NaN/Infinity parse in Python but are never valid JSON
             return None, render("llm/problem_non_finite")
         # Strict mode sends null for an optional field it had to make nullable.
-        data = drop_null_defaults(_json_schema(schema), data)
+        data = drop_null_defaults(json_schema_of(schema), data)
         try:
             return schema.model_validate(data), ""
         except ValidationError as exc:
