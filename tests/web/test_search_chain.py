@@ -110,8 +110,10 @@ async def test_an_unreadable_ca_bundle_is_named_as_configuration() -> None:
     """A mistyped SSL_CERT_FILE fails the provider's TLS connection: the one line names
     the variable and its file, and counts as the user's to fix (not a provider bug)."""
     bundle = CABundleError("SSL_CERT_FILE (/x.pem) cannot be loaded for TLS: No such file")
+    clock, engine = FakeClock(), Scripted("a", bundle)
     with pytest.raises(SearchUnavailable) as info:  # no retry: the run stops, exit 2
-        await SearchChain([Scripted("a", bundle)]).search(Q)
+        await SearchChain([engine], clock=clock).search(Q)
+    assert (clock.sleeps, len(engine.queries)) == ([], 1)  # no pause, no second try
     assert "a: network (SSL_CERT_FILE (/x.pem) cannot be loaded for TLS" in str(info.value)
     assert info.value.configuration
     assert [f.configuration for f in info.value.failures] == [True]
@@ -367,7 +369,9 @@ async def test_every_endpoint_failing_names_each_without_secrets(
     chain = build_search(_settings(servers, ["jina", "brave", "serper"]))
     with pytest.raises(SearchError) as info:
         await chain.search(SearchQuery(q="x"))
-    assert clock.sleeps == [1.0], "every provider failed: one more try, after a pause"
+    # every key refused: only the user can fix that, so no pause and no second try
+    assert clock.sleeps == [], "a setup failure was retried"
+    assert [len(servers.requests_for(n)) for n in ("jina", "brave", "serper")] == [1, 1, 1]
     message = str(info.value)
     assert "jina: auth" in message and "brave: auth" in message and "serper: auth" in message
     assert "secret" not in message

@@ -279,6 +279,8 @@ class SearchChain:
         except AllProvidersFailed as exc:
             if any(f.kind == "rate_limited" for f in exc.failures):
                 raise  # a 429 says the service works: the failover and back-off handle it
+            if exc.failures and all(f.configuration for f in exc.failures):
+                raise SearchUnavailable(exc.failures) from None  # a retry cannot fix a setup
             first = exc
         await self._clock.sleep(self._retry_pause_s)  # the next try, after a pause
         try:
