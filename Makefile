@@ -11,6 +11,11 @@ $(BIN)/deepsearch: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# pip compiles what it installs, but not an editable project's own files, and pytest
+	@# keeps its own bytecode of the test modules (assertion rewriting): without these two
+	@# the first `make test` compiles both in each worker (measured: 21.4 s, then 17.7 s).
+	$(BIN)/python -m compileall -q -j 0 deepsearch tests bench tools
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --collect-only -q -p no:cacheprovider >/dev/null
 	@touch $@
 
 # Three workers (pytest-xdist) on our two cores. Each worker collects the whole suite
