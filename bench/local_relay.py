@@ -311,11 +311,15 @@ class _Watch:
         self.client, self.upstream = client, upstream
         self.left = False
         self._done = threading.Event()
-        threading.Thread(target=self._run, daemon=True).start()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
 
     def _run(self) -> None:
         while not self._done.is_set():
-            readable, _, _ = select.select([self.client], [], [], 0.25)
+            try:
+                readable, _, _ = select.select([self.client], [], [], 0.25)
+            except (OSError, ValueError):  # the server closed the socket under the watch
+                return
             if not readable:
                 continue
             try:

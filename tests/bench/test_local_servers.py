@@ -112,6 +112,27 @@ def test_take_waits_for_a_call_whose_reply_has_already_left(
     assert [(c.status, c.parsed) for c in calls] == [(200, True)]
 
 
+def test_the_hang_up_watch_ends_quietly_when_the_server_closes_the_socket(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The server closes a finished request's socket while its watch may still be about
+    # to select() on it: that ended the watch's thread with an exception (seen in a
+    # suite run as EBADF; a socket closed before the select is the same path, for sure).
+    import http.client
+    import socket
+
+    from bench.local_relay import _Watch
+
+    raised: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    ours, theirs = socket.socketpair()
+    ours.close()  # closed before the watch's first select(), and no stop()
+    watch = _Watch(ours, http.client.HTTPConnection("127.0.0.1", 9))
+    watch.thread.join(timeout=5)
+    theirs.close()
+    assert not watch.thread.is_alive() and raised == [] and not watch.left
+
+
 def test_a_client_that_hangs_up_closes_the_upstream_call() -> None:
     with FakeOpenAIServer() as upstream:
         upstream.enqueue(Reply(content="{}", delay_s=3.0))
