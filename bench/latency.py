@@ -189,7 +189,9 @@ def run_child(command: list[str], *, env: dict[str, str], cwd: str) -> Child:
         started=started,
         wall_s=ended - started,
         cpu_s=usage.ru_utime + usage.ru_stime,
-        exit_tail_s=ended - last_out[0] if chunks["out"] else float("nan"),
+        # A pump thread scheduled late (a loaded machine) stamps the last bytes after
+        # the exit wait4 saw: the tail was shorter than the pump's delay, so read 0.
+        exit_tail_s=max(0.0, ended - last_out[0]) if chunks["out"] else float("nan"),
         killed=proc.returncode == -9,
     )
 

@@ -322,3 +322,25 @@ def test_repeated_runs_keep_the_fastest(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(Bench, "run", fake_run)
     (kept,) = measure([ITEM], SITE, scale=0.0, runs=3)
     assert kept.wall_s == 5.0
+
+
+def test_an_exit_tail_read_by_a_late_pump_is_zero_not_negative(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a loaded machine the thread pumping stdout can stamp the answer's last bytes
+    after wait4 saw the exit: the tail was shorter than that delay, never negative."""
+    import sys
+    import threading
+
+    from bench import latency
+
+    real = time.perf_counter
+    main = threading.main_thread()
+
+    def late_in_pumps() -> float:  # every stamp a pump takes is 5 s late
+        return real() + (0.0 if threading.current_thread() is main else 5.0)
+
+    monkeypatch.setattr(latency.time, "perf_counter", late_in_pumps)
+    child = latency.run_child([sys.executable, "-c", "print('answer')"], env={}, cwd=".")
+    assert child.stdout.strip() == "answer"
+    assert child.exit_tail_s == 0.0
