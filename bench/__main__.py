@@ -1,4 +1,8 @@
-"""Run benchmarks and assemble BENCHMARKS.md from bench/results/*.md."""
+"""Run benchmarks and assemble BENCHMARKS.md from bench/results/*.md.
+
+`bench/results/NAME.md` is what `python -m bench NAME` printed last: each run replaces
+it. `bench/results/NAME-history.md`, where there is one, is kept by hand (before/after
+figures, stop by stop) and follows it in BENCHMARKS.md; no run writes it."""
 
 from __future__ import annotations
 
@@ -36,9 +40,9 @@ def assemble() -> None:
         "These machines are noisy: read ratios and medians, not absolute times.\n",
     ]
     for name in BENCHMARKS:
-        path = RESULTS / f"{name}.md"
-        if path.is_file():
-            sections.append(path.read_text(encoding="utf-8").strip() + "\n")
+        for path in (RESULTS / f"{name}.md", RESULTS / f"{name}-history.md"):
+            if path.is_file():
+                sections.append(path.read_text(encoding="utf-8").strip() + "\n")
     (ROOT / "BENCHMARKS.md").write_text("\n".join(sections), encoding="utf-8")
 
 

@@ -16,6 +16,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -42,15 +43,20 @@ def overhead(f: Figures) -> float:
 
 
 @contextmanager
-def hogs(n: int) -> Iterator[None]:
-    """`n` CPU-bound processes beside the measurement, stopped (by pid) after it."""
+def hogs(n: int) -> Iterator[list[float]]:
+    """`n` CPU-bound processes beside the measurement, stopped (by pid) after it. The
+    list yielded gets the CPU seconds they used (their wait4 rusage): the evidence that
+    the pass was loaded, which a trailing load average is not."""
     procs = [subprocess.Popen([sys.executable, "-c", _HOG]) for _ in range(n)]
+    used: list[float] = []
     try:
-        yield
+        yield used
     finally:
         for proc in procs:
             proc.kill()
-            proc.wait()
+            _, _, usage = os.wait4(proc.pid, 0)
+            proc.returncode = -9
+            used.append(usage.ru_utime + usage.ru_stime)
 
 
 def _load() -> str:
@@ -201,12 +207,15 @@ def run() -> str:
         load_before = _load()
         quiet = measure_pass(bench, items, runs, "quiet ", codes)
         floors = [tail_floor()]
-        with hogs(n_hogs):
+        started = time.perf_counter()
+        with hogs(n_hogs) as hog_cpu:
             loaded = measure_pass(bench, items, runs, "loaded", codes)
             floors.append(tail_floor())
+        cores = sum(hog_cpu) / (time.perf_counter() - started)
     return render(
-        quiet, loaded, n_hogs=n_hogs, runs=runs, load=load_before, codes=codes, floors=floors
-    )
+        quiet, loaded, n_hogs=n_hogs, runs=runs, load=load_before, codes=codes, floors=floors,
+        hog_cores=cores,
+    )  # fmt: skip
 
 
 def render(
@@ -218,6 +227,7 @@ def render(
     load: str,
     codes: dict[str, str | None],
     floors: list[float],
+    hog_cores: float = float("nan"),
 ) -> str:
     questions = len(next(iter(quiet.values()))) // max(1, runs)
     named = ", ".join(f"{k}: `{v or 'this checkout'}`" for k, v in codes.items())
@@ -229,7 +239,8 @@ Command: `.venv/bin/python -m bench lean` (bench/lean.py). The latency benchmark
 question {runs}× one at a time in a fresh process, after one unmeasured warm-up run (its
 bytecode written, as an install's is); first quiet (whatever else runs on the machine:
 see the load column), then with {n_hogs} CPU-bound processes (`python -c "{_HOG}"`)
-beside it. Overhead = wall time / the union of the LLM calls' latency (the issue's
+beside it (they kept {hog_cores:.2f} of the machine's cores busy over the loaded pass, by
+their own CPU time; the load column trails by a minute). Overhead = wall time / the union of the LLM calls' latency (the issue's
 ratio). CPU = user + system time of the deepsearch process alone (`os.wait4` rusage).
 Exit tail = the answer's last bytes on stdout to the process's exit. Fetched, not read =
 page requests that served no page of the run's `read_urls` (a second fetch of a page
