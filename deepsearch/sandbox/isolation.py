@@ -1,16 +1,37 @@
-"""How the sandbox child is wrapped: namespace plans, their probe run, rlimits.
+"""How the sandbox child is wrapped: the namespace plan, its probe, rlimits.
 
-Layers 1-2 and the rlimits of layer 4 of ``sandbox.py``'s list live here: the
-``unshare`` wrappers (with or without dropping root to ``nobody``), the per-run
-directories they mount over, the check that a plan really starts an interpreter,
-and the rlimits set before exec, from the run's limits (`SandboxLimits`, here so that
-the runner imports this module and never the other way round).
-``deepsearch.sandbox.runner`` re-exports every name callers used from there.
+The boundary is the kernel's, not the audit hook's. Each run gets, through ``unshare``:
+
+- new network, pid, ipc, uts and mount namespaces (and, when not started as root, a new
+  user namespace that maps the user to root inside it, the only way an ordinary user
+  can create the others);
+- a **new root**: a small tmpfs holding only read-only binds of the system's
+  ``/usr`` (and the ``/lib*``, ``/bin`` links or dirs), the interpreter's prefix, the
+  dynamic loader's cache and four device nodes (null, zero, random, urandom), plus a
+  size-capped ``noexec`` tmpfs at ``/deepsearch-work``. ``pivot_root`` moves onto it and the old
+  root is detached, so the user's home, ``/tmp``, ``/dev/shm``, ``/etc`` and ``/proc``
+  (no ``/proc`` at all: no other process, no ``cwd`` link into another run) do not
+  exist for the code, whatever native code it loads;
+- no capabilities: ``setpriv`` empties the bounding and inheritable sets and sets
+  ``no_new_privs``; as root it also switches to a **fresh uid per run** (from a range
+  no account uses), so two runs share no identity and RLIMIT_NPROC counts this run alone;
+- the seccomp filter of ``seccomp.py``, installed by the child itself before the code
+  runs (no new programs, processes, sockets or namespaces).
+
+The shell that builds the root stays pid 1 of the new pid namespace and runs the
+interpreter as its child: when it dies, the kernel kills everything in the namespace.
+``unshare --kill-child`` kills it when ``unshare`` dies, and ``unshare`` itself gets
+``PR_SET_PDEATHSIG`` = SIGKILL from the parent, so a ``kill -9`` of deepsearch ends the
+whole tree. Where any of this cannot be set up, the probe says why and the sandbox
+refuses to run code (the agent then never offers *coding*).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import secrets
+import shlex
 import shutil
 import sys
 import tempfile
@@ -22,7 +43,18 @@ from pydantic import BaseModel, Field
 Isolation = Literal["auto", "unshare", "none-unsafe"]
 
 _PROBE_TIMEOUT_S = 10.0
-_SPARE_TASKS = 16  # processes the code could start if the audit hook were bypassed
+_SPARE_TASKS = 16  # threads the code may start (processes are denied by seccomp)
+# Per-run uids as root: a range no distribution hands to accounts (below 2**31 - 1,
+# which some tools treat as "no uid").
+_UID_BASE, _UID_SPAN = 0x7E000000, 0x01000000
+_WORK = "/deepsearch-work"  # the code's directory inside the new root
+_DEVICES = ("null", "zero", "random", "urandom")
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+ENABLE_HINT = (
+    "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or "
+    "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu) and install util-linux"
+)
 
 
 class SandboxLimits(BaseModel):
@@ -34,7 +66,7 @@ class SandboxLimits(BaseModel):
     memory_mb: int = Field(default=512, ge=64)
     """Address space (RLIMIT_AS) of the interpreter."""
     file_size_mb: int = Field(default=16, ge=1)
-    """Largest file the code may write; the tmpfs holds at most twice this."""
+    """Largest file the code may write; the work tmpfs holds at most twice this."""
     max_output_chars: int = Field(default=20_000, ge=100)
     """Cap for stdout, stderr and the rendered result, each."""
     max_open_files: int = Field(default=64, ge=16)
@@ -43,31 +75,21 @@ class SandboxLimits(BaseModel):
 class IsolationPlan(BaseModel):
     """How the child is wrapped, decided once by a probe.
 
-    ``prefix`` and ``python`` may hold the placeholders ``{work}`` (the working directory),
-    ``{pyroot}`` (where the interpreter is bind-mounted) and ``{tmpfs_mb}``, filled per run.
+    ``prefix`` may hold the placeholders ``{root}`` (the new root's mount point),
+    ``{tmpfs_mb}`` and ``{uid}``, filled per run (``SandboxDirs.command``).
     """
 
     usable: bool
     reason: str
     prefix: list[str] = Field(default_factory=list)
     python: str = ""
-    run_as_uid: int | None = None
-    """The unprivileged uid the interpreter runs as, when the wrapper drops root."""
+    fresh_uid: bool = False
+    """True when each run gets its own unprivileged uid (started as root)."""
+    seccomp: bool = False
+    """True when the child must install the seccomp filter before running code."""
 
 
 _NAMESPACES = ["--net", "--pid", "--ipc", "--uts", "--mount", "--fork", "--kill-child"]
-_TMPFS = "size=${M}m,mode=0700,nodev,nosuid,noexec"
-# sh stays pid 1 of the namespace and runs python as pid 2: the kernel's rlimit signals
-# then have their normal effect (pid 1 ignores signals it has no handler for). The tmpfs
-# hides nothing but gives the code a size-capped, noexec, nodev scratch space.
-_SCRIPT = 'W=$0 M=$1; shift 1; {mount} -t tmpfs -o "{tmpfs}" sandbox "$W" && cd "$W" && "$@"'
-# As root, also bind the interpreter's prefix read-only where an unprivileged uid can
-# reach it (pyenv keeps it under /root), then drop to that uid with no capabilities.
-_SCRIPT_DROP = (
-    'W=$0 M=$1 P=$2 S=$3; shift 3; {mount} -t tmpfs -o "{tmpfs},uid={uid},gid={uid}" sandbox "$W"'
-    ' && {mount} --bind "$S" "$P" && {mount} -o remount,bind,ro,nosuid,nodev "$P"'
-    ' && cd "$W" && "$@"'
-)
 
 
 def _python() -> str:
@@ -75,90 +97,116 @@ def _python() -> str:
     return os.path.realpath(sys.executable)
 
 
-def _nobody() -> int:
-    import pwd
-
-    try:
-        return pwd.getpwnam("nobody").pw_uid
-    except KeyError:
-        return 65534
+def _root_script(mount: str, pivot_root: str, umount: str) -> str:
+    """The sh program (pid 1 of the namespace) that builds the new root and runs "$@"."""
+    q = shlex.quote
+    lines = [
+        "set -e",
+        "R=$0 M=$1 U=$2; shift 2",
+        f'{q(mount)} -t tmpfs -o size=8m,mode=0755,nosuid,nodev sandbox-root "$R"',
+        f'mkdir "$R"{_WORK} "$R/dev" "$R/etc" "$R/.old"',
+    ]
+    prefix = os.path.realpath(sys.base_prefix)
+    binds = [d for d in _SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    if not any(prefix == d or prefix.startswith(d + "/") for d in binds):
+        binds.append(prefix)
+    for link in (d for d in _SYSTEM_DIRS if os.path.islink(d)):
+        lines.append(f'ln -s {q(os.readlink(link))} "$R"{q(link)}')
+    for path in binds:
+        lines.append(f'mkdir -p "$R"{q(path)}')
+        lines.append(f'{q(mount)} --bind {q(path)} "$R"{q(path)}')
+        lines.append(f'{q(mount)} -o remount,bind,ro,nosuid,nodev "$R"{q(path)}')
+    for path in [*(f"/dev/{d}" for d in _DEVICES), *filter(os.path.isfile, _ETC_FILES)]:
+        lines.append(f': > "$R"{q(path)}')
+        lines.append(f'{q(mount)} --bind {q(path)} "$R"{q(path)}')
+        lines.append(f'{q(mount)} -o remount,bind,ro,nosuid "$R"{q(path)}')
+    lines += [
+        f'{q(mount)} -t tmpfs -o "size=${{M}}m,mode=0700,nosuid,nodev,noexec,uid=$U,gid=$U"'
+        f' sandbox-work "$R"{_WORK}',
+        # umount reads /proc/self/mountinfo: a proc of the new pid namespace, only
+        # while the old root is detached, then gone too.
+        'mkdir "$R/proc"',
+        f'{q(mount)} -t proc -o nosuid,nodev,noexec proc "$R/proc"',
+        'cd "$R"',
+        f"{q(pivot_root)} . .old",
+        "cd /",
+        f"{q(umount)} -l /.old",
+        "rmdir /.old",
+        f"{q(umount)} -l /proc",
+        "rmdir /proc",
+        f"{q(mount)} -o remount,ro,nosuid,nodev /",
+        f"cd {_WORK}",
+        # Not exec: this shell stays pid 1 (the interpreter gets the rlimits' signals).
+        '"$@"; exit $?',
+    ]
+    return "\n".join(lines)
 
 
 def unshare_candidates() -> list[IsolationPlan]:
-    """Wrappers to try, strongest first (not yet probed, so all marked usable)."""
-    unshare, mount, setpriv = (shutil.which(n) for n in ("unshare", "mount", "setpriv"))
-    if unshare is None or mount is None:
+    """The wrapper to try (not yet probed, so marked usable); none without util-linux."""
+    tools = {n: shutil.which(n) for n in ("unshare", "mount", "umount", "setpriv")}
+    tools["pivot_root"] = shutil.which("pivot_root") or shutil.which(
+        "pivot_root", path="/usr/sbin:/sbin"
+    )
+    if any(path is None for path in tools.values()):
         return []
-    plain = _SCRIPT.format(mount=mount, tmpfs=_TMPFS)
-    sh = ["/bin/sh", "-c"]
-    if os.geteuid() != 0:
-        prefix = [unshare, "--map-root-user", *_NAMESPACES, *sh, plain, "{work}", "{tmpfs_mb}"]
-        return [IsolationPlan(usable=True, reason="unshare with a user namespace", prefix=prefix)]
-    candidates = []
-    exe, base = _python(), os.path.realpath(sys.base_prefix)
-    if setpriv is not None and exe.startswith(base + "/"):
-        uid = _nobody()
-        drop = _SCRIPT_DROP.format(mount=mount, tmpfs=_TMPFS, uid=uid)
-        privs = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--bounding-set=-all"]
-        privs += ["--inh-caps=-all", "--no-new-privs", "--"]
-        args = ["{work}", "{tmpfs_mb}", "{pyroot}", base, setpriv, *privs]
-        candidates.append(
-            IsolationPlan(
-                usable=True,
-                reason=f"unshare as uid {uid} without capabilities",
-                prefix=[unshare, *_NAMESPACES, *sh, drop, *args],
-                python="{pyroot}" + exe[len(base) :],
-                run_as_uid=uid,
-            )
+    unshare, mount, umount, setpriv, pivot = (
+        str(tools[n]) for n in ("unshare", "mount", "umount", "setpriv", "pivot_root")
+    )
+    script = _root_script(mount, pivot, umount)
+    drop = ["--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"]
+    if os.geteuid() == 0:
+        user: list[str] = []
+        drop = ["--reuid={uid}", "--regid={uid}", "--clear-groups", *drop]
+        reason = "a new root, no capabilities, a fresh uid per run"
+    else:
+        user = ["--map-root-user"]
+        reason = "a user namespace, a new root, no capabilities"
+    prefix = [unshare, *user, *_NAMESPACES, "/bin/sh", "-c", script]
+    prefix += ["{root}", "{tmpfs_mb}", "{uid}", setpriv, *drop, "--"]
+    return [
+        IsolationPlan(
+            usable=True,
+            reason=reason,
+            prefix=prefix,
+            fresh_uid=os.geteuid() == 0,
+            seccomp=True,
         )
-    prefix = [unshare, *_NAMESPACES, *sh, plain, "{work}", "{tmpfs_mb}"]
-    candidates.append(IsolationPlan(usable=True, reason="unshare as root", prefix=prefix))
-    return candidates
-
-
-def check_plan(plan: IsolationPlan) -> str | None:
-    """None when the plan starts an interpreter, else why not."""
-    import subprocess  # synchronous: the probe runs once per Sandbox
-
-    with SandboxDirs() as dirs:
-        argv = dirs.command(plan, 1) + ["-I", "-S", "-B", "-c", "pass"]
-        try:
-            done = subprocess.run(
-                argv, capture_output=True, timeout=_PROBE_TIMEOUT_S, env=child_env(dirs.work)
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return str(exc)
-    if done.returncode == 0:
-        return None
-    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    return f"exit {done.returncode}: {lines[-1] if lines else 'no output'}"
+    ]
 
 
 class SandboxDirs:
-    """``base/`` (0755, so a dropped uid can traverse it) holding ``work/`` and ``python/``."""
+    """``base/`` holding ``root/``, the (host-side, always empty) mount point of a run's
+    new root; the code's files live on a tmpfs inside the namespace and vanish with it.
+    Plans without a new root (``none-unsafe``) use ``work/`` beside it."""
 
     def __enter__(self) -> SandboxDirs:
         self.base = tempfile.mkdtemp(prefix="deepsearch-sandbox-")
-        os.chmod(self.base, 0o755)
+        self.root = os.path.join(self.base, "root")
         self.work = os.path.join(self.base, "work")
-        self.pyroot = os.path.join(self.base, "python")
+        os.mkdir(self.root, 0o700)
         os.mkdir(self.work, 0o700)
-        os.mkdir(self.pyroot, 0o755)
+        self.uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
         return self
 
     def __exit__(self, *exc: object) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
 
+    def workdir(self, plan: IsolationPlan) -> str:
+        """The code's working directory as the code sees it."""
+        return _WORK if plan.prefix else self.work
+
     def command(self, plan: IsolationPlan, tmpfs_mb: int) -> list[str]:
         """The wrapper and interpreter, placeholders filled."""
-        values = {"{work}": self.work, "{pyroot}": self.pyroot, "{tmpfs_mb}": str(tmpfs_mb)}
+        uid = str(self.uid if plan.fresh_uid else 0)
+        values = {"{root}": self.root, "{tmpfs_mb}": str(tmpfs_mb), "{uid}": uid}
 
         def fill(arg: str) -> str:
             for key, value in values.items():
                 arg = arg.replace(key, value)
             return arg
 
-        return [fill(arg) for arg in plan.prefix] + [fill(plan.python or _python())]
+        return [fill(arg) for arg in plan.prefix] + [plan.python or _python()]
 
 
 def child_env(workdir: str) -> dict[str, str]:
@@ -166,8 +214,24 @@ def child_env(workdir: str) -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TMPDIR": workdir, "HOME": workdir}
 
 
+_PR_SET_PDEATHSIG = 1
+_SIGKILL = 9
+
+
+def _libc_prctl() -> Callable[..., int] | None:
+    """prctl, looked up in the parent (not in the forked child, where loading is unsafe)."""
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
+
+
+_PRCTL = _libc_prctl() if sys.platform == "linux" else None
+
+
 def limit_setter(limits: SandboxLimits, plan: IsolationPlan) -> Callable[[], None]:
-    """preexec_fn: runs in the forked child before exec, so it only sets rlimits."""
+    """preexec_fn: runs in the forked child before exec: rlimits, and death with the parent."""
     import resource
 
     mb = 1024 * 1024
@@ -178,17 +242,22 @@ def limit_setter(limits: SandboxLimits, plan: IsolationPlan) -> Callable[[], Non
         (resource.RLIMIT_NOFILE, limits.max_open_files, limits.max_open_files),
         (resource.RLIMIT_CORE, 0, 0),
     ]
-    # Root ignores RLIMIT_NPROC, and for anyone else it counts every task of that uid.
-    if plan.run_as_uid is not None:
-        tasks = _tasks_of(plan.run_as_uid) + _SPARE_TASKS
-        settings.append((resource.RLIMIT_NPROC, tasks, tasks))
+    # Root ignores RLIMIT_NPROC; a fresh uid runs no task yet; an ordinary user's count
+    # includes every task of theirs.
+    if plan.fresh_uid:
+        settings.append((resource.RLIMIT_NPROC, _SPARE_TASKS, _SPARE_TASKS))
     elif os.geteuid() != 0:
         tasks = _tasks_of(os.geteuid()) + _SPARE_TASKS
         settings.append((resource.RLIMIT_NPROC, tasks, tasks))
+    parent, prctl = os.getpid(), _PRCTL
 
     def apply() -> None:
         for which, soft, hard in settings:
             resource.setrlimit(which, (soft, hard))
+        if prctl is not None and plan.prefix:
+            prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:  # the parent died before the line above
+                os._exit(1)
 
     return apply
 

@@ -44,18 +44,21 @@ from pydantic import BaseModel
 
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import SandboxUnavailable
+from deepsearch.sandbox import seccomp
 from deepsearch.sandbox.isolation import (
+    ENABLE_HINT,
     Isolation,
     IsolationPlan,
     SandboxDirs,
     SandboxLimits,
-    check_plan,
     child_env,
     limit_setter,
     unshare_candidates,
 )
 
 _CHILD_SOURCE = Path(__file__).with_name("child.py")
+_HOOK_SOURCE = Path(__file__).with_name("hook.py")
+_PROBE_TIMEOUT_S = 10.0
 _DRAIN_AFTER_KILL_S = 2.0
 _READ_CHUNK = 65536
 
@@ -80,15 +83,74 @@ def probe_isolation(isolation: Isolation) -> IsolationPlan:
         return IsolationPlan(usable=True, reason="no isolation (tests only)")
     if sys.platform != "linux":
         return IsolationPlan(usable=False, reason=f"namespaces need Linux, not {sys.platform}")
+    if not seccomp.supported():
+        return IsolationPlan(
+            usable=False, reason=f"no seccomp syscall table for {seccomp.machine()}"
+        )
     failures = []
     for plan in unshare_candidates():
         failure = check_plan(plan)
         if failure is None:
-            return plan.model_copy(update={"reason": f"{plan.reason}: net/pid/mount namespaces"})
+            reason = f"{plan.reason}, seccomp: net/pid/mount namespaces"
+            return plan.model_copy(update={"reason": reason})
         failures.append(f"{plan.reason}: {failure}")
-    return IsolationPlan(
-        usable=False, reason="; ".join(failures) or "`unshare` or `mount` is not installed"
-    )
+    why = "; ".join(failures) or "util-linux's unshare, mount, pivot_root or setpriv is missing"
+    return IsolationPlan(usable=False, reason=f"{why} (to enable: {ENABLE_HINT})")
+
+
+def _request(
+    plan: IsolationPlan,
+    dirs: SandboxDirs,
+    code: str,
+    data: object,
+    fd: int,
+    max_chars: int,
+    hook: bool = True,
+) -> bytes:
+    """The child's stdin: the code, its data, and how to confine itself."""
+    request = {
+        "code": code,
+        "data": data,
+        "workdir": dirs.workdir(plan),
+        "envelope_fd": fd,
+        "max_chars": max_chars,
+        "seccomp": seccomp.build_filter().hex() if plan.seccomp else "",
+        "hook": hook,
+        "hook_source": _HOOK_SOURCE.read_text("utf-8"),
+    }
+    return json.dumps(request, default=str).encode()
+
+
+def check_plan(plan: IsolationPlan) -> str | None:
+    """None when the plan runs the real bootstrap (filter included) to the end, else why."""
+    import subprocess  # synchronous: the probe runs once per Sandbox
+
+    limits = SandboxLimits()
+    with SandboxDirs() as dirs:
+        argv = dirs.command(plan, 1) + ["-I", "-S", "-B", "-c", _CHILD_SOURCE.read_text("utf-8")]
+        read_end, write_end = os.pipe()
+        try:
+            done = subprocess.run(
+                argv,
+                input=_request(plan, dirs, "result = 'ok'", {}, write_end, 100),
+                capture_output=True,
+                timeout=_PROBE_TIMEOUT_S,
+                env=child_env(dirs.workdir(plan)),
+                cwd=dirs.work,
+                pass_fds=(write_end,),
+                preexec_fn=limit_setter(limits, plan),
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return str(exc)
+        finally:
+            os.close(write_end)
+        with os.fdopen(read_end, "rb") as pipe:
+            envelope = pipe.read(4096)
+    if done.returncode == 0 and b'"result": "ok"' in envelope:
+        return None
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    said = envelope.decode("utf-8", "replace") or (lines[-1] if lines else "no output")
+    return f"exit {done.returncode}: {said}"[:500]
 
 
 async def _drain(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, int]:
@@ -146,8 +208,11 @@ class Sandbox:
         isolation: Isolation = "auto",
         probe: Callable[[], IsolationPlan] | None = None,
         clock: Clock | None = None,
+        audit_hook: bool = True,
     ) -> None:
         self.limits = limits or SandboxLimits()
+        # False only in tests that prove the kernel's layers hold without the hook.
+        self._audit_hook = audit_hook
         self._clock = clock or SystemClock()
         self.isolation = isolation
         self._probe = probe or (lambda: probe_isolation(isolation))
@@ -186,23 +251,20 @@ class Sandbox:
         limits = self.limits
         started = self._clock.monotonic()
         read_end, write_end = os.pipe()
-        request = {
-            "code": code,
-            "data": data,
-            "workdir": dirs.work,
-            "envelope_fd": write_end,
-            "max_chars": limits.max_output_chars,
-        }
+        request = _request(
+            plan, dirs, code, data, write_end, limits.max_output_chars, self._audit_hook
+        )
         proc = await self._spawn(plan, dirs, read_end, write_end)
-        ended = await _supervise(proc, read_end, json.dumps(request, default=str).encode(), limits)
-        error, result = _verdict(proc.returncode, ended.timed_out, ended.envelope, limits)
+        ended = await _supervise(proc, read_end, request, limits)
+        elapsed = self._clock.monotonic() - started
+        error, result = _verdict(proc.returncode, ended, limits, elapsed)
         return SandboxResult(
             ok=error is None,
             stdout=_text(ended.out, ended.out_total, limits.max_output_chars),
             stderr=_text(ended.err, ended.err_total, limits.max_output_chars),
             result=result,
             error=error,
-            duration_s=round(self._clock.monotonic() - started, 3),
+            duration_s=round(elapsed, 3),
         )
 
     async def _spawn(
@@ -219,7 +281,7 @@ class Sandbox:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=dirs.work,
-                env=child_env(dirs.work),
+                env=child_env(dirs.workdir(plan)),
                 start_new_session=True,
                 preexec_fn=limit_setter(self.limits, plan),  # rlimits only
                 pass_fds=(write_end,),
@@ -290,10 +352,11 @@ async def _wait(proc: asyncio.subprocess.Process, wall_s: float) -> bool:
 
 
 def _verdict(
-    returncode: int | None, timed_out: bool, envelope: bytes, limits: SandboxLimits
+    returncode: int | None, ended: _Ended, limits: SandboxLimits, elapsed_s: float
 ) -> tuple[str | None, str | None]:
     """(error, result) from how the child ended and what its envelope said."""
-    if timed_out:
+    envelope = ended.envelope
+    if ended.timed_out:
         return f"timeout: exceeded the wall-clock limit of {limits.wall_s:g} s", None
     try:
         parsed = json.loads(envelope) if envelope else None
@@ -305,8 +368,14 @@ def _verdict(
     # No envelope: the interpreter was killed or crashed before reporting.
     code = returncode or 0
     signum = -code if code < 0 else code - 128 if code > 128 else 0
-    if signum in (signal.SIGXCPU, signal.SIGKILL):
+    if signum == signal.SIGXCPU:
         return f"timeout: exceeded the CPU limit of {limits.cpu_s} s", None
+    if signum == signal.SIGKILL:
+        # The CPU hard limit also kills with SIGKILL, but CPU time never exceeds wall
+        # time: a SIGKILL sooner than the CPU limit came from the out-of-memory killer.
+        if elapsed_s >= limits.cpu_s:
+            return f"timeout: exceeded the CPU limit of {limits.cpu_s} s", None
+        return f"memory: killed by SIGKILL after {elapsed_s:.2f} s (out of memory)", None
     if signum:
         try:
             name = signal.Signals(signum).name

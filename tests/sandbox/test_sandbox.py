@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deepsearch.errors import SandboxUnavailable
-from deepsearch.sandbox.child import make_hook
+from deepsearch.sandbox.hook import make_hook
 from deepsearch.sandbox.isolation import (
     IsolationPlan,
     SandboxDirs,
@@ -422,7 +422,7 @@ def test_every_namespace_wrapper_alone_blocks_the_network(server: LoopbackServer
     assert control.stdout.strip() == "connected"  # the probe code can connect at all
     assert server.accepted_after(1) == 1
     plans = namespace_plans()
-    assert "unshare with a user namespace" in [plan.reason for plan in plans]
+    assert "a user namespace, a new root, no capabilities" in [plan.reason for plan in plans]
     for plan in plans:
         isolated = raw_python(plan, code)
         assert isolated.returncode != 0, plan.reason
@@ -432,7 +432,7 @@ def test_every_namespace_wrapper_alone_blocks_the_network(server: LoopbackServer
 
 
 def test_dropped_uid_alone_protects_files_and_limits_processes(tmp_path: Path) -> None:
-    plan = next((p for p in namespace_plans() if p.run_as_uid is not None), None)
+    plan = next((p for p in namespace_plans() if p.fresh_uid), None)
     if plan is None:
         pytest.skip("not root: the wrapper cannot drop to another uid")
     private = tmp_path / "private.txt"  # pytest's tmp tree is 0700 root
@@ -454,7 +454,10 @@ def test_dropped_uid_alone_protects_files_and_limits_processes(tmp_path: Path) -
     )
     out = raw_python(plan, code)
     lines = out.stdout.split()
-    assert lines[:3] == ["PermissionError", "PermissionError", "PermissionError"], out.stderr
+    # Not there at all (a new root), read-only, or not permitted: never "allowed".
+    assert lines[0] == "FileNotFoundError", out.stderr
+    assert lines[1] in ("OSError", "PermissionError"), out.stderr
+    assert lines[2] == "PermissionError", out.stderr
     assert int(lines[3]) < 100  # RLIMIT_NPROC holds for the unprivileged uid
     assert not Path("/etc/deepsearch-sandbox-test").exists()
 
@@ -566,7 +569,7 @@ def _record_workdirs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     real_enter = SandboxDirs.__enter__
 
     def recording_enter(self: SandboxDirs) -> SandboxDirs:
-        created.append(real_enter(self).work)
+        created.append(real_enter(self).base)
         return self
 
     monkeypatch.setattr(SandboxDirs, "__enter__", recording_enter)
@@ -724,8 +727,11 @@ def test_hook_allows_exactly_the_paths_inside_its_roots(parts: list[str], absolu
     path = ("/" if absolute else "") + "/".join(parts)
     full = posixpath.normpath(posixpath.join(os.getcwd(), path))
     full = "/" + full.lstrip("/")
-    inside_work = full == workdir or full.startswith(workdir + "/")
-    inside_lib = full == stdlib or full.startswith(stdlib + "/")
+    # A relative path that climbs is refused whatever it reaches: the event does not say
+    # whether the kernel resolves it against a dir_fd rather than the working directory.
+    climbs = not absolute and ".." in parts
+    inside_work = not climbs and (full == workdir or full.startswith(workdir + "/"))
+    inside_lib = not climbs and (full == stdlib or full.startswith(stdlib + "/"))
 
     def allowed(event: str, args: tuple[object, ...]) -> bool:
         try:
