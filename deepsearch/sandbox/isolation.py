@@ -214,6 +214,39 @@ def child_env(workdir: str) -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TMPDIR": workdir, "HOME": workdir}
 
 
+def _rlimits(limits: SandboxLimits, plan: IsolationPlan) -> list[tuple[str, int, int]]:
+    """(prlimit's name, soft, hard) for one run."""
+    mb = 1024 * 1024
+    settings = [
+        ("cpu", limits.cpu_s, limits.cpu_s + 1),
+        ("as", limits.memory_mb * mb, limits.memory_mb * mb),
+        ("fsize", limits.file_size_mb * mb, limits.file_size_mb * mb),
+        ("nofile", limits.max_open_files, limits.max_open_files),
+        ("core", 0, 0),
+    ]
+    # Root ignores RLIMIT_NPROC; a fresh uid runs no task yet; an ordinary user's count
+    # includes every task of theirs.
+    if plan.fresh_uid:
+        settings.append(("nproc", _SPARE_TASKS, _SPARE_TASKS))
+    elif os.geteuid() != 0:
+        tasks = _tasks_of(os.geteuid()) + _SPARE_TASKS
+        settings.append(("nproc", tasks, tasks))
+    return settings
+
+
+def launcher(limits: SandboxLimits, plan: IsolationPlan) -> list[str] | None:
+    """The programs that start a wrapped run without a ``preexec_fn`` (None: use
+    ``limit_setter``): ``setpriv --pdeathsig`` (the whole tree dies with the parent) and
+    ``prlimit`` (the rlimits, inherited by everything below). Without a preexec_fn the
+    parent spawns with vfork, ~0.5 ms instead of a fork's ~25 ms of a stalled event loop
+    under load."""
+    setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
+    if not plan.prefix or setpriv is None or prlimit is None:
+        return None
+    limits_args = [f"--{name}={soft}:{hard}" for name, soft, hard in _rlimits(limits, plan)]
+    return [setpriv, "--pdeathsig=KILL", "--", prlimit, *limits_args, "--"]
+
+
 _PR_SET_PDEATHSIG = 1
 _SIGKILL = 9
 
@@ -234,21 +267,15 @@ def limit_setter(limits: SandboxLimits, plan: IsolationPlan) -> Callable[[], Non
     """preexec_fn: runs in the forked child before exec: rlimits, and death with the parent."""
     import resource
 
-    mb = 1024 * 1024
-    settings = [
-        (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
-        (resource.RLIMIT_AS, limits.memory_mb * mb, limits.memory_mb * mb),
-        (resource.RLIMIT_FSIZE, limits.file_size_mb * mb, limits.file_size_mb * mb),
-        (resource.RLIMIT_NOFILE, limits.max_open_files, limits.max_open_files),
-        (resource.RLIMIT_CORE, 0, 0),
-    ]
-    # Root ignores RLIMIT_NPROC; a fresh uid runs no task yet; an ordinary user's count
-    # includes every task of theirs.
-    if plan.fresh_uid:
-        settings.append((resource.RLIMIT_NPROC, _SPARE_TASKS, _SPARE_TASKS))
-    elif os.geteuid() != 0:
-        tasks = _tasks_of(os.geteuid()) + _SPARE_TASKS
-        settings.append((resource.RLIMIT_NPROC, tasks, tasks))
+    names = {
+        "cpu": resource.RLIMIT_CPU,
+        "as": resource.RLIMIT_AS,
+        "fsize": resource.RLIMIT_FSIZE,
+        "nofile": resource.RLIMIT_NOFILE,
+        "core": resource.RLIMIT_CORE,
+        "nproc": resource.RLIMIT_NPROC,
+    }
+    settings = [(names[name], soft, hard) for name, soft, hard in _rlimits(limits, plan)]
     parent, prctl = os.getpid(), _PRCTL
 
     def apply() -> None:

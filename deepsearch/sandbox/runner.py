@@ -52,6 +52,7 @@ from deepsearch.sandbox.isolation import (
     SandboxDirs,
     SandboxLimits,
     child_env,
+    launcher,
     limit_setter,
     unshare_candidates,
 )
@@ -98,6 +99,16 @@ def probe_isolation(isolation: Isolation) -> IsolationPlan:
     return IsolationPlan(usable=False, reason=f"{why} (to enable: {ENABLE_HINT})")
 
 
+def _start(
+    limits: SandboxLimits, plan: IsolationPlan
+) -> tuple[list[str], Callable[[], None] | None]:
+    """What goes before the wrapper, and the preexec_fn (only when no launcher exists)."""
+    start = launcher(limits, plan)
+    if start is None:
+        return [], limit_setter(limits, plan)
+    return start, None
+
+
 def _request(
     plan: IsolationPlan,
     dirs: SandboxDirs,
@@ -127,7 +138,9 @@ def check_plan(plan: IsolationPlan) -> str | None:
 
     limits = SandboxLimits()
     with SandboxDirs() as dirs:
-        argv = dirs.command(plan, 1) + ["-I", "-S", "-B", "-c", _CHILD_SOURCE.read_text("utf-8")]
+        start, preexec = _start(limits, plan)
+        argv = start + dirs.command(plan, 1)
+        argv += ["-I", "-S", "-B", "-c", _CHILD_SOURCE.read_text("utf-8")]
         read_end, write_end = os.pipe()
         try:
             done = subprocess.run(
@@ -138,7 +151,7 @@ def check_plan(plan: IsolationPlan) -> str | None:
                 env=child_env(dirs.workdir(plan)),
                 cwd=dirs.work,
                 pass_fds=(write_end,),
-                preexec_fn=limit_setter(limits, plan),
+                preexec_fn=preexec,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return str(exc)
@@ -272,7 +285,8 @@ class Sandbox:
     ) -> asyncio.subprocess.Process:
         """The wrapped interpreter, started in its own session; the parent's copy of
         the envelope pipe's write end is closed whatever happens."""
-        argv = dirs.command(plan, 2 * self.limits.file_size_mb)
+        start, preexec = _start(self.limits, plan)
+        argv = start + dirs.command(plan, 2 * self.limits.file_size_mb)
         argv += ["-I", "-S", "-B", "-c", self._bootstrap]
         try:
             return await asyncio.create_subprocess_exec(
@@ -283,7 +297,7 @@ class Sandbox:
                 cwd=dirs.work,
                 env=child_env(dirs.workdir(plan)),
                 start_new_session=True,
-                preexec_fn=limit_setter(self.limits, plan),  # rlimits only
+                preexec_fn=preexec,
                 pass_fds=(write_end,),
             )
         except OSError as exc:

@@ -1,0 +1,341 @@
+"""Red team: hostile programs against the real sandbox, with and without the audit hook.
+
+Canaries planted before each run: a file only its owner may read (the secret ``P``), a
+variable in the parent's environment, a loopback listener, a file outside the work
+directory (``W``), and the host's shared folders (``/tmp``, ``/dev/shm``, ``/var/tmp``).
+No program may reach any of them: not through the sandbox directly, not as root, not as
+an ordinary user (a second process under another uid), not from a concurrent run, and
+not through a research run whose page tells the model to run the program. The parent
+keeps its pace (a heartbeat) while they run, and a ``kill -9`` of the parent leaves no
+sandbox process behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deepsearch.sandbox.runner import Sandbox, SandboxLimits, SandboxResult
+from tests.sandbox.attacks import BATCH, HARNESS, KILLERS
+from tests.sandbox.test_sandbox import LoopbackServer
+
+# Its own worker, beside tests/sandbox/test_sandbox.py's (the two groups run in parallel).
+pytestmark = pytest.mark.xdist_group("redteam")
+
+LIMITS = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=200_000)
+CANARY = "canary-" + secrets.token_hex(8)
+PARENT_ENV = "DEEPSEARCH_REDTEAM_CANARY"
+SHARED_DIRS = ("/tmp", "/dev/shm", "/var/tmp")
+USER_UID = 4242
+HERE = Path(__file__).parent
+
+
+@dataclass
+class Canaries:
+    """What the hostile programs are after, and the checks that they did not get it."""
+
+    folder: Path
+    server: LoopbackServer
+    mark: str = field(default_factory=lambda: "ds-redteam-" + secrets.token_hex(4))
+
+    @property
+    def secret(self) -> Path:
+        return self.folder / "id_rsa"
+
+    @property
+    def victim(self) -> Path:
+        return self.folder / "bashrc"
+
+    def names(self) -> dict[str, object]:
+        return {
+            "P": str(self.secret),
+            "D": str(self.folder),
+            "W": str(self.victim),
+            "PORT": self.server.port,
+            "PARENT_ENV": PARENT_ENV,
+            "MARK": self.mark,
+        }
+
+    def assert_untouched(self, *texts: str) -> None:
+        seen = "\n".join(texts)
+        assert CANARY not in seen
+        assert self.server.settled() == 0
+        assert self.secret.read_text() == CANARY and (self.secret.stat().st_mode & 0o777) == 0o600
+        assert self.victim.read_text() == "# untouched\n"
+        for shared in SHARED_DIRS:
+            made = [n for n in os.listdir(shared) if n.startswith(self.mark)]
+            assert made == [], shared
+        assert not Path("/usr", self.mark).exists()
+
+
+def plant(folder: Path, uid: int | None = None) -> None:
+    folder.mkdir(mode=0o700, exist_ok=True)
+    (folder / "id_rsa").write_text(CANARY)
+    (folder / "id_rsa").chmod(0o600)
+    (folder / "bashrc").write_text("# untouched\n")
+    if uid is not None:
+        for path in (folder, folder / "id_rsa", folder / "bashrc"):
+            os.chown(path, uid, uid)
+
+
+@pytest.fixture(scope="module")
+def canaries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Canaries]:
+    folder = tmp_path_factory.mktemp("redteam") / "home"
+    plant(folder)
+    server = LoopbackServer()
+    try:
+        yield Canaries(folder, server)
+    finally:
+        server.close()
+
+
+@pytest.fixture(autouse=True)
+def parent_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value only the parent's environment holds, for every run of this module."""
+    monkeypatch.setenv(PARENT_ENV, CANARY)
+
+
+def batch_code() -> str:
+    return HARNESS
+
+
+def texts(out: SandboxResult) -> list[str]:
+    return [out.stdout, out.stderr, out.result or "", out.error or ""]
+
+
+async def _with_heartbeat(coro: Any, period: float = 0.02) -> tuple[Any, float]:
+    """Run ``coro`` while a heartbeat ticks; the result and the worst lateness of a tick."""
+    worst, stop = 0.0, asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    async def beat() -> None:
+        nonlocal worst
+        while not stop.is_set():
+            due = loop.time() + period
+            await asyncio.sleep(period)
+            worst = max(worst, loop.time() - due)
+
+    ticker = asyncio.ensure_future(beat())
+    try:
+        return await coro, worst
+    finally:
+        stop.set()
+        await ticker
+
+
+@pytest.mark.parametrize("hook", [True, False], ids=["with the hook", "kernel layers alone"])
+def test_no_hostile_program_reaches_a_canary(canaries: Canaries, hook: bool) -> None:
+    assert len(BATCH) + len(KILLERS) >= 60
+    box = Sandbox(LIMITS, audit_hook=hook)
+    data = {"attacks": BATCH, "names": canaries.names()}
+    out = asyncio.run(box.run(batch_code(), data))
+    assert out.result is not None, out.error
+    report = json.loads(out.result)
+    assert set(report["outcomes"]) == set(BATCH)  # every attack ran to its end or error
+    canaries.assert_untouched(*texts(out))
+    failed = {k: v for k, v in report["outcomes"].items() if v != "ran"}
+    # Attacks that need a door the kernel closes fail, with the hook or without it.
+    for name in ("os.system", "os.fork", "subprocess", "socket", "_socket", "dir_fd climb"):
+        assert name in failed, name
+    if not hook:
+        # Only the kernel stood in the way: the filter and the new root, not the hook.
+        assert "blocked" not in failed["os.fork"] and "blocked" not in failed["socket"]
+        assert failed["dir_fd climb"].startswith(("FileNotFoundError", "NotADirectoryError"))
+
+
+def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canaries) -> None:
+    """All at once, kernel layers alone, while the parent's heartbeat is timed."""
+    box = Sandbox(LIMITS, audit_hook=False)
+
+    async def all_of_them() -> list[SandboxResult]:
+        return list(await asyncio.gather(*(box.run(code, {}) for code in KILLERS.values())))
+
+    started = time.monotonic()
+    outs, late = asyncio.run(_with_heartbeat(all_of_them()))
+    assert time.monotonic() - started < LIMITS.wall_s + 3
+    assert late <= 0.1, f"the parent's heartbeat was {late:.3f} s late"
+    for name, out in zip(KILLERS, outs, strict=True):
+        assert not out.ok or name == "kill the parent", name
+    errors = dict(zip(KILLERS, (out.error or "" for out in outs), strict=True))
+    assert errors["memory bomb"].startswith("memory"), errors["memory bomb"]
+    assert errors["cpu loop"].startswith("timeout: exceeded the CPU limit"), errors["cpu loop"]
+    canaries.assert_untouched(*(text for out in outs for text in texts(out)))
+
+
+def test_two_concurrent_runs_cannot_see_each_other(canaries: Canaries) -> None:
+    box = Sandbox(LIMITS, audit_hook=False)
+    keeper = (
+        "import time\nopen('other-run.txt', 'w').write(data['canary'])\ntime.sleep(0.8)\n"
+        "result = open('other-run.txt').read()"
+    )
+    seeker = (
+        "import os, time\ntime.sleep(0.3)\nfound = []\n"
+        "found.append(str(os.listdir('/')))\n"
+        "for top in ('/deepsearch-work', '/dev', '/etc', '/tmp', '/proc', '/home', '/root'):\n"
+        "    for base, dirs, files in os.walk(top):\n"
+        "        dirs[:] = [d for d in dirs if d != '.pyenv']\n"
+        "        for f in files:\n"
+        "            try:\n                found.append(open(os.path.join(base, f), errors='replace').read(200))\n"
+        "            except OSError:\n                pass\n"
+        "result = '|'.join(found)"
+    )
+
+    async def both() -> tuple[SandboxResult, SandboxResult]:
+        first = asyncio.ensure_future(box.run(keeper, {"canary": CANARY}))
+        second = asyncio.ensure_future(box.run(seeker, {}))
+        return await first, await second
+
+    kept, sought = asyncio.run(both())
+    assert kept.result == CANARY  # the first run really held the canary meanwhile
+    assert sought.ok, sought.error
+    assert CANARY not in "".join(texts(sought))
+    canaries.assert_untouched(*texts(sought))
+
+
+# --- an ordinary user --------------------------------------------------------------------
+
+USER_SCRIPT = """
+import asyncio, json, sys
+from deepsearch.sandbox.runner import Sandbox, SandboxLimits
+cfg = json.load(sys.stdin)
+limits = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=200000)
+outs = []
+usable, reason = Sandbox(limits).availability()
+for hook in (True, False):
+    box = Sandbox(limits, audit_hook=hook)
+    out = asyncio.run(box.run(cfg['code'], {'attacks': cfg['attacks'], 'names': cfg['names']}))
+    outs.append(out.model_dump())
+print(json.dumps({'uid': __import__('os').getuid(), 'usable': usable, 'reason': reason,
+                  'outs': outs}))
+"""
+
+
+def _as_user_command(home: Path) -> list[str]:
+    """This interpreter under uid USER_UID in a private mount namespace where root's own
+    home is an empty tmpfs (pyenv keeps the interpreter under /root: bound back alone)."""
+    base = os.path.realpath(sys.base_prefix)
+    python, env = sys.executable, ["env", f"HOME={home}", "PYTHONDONTWRITEBYTECODE=1"]
+    env += [f"PYTHONPATH={Path.cwd()}", f"{PARENT_ENV}={CANARY}"]
+    drop = ["setpriv", f"--reuid={USER_UID}", f"--regid={USER_UID}", "--clear-groups"]
+    if not base.startswith("/root/"):
+        return [*drop, *env, python, "-c", USER_SCRIPT]
+    script = (
+        'T=$(mktemp -d) && mount --bind "$1" "$T" && mount -t tmpfs -o mode=0755 none /root'
+        ' && mkdir -p "$1" && mount --move "$T" "$1" && shift && exec "$@"'
+    )
+    return [
+        "unshare",
+        "--mount",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        base,
+        *drop,
+        *env,
+        python,
+        "-c",
+        USER_SCRIPT,
+    ]
+
+
+def test_as_an_ordinary_user_no_canary_is_reached(canaries: Canaries) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to start a process under another uid (CI runs as root)")
+    if shutil.which("setpriv") is None or shutil.which("unshare") is None:
+        pytest.skip("util-linux's setpriv and unshare are needed to switch users")
+    home = Path(tempfile.mkdtemp(prefix="ds-redteam-user-"))
+    try:
+        home.chmod(0o755)
+        folder = home / "home"
+        plant(folder, USER_UID)
+        user = Canaries(folder, canaries.server, canaries.mark)
+        cfg = {"code": batch_code(), "attacks": BATCH, "names": user.names()}
+        done = subprocess.run(
+            _as_user_command(home),
+            input=json.dumps(cfg),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=Path.cwd(),
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        report = json.loads(done.stdout)
+        assert report["uid"] == USER_UID and report["usable"], report["reason"]
+        for out in report["outs"]:
+            assert out["result"] is not None, out["error"]
+            assert set(json.loads(out["result"])["outcomes"]) == set(BATCH)
+            user.assert_untouched(out["stdout"], out["stderr"], out["result"], done.stderr)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+# --- a kill -9 of the parent ---------------------------------------------------------------
+
+PARENT_SCRIPT = """
+import asyncio
+from deepsearch.sandbox.runner import Sandbox, SandboxLimits
+box = Sandbox(SandboxLimits(cpu_s=30, wall_s=60))
+asyncio.run(box.run('import time\\ntime.sleep(60)', {}))
+"""
+
+
+def _processes_mentioning(marker: str) -> dict[int, int]:
+    """pid -> process group of every process whose command line mentions ``marker``."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker in Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace"):
+                found[int(pid)] = os.getpgid(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def test_no_sandbox_process_outlives_a_killed_parent(tmp_path: Path) -> None:
+    marker = str(tmp_path)  # the sandbox's directories are made under it (TMPDIR)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT_SCRIPT],
+        env={**os.environ, "TMPDIR": marker},
+        cwd=Path.cwd(),
+    )
+    try:
+        deadline, groups = time.monotonic() + 20, set[int]()
+        while not groups and time.monotonic() < deadline:  # the run has started
+            groups = set(_processes_mentioning(marker).values()) - {os.getpgid(parent.pid)}
+            time.sleep(0.05)
+        assert groups, "the sandbox never started"
+        assert all(_group_alive(g) for g in groups)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while any(_group_alive(g) for g in groups) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_group_alive(g) for g in groups), "sandbox processes outlived the parent"
+    finally:
+        parent.kill()
+        parent.wait()
