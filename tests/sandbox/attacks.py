@@ -51,6 +51,14 @@ _READS = {
     "stat leaks existence": "import os\nos.stat(P)\nleak('exists:' + P)",
     "readlink": "import os\nleak(os.readlink('/proc/self/cwd'))\nleak(os.readlink(P))",
     "home ssh key": "import os\nleak(open(os.path.expanduser('~/.ssh/id_rsa')).read())",
+    "another root": (
+        "import os\nfor top in os.listdir('/'):\n"
+        "    try:\n        leak(open('/' + top + P).read())\n    except OSError:\n        pass\n"
+        "    for sub in ('', '/proc/1/root'):\n"
+        "        try:\n            leak(open('/' + top + sub + P).read())\n"
+        "        except OSError:\n            pass"
+    ),
+    "identity": "import os\nleak('uid=%d gid=%d' % (os.getuid(), os.getgid()))",
     "etc passwd": "leak(open('/etc/passwd').read())",
     "etc shadow": "leak(open('/etc/shadow').read())",
     "mmap": "import mmap\nf = open(P, 'rb')\nleak(mmap.mmap(f.fileno(), 0, access=1)[:].decode())",

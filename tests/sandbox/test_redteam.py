@@ -147,6 +147,9 @@ def test_no_hostile_program_reaches_a_canary(canaries: Canaries, hook: bool) -> 
     report = json.loads(out.result)
     assert set(report["outcomes"]) == set(BATCH)  # every attack ran to its end or error
     canaries.assert_untouched(*texts(out))
+    if os.geteuid() == 0:  # root's runs each get a fresh unprivileged uid
+        identity = next(leak for leak in report["leaks"] if leak.startswith("uid="))
+        assert identity != "uid=0 gid=0" and int(identity.split()[0][4:]) >= 0x7E000000
     failed = {k: v for k, v in report["outcomes"].items() if v != "ran"}
     # Attacks that need a door the kernel closes fail, with the hook or without it.
     for name in ("os.system", "os.fork", "subprocess", "socket", "_socket", "dir_fd climb"):
