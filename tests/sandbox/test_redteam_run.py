@@ -23,7 +23,7 @@ from deepsearch.sandbox.runner import Sandbox, SandboxLimits
 from deepsearch.web.types import SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
 from tests.fakes.memory_web import FakeReader, FakeSearch
-from tests.sandbox.test_redteam import CANARY, Canaries, parent_secret  # noqa: F401
+from tests.sandbox.test_redteam import Canaries, parent_secret  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.xdist_group("redteam")
 
@@ -94,9 +94,8 @@ class ObedientModel:
         return {"think": "", "action": {"answer": {"answer": "Up to sixteen metres."}}}
 
 
-async def test_a_page_cannot_make_the_model_s_program_reach_a_canary(
-    parent_secret: None,
-) -> None:
+@pytest.mark.usefixtures("parent_secret")
+async def test_a_page_cannot_make_the_model_s_program_reach_a_canary() -> None:
     from tests.sandbox.test_redteam import plant
     from tests.sandbox.test_sandbox import LoopbackServer
 
