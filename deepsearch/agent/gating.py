@@ -108,11 +108,12 @@ class Gate:
             self._probe = asyncio.ensure_future(asyncio.to_thread(self.sandbox.availability))
             self._probe.add_done_callback(_retrieved)
 
-    async def settle_sandbox(self, state: AgentState) -> None:
+    async def settle_sandbox(self, state: AgentState) -> str | None:
         """From step 2 on: the sandbox's verdict taken in (coding is offered only when
-        it can run code), its probe waited for if it still runs."""
+        it can run code), its probe waited for if it still runs. Returns why coding is
+        off, once, when the sandbox said it cannot run code (the view says it)."""
         if self.sandbox is None or state.step < 2:
-            return
+            return None
         self.probe_sandbox()
         assert self._probe is not None
         try:
@@ -122,6 +123,8 @@ class Gate:
         self.sandbox = None
         if not usable:
             self.withdrawn.setdefault("coding", reason)
+            return reason
+        return None
 
     def view(self, settle: Callable[[], Awaitable[bool]] | None = None) -> GateView:
         """`settle`: how a handler waits for the classification while it still runs."""

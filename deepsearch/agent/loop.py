@@ -255,7 +255,9 @@ class ResearchRun:
 
     async def _step_body(self, st: AgentState) -> Outcome | None:
         await refresh_url_list(st, self.deps, self.options)
-        await self.gate.settle_sandbox(st)  # from step 2, the first that may offer coding
+        # From step 2, the first that may offer coding; fails closed, and says so once.
+        if (coding_off := await self.gate.settle_sandbox(st)) is not None:
+            self._emit(Notice(text=f"coding action off: {coding_off}", once="coding_off"))
         flags = self.gate.allowed(st)
         self._emit(
             StepStarted(step=st.step, question=st.current_question, allowed=list(flags.allowed()))

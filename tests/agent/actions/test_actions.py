@@ -202,12 +202,16 @@ async def test_coding_is_refused_without_isolation() -> None:
         {"think": "", "action": {"search": {"queries": ["eiffel tower"]}}},
         {"think": "", "action": {"answer": {"answer": "x"}}},
     ]
-    deps, provider = make_deps(scripted(steps), sandbox=sandbox)
-    run = ResearchRun(Q, deps, options(max_steps=2, direct_answer=False))
+    events: list[Any] = []
+    deps, provider = make_deps(scripted(steps), sandbox=sandbox, events=events)
+    run = ResearchRun(Q, deps, options(max_steps=3, direct_answer=False))
     await run.run()
     allowed = [allowed_actions(c.json_schema or {}) for c in provider.calls_for("agent")]
     assert len(allowed) >= 2 and all("coding" not in a for a in allowed)
     assert run.gate.withdrawn == {"coding": "no namespaces here"}
+    # The view is told once, with the reason (which names how to enable it).
+    said = [e.text for e in events if getattr(e, "kind", "") == "notice"]
+    assert said.count("coding action off: no namespaces here") == 1
 
 
 async def test_knowledge_beyond_the_context_is_left_out_and_said() -> None:
