@@ -378,6 +378,8 @@ class ResearchRun:
                 tokens_used=tracker.used,
                 budget=tracker.budget,
                 elapsed_s=round(self.deadline.elapsed(), 2),
+                cost_usd=None if tracker.cost_usd is None else round(tracker.cost_usd, 8),
+                max_cost=tracker.max_cost,
             )
         )
 
