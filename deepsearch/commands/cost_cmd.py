@@ -144,8 +144,7 @@ def lines(estimate: Estimate) -> list[str]:
     if price is None:
         return [
             head + "no known price, so no cost can be estimated: " + how_to_price(estimate.model),
-            f"tokens: {tok(low)} – {tok(high)}, typically {tok(typical)} "
-            f"(measured: {SOURCE})",
+            f"tokens: {tok(low)} – {tok(high)}, typically {tok(typical)} (measured: {SOURCE})",
         ]
     out = [
         head + f"{_rate(price['input'])} / {_rate(price['output'])} per 1M input / output tokens "

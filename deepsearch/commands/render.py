@@ -87,7 +87,7 @@ STATUS_WORDS = {"not_found": "not found"}
 
 
 def cost_words(cost: float | None, limit: float | None, estimated: bool) -> str:
-    """"$0.0012" (of a limit: "$0.0012 of $0.0015"), "~" when tokens were estimated;
+    """ "$0.0012" (of a limit: "$0.0012 of $0.0015"), "~" when tokens were estimated;
     "cost unknown" when a model has no price."""
     from deepsearch.llm.tracker import usd
 

@@ -13,7 +13,7 @@ def tokens(n: int) -> str:
 
 
 def dollars(spent: float | None, limit: float | None = None) -> str:
-    """"$0.0012", or "$0.0012/$0.0015" under a cost limit; "" when unknown (None)."""
+    """ "$0.0012", or "$0.0012/$0.0015" under a cost limit; "" when unknown (None)."""
     from deepsearch.llm.tracker import usd
 
     if spent is None:

@@ -48,8 +48,8 @@ from deepsearch.llm.output_modes import NATIVE_MODES, ModeRejected, OutputModeLa
 from deepsearch.llm.provider_common import (
     Embeddings,
     ErrorWording,
-    endpoint_label,
     cached_tokens,
+    endpoint_label,
     make_usage,
     no_embedding_model,
     one_line,
@@ -394,4 +394,3 @@ def _to_completion(resp: StreamedReply, mode: OutputMode) -> Completion:
     raw = resp.usage if isinstance(resp.usage, dict) else {}
     usage = make_usage(raw.get("prompt_tokens"), raw.get("completion_tokens"), cached_tokens(raw))
     return Completion(text=text, usage=usage, finish_reason=choice.finish_reason, mode=mode)
-

@@ -102,7 +102,11 @@ class PriceBook:
     """What each model of one run's provider costs (module docstring)."""
 
     def __init__(
-        self, user: Iterable[ModelPrice] = (), *, local: bool = False, table: PriceTable | None = None
+        self,
+        user: Iterable[ModelPrice] = (),
+        *,
+        local: bool = False,
+        table: PriceTable | None = None,
     ) -> None:
         self.user = {
             p.model.strip().lower(): Price(p.input, p.output, p.cached_input) for p in user

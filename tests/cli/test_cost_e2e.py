@@ -23,6 +23,7 @@ import pytest
 
 from deepsearch.llm.prices import shipped_table
 from deepsearch.llm.tokens import count_tokens
+from tests.cli.inprocess import run_cli_in_process
 from tests.cli.test_end_to_end import (  # noqa: F401 (fixtures)
     ANSWER_STEP,
     SEARCH,
@@ -32,7 +33,6 @@ from tests.cli.test_end_to_end import (  # noqa: F401 (fixtures)
     search,
     web,
 )
-from tests.cli.inprocess import run_cli_in_process
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
 from tests.fakes.steps import forever
@@ -56,9 +56,13 @@ class CountingModel:
             reply = {**reply, "think": reply["think"] + " hmm" * self.pad_think}
         text = reply if isinstance(reply, str) else json.dumps(reply)
         schema = json.dumps(body.get("response_format") or {})
-        prompt = 3 + count_tokens(schema, model="gpt-4o-mini") + sum(
-            4 + count_tokens(str(m.get("content") or ""), model="gpt-4o-mini")
-            for m in body["messages"]
+        prompt = (
+            3
+            + count_tokens(schema, model="gpt-4o-mini")
+            + sum(
+                4 + count_tokens(str(m.get("content") or ""), model="gpt-4o-mini")
+                for m in body["messages"]
+            )
         )
         cap = body.get("max_tokens") or body.get("max_completion_tokens") or 1 << 30
         completion, finish = count_tokens(text, model="gpt-4o-mini"), "stop"
@@ -90,7 +94,8 @@ def test_the_shipped_table_prices_gpt_4o_mini_at_its_list_price() -> None:
 
 
 def test_cost_usd_is_what_the_server_counted_at_the_list_price(
-    search: FakeSearchServers, tmp_path: Path
+    search: FakeSearchServers,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     model = CountingModel(router([SEARCH, VISIT, ANSWER_STEP]))
     with FakeOpenAIServer(model) as llm:
@@ -123,7 +128,7 @@ def test_max_cost_is_never_crossed_and_the_cost_limit_is_named(
     name: str,
     route: Callable[[], Callable[[dict[str, Any]], Any]],
     pad: int,
-    search: FakeSearchServers,
+    search: FakeSearchServers,  # noqa: F811
     tmp_path: Path,
 ) -> None:
     uncapped = CountingModel(route(), pad_think=pad)

@@ -32,7 +32,9 @@ def as_recorded(value: object, recorded_value: object) -> object:
     """`value` with only the keys the recording has, at every depth: keys added to the
     result since (usage.cost_usd, ...: additions keep schema_version) are not compared."""
     if isinstance(value, dict) and isinstance(recorded_value, dict):
-        return {k: as_recorded(v, recorded_value[k]) for k, v in value.items() if k in recorded_value}
+        return {
+            k: as_recorded(v, recorded_value[k]) for k, v in value.items() if k in recorded_value
+        }
     return value
 
 
