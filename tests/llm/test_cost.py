@@ -152,3 +152,24 @@ def test_beast_modes_knowledge_fits_the_dollars_left() -> None:
     # half of $0.001 at $0.15/M (x1.1 margin) is ~3,030 tokens, less the prompt around it
     assert tracker.beast_room(800, MINI) == int(0.0005 / (0.15 * 1.1) * 1e6) - 800
     assert TokenTracker(1_000_000).beast_room(800, MINI) == 500_000 - 800
+
+
+async def test_embeddings_are_priced_and_skipped_when_the_dollars_left_cannot_pay() -> None:
+    from tests.fakes.scripted_llm import scripted_client
+    from tests.llm.test_client import CountingEmbedder
+
+    settings = offline_settings(**{"llm.embedding_model": "text-embedding-3-small"})
+    client, _ = scripted_client(lambda request: "{}", settings=settings)
+    embedder = CountingEmbedder()
+    client.embedder = embedder  # type: ignore[assignment]
+    texts = ["a few words of a passage"] * 3
+    await client.embed(texts)
+    usage = client.tracker.by_tool()["embedding"]
+    assert usage.cost_usd == pytest.approx(usage.prompt_tokens * 0.02 / 1_000_000)
+    spent = client.tracker.cost_usd
+    assert spent is not None
+    client.tracker.max_cost = spent + usage.prompt_tokens * 0.02 / 1_000_000 / 2
+    embedder.batches.clear()
+    assert await client.embed(texts) is None and embedder.batches == [], "not sent"
+    client.tracker.max_cost = spent + 1.0
+    assert await client.embed(texts) is not None
