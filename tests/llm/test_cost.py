@@ -15,9 +15,10 @@ from deepsearch.errors import BudgetExceeded, ConfigError, CostLimitReached
 from deepsearch.llm.base import Usage
 from deepsearch.llm.prices import FREE, Price, PriceBook, shipped_table, unpriced_models
 from deepsearch.llm.tracker import BudgetStop, TokenTracker
+from tests.fakes.gemini_server import FakeGeminiServer, GeminiReply
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.scripted_llm import offline_settings
-from tests.llm.helpers import ASK, Answer, openai_client
+from tests.llm.helpers import ASK, Answer, gemini_client, openai_client
 
 MINI = Price(0.15, 0.60, 0.075)
 GOOD = {"answer": "42", "confidence": 0.9}
@@ -173,3 +174,13 @@ async def test_embeddings_are_priced_and_skipped_when_the_dollars_left_cannot_pa
     assert await client.embed(texts) is None and embedder.batches == [], "not sent"
     client.tracker.max_cost = spent + 1.0
     assert await client.embed(texts) is not None
+
+
+async def test_geminis_cached_tokens_are_priced_as_cached(gemini_server: FakeGeminiServer) -> None:
+    usage = {"promptTokenCount": 10_000, "candidatesTokenCount": 1_000,
+             "cachedContentTokenCount": 8_000, "totalTokenCount": 11_000}  # fmt: skip
+    gemini_server.enqueue(GeminiReply(text=json.dumps(GOOD), usage=usage))
+    client, _ = gemini_client(gemini_server.url)
+    await client.generate_object("agent", Answer, "s", ASK)
+    expected = (2_000 * 0.30 + 8_000 * 0.075 + 1_000 * 2.50) / 1_000_000  # gemini-2.5-flash
+    assert client.tracker.cost_usd == pytest.approx(expected)
