@@ -6,6 +6,7 @@
     ├── CommandFailed               a command ran and failed; its own code (doctor: 1)
     └── RunError                    something failed while running (exit 1)
         ├── BudgetExceeded          a token budget would be overrun by the next call
+        │   └── CostLimitReached    ... or the cost limit (--max-cost, dollars)
         ├── ProviderError           an LLM provider failed (provider, model kept)
         │   ├── ProviderAuthError   401/403: names the environment variable to fix
         │   ├── ModelNotFoundError  404 model_not_found: the model name is wrong (exit 2)
@@ -85,6 +86,19 @@ class BudgetExceeded(RunError):
         self.budget = budget
         self.used = used
         self.needed = needed
+
+
+class CostLimitReached(BudgetExceeded):
+    """The next LLM call could overrun the cost limit (`--max-cost`, in dollars)."""
+
+    def __init__(self, *, limit: float, spent: float, needed: float) -> None:
+        RunError.__init__(
+            self,
+            f"cost limit of ${limit:g} would be exceeded (spent ${spent:.6f}, "
+            f"next call needs ~${needed:.6f})",
+        )
+        self.budget, self.used, self.needed = 0, 0, 0
+        self.limit, self.spent, self.needed_usd = limit, spent, needed
 
 
 class ProviderError(RunError):

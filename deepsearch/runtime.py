@@ -12,6 +12,7 @@ from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.events import Activity, AgentEvent, Notice, safe_emit
 from deepsearch.agent.retrieval.similarity import Similarity, make_similarity
 from deepsearch.config import Settings
+from deepsearch.errors import ConfigError
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.tracing import TracedReader, TracedSearch, TraceWriter
@@ -144,8 +145,9 @@ def _replay_deps(
 ) -> AgentDeps:
     from deepsearch.agent.steps.rewrite import make_query_rewriter
 
-    tracker = TokenTracker(settings.agent.token_budget)
+    tracker = TokenTracker(settings.agent.token_budget, max_cost=settings.agent.max_cost)
     llm = player.llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
+    check_prices(settings, llm, emit)
     search: SearchProvider = player.search()
     reader: Reader = player.reader()
     if trace is not None:
@@ -203,9 +205,10 @@ async def _connected_deps(
     from deepsearch.web.reader import build_reader
     from deepsearch.web.search import build_search, local_corpus
 
-    tracker = TokenTracker(settings.agent.token_budget)
+    tracker = TokenTracker(settings.agent.token_budget, max_cost=settings.agent.max_cost)
     llm = build_llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
     stack.push_async_callback(llm.aclose)
+    check_prices(settings, llm, emit)
 
     cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled, clock=clock)
     stack.callback(cache.close)
@@ -286,6 +289,25 @@ def index_summary(p: IndexProgress) -> str:
     return p.summary()
 
 
+def check_prices(settings: Settings, llm: LLMClient, emit: Callable[[AgentEvent], None]) -> None:
+    """Before any call: a cost limit needs a price for every model the run may call
+    (ConfigError, exit 2, naming the model and the key); without one, an unpriced
+    model is said once (the run's cost will be unknown, null)."""
+    from deepsearch.llm.prices import how_to_price, unpriced_models
+
+    unpriced = unpriced_models(settings, llm.provider_name, llm.prices)
+    if not unpriced:
+        return
+    if settings.agent.max_cost is not None:
+        raise ConfigError(
+            f"a cost limit (--max-cost, agent.max_cost) needs the price of model "
+            f"{unpriced[0]!r}, which is unknown: {how_to_price(unpriced[0])}"
+        )
+    names = ", ".join(repr(m) for m in unpriced)
+    text = f"cost unknown: no price for model {names}; {how_to_price(unpriced[0])}"
+    safe_emit(emit, Notice(text=text, once="unpriced_model"))
+
+
 def llm_tap(
     emit: Callable[[AgentEvent], None], tracker: TokenTracker, trace: TraceWriter | None
 ) -> TraceFn:
@@ -297,7 +319,10 @@ def llm_tap(
         if kind in ("llm_request", "llm_response", "llm_error"):
             delta: Literal[1, -1] = 1 if kind == "llm_request" else -1
             tool = str(payload.get("tool", ""))
-            safe_emit(emit, Activity(what="llm", delta=delta, tool=tool, tokens_used=tracker.used))
+            cost = tracker.cost_usd
+            event = Activity(what="llm", delta=delta, tool=tool, tokens_used=tracker.used,
+                             cost_usd=cost, max_cost=tracker.max_cost)  # fmt: skip
+            safe_emit(emit, event)
 
     return tap
 

@@ -32,6 +32,7 @@ def test_the_wheel_holds_the_package_its_prompts_and_its_config() -> None:
     files = wheel_files()
     assert "deepsearch/cli.py" in files and "deepsearch/agent/loop.py" in files
     assert "deepsearch/_prompts/agent.md" in files and "deepsearch/_data/config.json" in files
+    assert "deepsearch/llm/data/prices.json" in files  # the price table (docs/cost.md)
     assert {f.split("/")[0] for f in files} == {"deepsearch"}, "one top-level package"
 
 

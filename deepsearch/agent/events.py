@@ -29,6 +29,8 @@ class StepFinished(BaseModel):
     tokens_used: int
     budget: int
     elapsed_s: float
+    cost_usd: float | None = None  # dollars spent so far (null: a model has no price)
+    max_cost: float | None = None  # the run's cost limit, if one is set
 
 
 class Notice(BaseModel):
@@ -61,6 +63,8 @@ class Activity(BaseModel):
     tool: str = ""  # for "llm": which tool calls (agent, evaluator, ...)
     detail: str = ""  # e.g. "17 files, 4.2 MB" for "index"
     tokens_used: int | None = None
+    cost_usd: float | None = None
+    max_cost: float | None = None
 
 
 class PhaseChanged(BaseModel):

@@ -12,7 +12,7 @@ Every run ends:
 - the loop stops at 85% of the token budget, at --max-steps, at 85% of --timeout,
   or after repeated unusable model replies;
 - every LLM call (Beast Mode and finalizing included) must fit what is left of the
-  budget (TokenTracker.reserve), so the total never exceeds it;
+  budget and of --max-cost (TokenTracker.reserve), so neither is ever exceeded;
 - the wall clock is enforced with the run's Clock's timeouts, not only between steps.
 """
 
@@ -201,7 +201,7 @@ class ResearchRun:
         except TimeoutError:
             ended = Stop("time limit reached")
         except BudgetExceeded as exc:
-            ended = Stop(f"budget: {exc}")
+            ended = Stop(f"budget: {exc}" if type(exc) is BudgetExceeded else str(exc))
         except ProviderAuthError:
             raise  # no later call can succeed either
         except RunError as exc:  # a provider failure mid-run still gets a Beast Mode answer
@@ -380,6 +380,8 @@ class ResearchRun:
                 tokens_used=tracker.used,
                 budget=tracker.budget,
                 elapsed_s=round(self.deadline.elapsed(), 2),
+                cost_usd=None if tracker.cost_usd is None else round(tracker.cost_usd, 8),
+                max_cost=tracker.max_cost,
             )
         )
 

@@ -63,6 +63,11 @@ class ToolUsageReport(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     calls: int
+    cost_usd: float | None = 0.0  # null: the tool's model has no known price
+
+
+def _dollars(amount: float | None) -> float | None:
+    return None if amount is None else round(amount, 8)
 
 
 class UsageReport(BaseModel):
@@ -71,15 +76,29 @@ class UsageReport(BaseModel):
     total_tokens: int
     budget: int
     by_tool: dict[str, ToolUsageReport] = Field(default_factory=dict)
+    # US dollars, the token ledger priced per call (llm/prices.py, docs/cost.md); null
+    # when a model had no known price, never 0 for unknown. `estimated`: some tokens
+    # were counted offline because the server reported none. Additions: version "2".
+    cost_usd: float | None = 0.0
+    estimated: bool = False
+    max_cost: float | None = None  # --max-cost, the run's cost limit in dollars
 
     @classmethod
     def from_tracker(cls, tracker: TokenTracker) -> UsageReport:
+        by_tool = {
+            name: ToolUsageReport(**entry.model_dump(exclude={"cost_usd", "estimated"}),
+                                  cost_usd=_dollars(entry.cost_usd))
+            for name, entry in tracker.by_tool().items()
+        }  # fmt: skip
         return cls(
             prompt_tokens=tracker.prompt_tokens,
             completion_tokens=tracker.completion_tokens,
             total_tokens=tracker.used,
             budget=tracker.budget,
-            by_tool={k: ToolUsageReport(**v.model_dump()) for k, v in tracker.by_tool().items()},
+            by_tool=by_tool,
+            cost_usd=_dollars(tracker.cost_usd),
+            estimated=tracker.estimated,
+            max_cost=tracker.max_cost,
         )
 
 

@@ -200,6 +200,7 @@ class Recorder:
             search=deps.search.name,
             embedder=deps.llm.embedder is not None,
             sandbox=deps.sandbox is not None,
+            llm_local=deps.llm.prices.local,  # a local server's calls cost $0 in a replay too
             options=self.options,
         )
 

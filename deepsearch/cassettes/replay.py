@@ -109,7 +109,7 @@ class Player:
         name = self.provider_name(settings)
         model = settings.llm.embedding_model or settings.llm.jina_embedding_model
         embedder = ReplayEmbedder(self, model) if self.run.get("embedder") else None
-        return LLMClient(
+        client = LLMClient(
             provider=ReplayProvider(self, name),
             provider_name=name,
             settings=settings,
@@ -117,6 +117,9 @@ class Player:
             embedder=embedder,
             trace=trace,
         )
+        if "llm_local" in self.run:  # priced as where the recorded calls went
+            client.prices.local = bool(self.run["llm_local"])
+        return client
 
     def search(self) -> ReplaySearch:
         return ReplaySearch(self, str(self.run.get("search") or "replay"))

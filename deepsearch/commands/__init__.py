@@ -14,6 +14,7 @@ _PASSED_THROUGH = {
     "eval": ("eval_cmd", "eval_command", "EvalCommand"),
     "serve": ("serve_cmd", "serve", None),
     "mcp": ("mcp_cmd", "mcp_command", None),
+    "cost": ("cost_cmd", "cost_command", None),
 }
 
 
@@ -29,7 +30,7 @@ def register(app: typer.Typer, only: str | None = None) -> None:
         app.command("research", help=research_cmd.HELP, cls=research_cmd.ResearchCommand)(
             research_cmd.research
         )
-    # config, doctor, eval, serve and mcp take the research flags: passed through unparsed.
+    # config, doctor, eval, serve, mcp and cost take the research flags: passed through unparsed.
     for name, (module_name, function, cls_name) in _PASSED_THROUGH.items():
         if only not in (None, name):
             continue

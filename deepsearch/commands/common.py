@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve", "mcp"}
+SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve", "mcp", "cost"}
 
 ConfigOption = Annotated[
     Path | None,
@@ -43,4 +43,5 @@ COMMAND_HELP = {
     "eval": "Run a benchmark file of questions, grade the answers, print a summary.",
     "serve": "Serve research as an OpenAI-compatible chat-completions endpoint.",
     "mcp": "Serve research as a Model Context Protocol tool (stdio or HTTP).",
+    "cost": "Estimate what a research would cost at these settings, before running it.",
 }

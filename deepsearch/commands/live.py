@@ -30,7 +30,7 @@ from deepsearch.agent.events import (
 )
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.commands.output import clean_line, paths_in_text, plain_stream
-from deepsearch.commands.units import tokens
+from deepsearch.commands.units import dollars, tokens
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -110,6 +110,8 @@ class LiveView:
         self._label = "starting"
         self._tokens = 0
         self._budget = 0
+        self._cost: float | None = None  # dollars so far (None: unknown or none yet)
+        self._max_cost: float | None = None
         self._shown_once: set[str] = set()
         self._last_step = 0  # the main research's last finished step
 
@@ -166,6 +168,7 @@ class LiveView:
             self._forget_llm_calls()
             if event.agent == MAIN_AGENT:  # a team child's figures are its share's
                 self._tokens, self._budget = event.tokens_used, event.budget
+                self._cost, self._max_cost = event.cost_usd, event.max_cost
                 self._last_step = event.step
             self._print_step(event)
         elif isinstance(event, Notice):
@@ -189,6 +192,7 @@ class LiveView:
             del self._in_flight[key]
         if event.tokens_used is not None:
             self._tokens = event.tokens_used
+            self._cost, self._max_cost = event.cost_usd, event.max_cost
 
     def _forget_llm_calls(self) -> None:
         """No LLM call spans a step boundary; a call that failed never reported its end."""
@@ -248,7 +252,7 @@ class LiveView:
         doing = self.doing()
         # "Beast Mode: forcing ..." already names the phase: not "Beast Mode: Beast Mode: ..."
         head = doing if doing.startswith(f"{self._label}:") else f"{self._label}: {doing}"
-        parts = [head, clock, spent]
+        parts = [head, clock, spent, dollars(self._cost, self._max_cost)]
         return "  ".join(p for p in parts if p)
 
     def step_texts(

@@ -86,6 +86,17 @@ def answer_markdown(result: ResearchResult) -> str:
 STATUS_WORDS = {"not_found": "not found"}
 
 
+def cost_words(cost: float | None, limit: float | None, estimated: bool) -> str:
+    """ "$0.0012" (of a limit: "$0.0012 of $0.0015"), "~" when tokens were estimated;
+    "cost unknown" when a model has no price."""
+    from deepsearch.llm.tracker import usd
+
+    if cost is None:
+        return "cost unknown"
+    text = ("~" if estimated else "") + usd(cost)
+    return text + (f" of {usd(limit)}" if limit is not None else "")
+
+
 def summary_line(result: ResearchResult) -> str:
     usage: dict[str, Any] = result.usage.model_dump()
     steps = len(result.steps)
@@ -94,6 +105,7 @@ def summary_line(result: ResearchResult) -> str:
         f"{status} in {steps} step{'' if steps == 1 else 's'}, {result.elapsed_s:.1f}s, "
         f"{tokens(usage['total_tokens'])}/{tokens(usage['budget'])} tokens"
     )
+    line += ", " + cost_words(result.usage.cost_usd, result.usage.max_cost, result.usage.estimated)
     if result.confidence_basis is not None and result.status not in ("failed", "interrupted"):
         line += f", confidence {result.confidence:.2f}"
     return line

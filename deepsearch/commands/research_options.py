@@ -136,6 +136,9 @@ OPTIONS: tuple[ResearchOption, ...] = (
          "(re-scoring after a prompt change)."),
     _row("budget", "--budget", int, PANEL_LIMITS, "TOKENS", "Token budget (overrides --effort).",
          config_key="agent.budget"),
+    _row("max_cost", "--max-cost", float, PANEL_LIMITS, "USD",
+         "Cost limit in US dollars: Beast Mode answers at 85%, never more is spent "
+         "(docs/cost.md).", config_key="agent.max_cost"),
     _row("effort", "--effort", str, PANEL_LIMITS, "LEVEL",
          "low | medium | high: a preset of budget (100k / 500k / 1M), steps, attempts, reflect, team, re-check.", config_key="agent.effort"),
     _row("max_steps", "--max-steps", int, PANEL_LIMITS, "N",

@@ -12,6 +12,15 @@ def tokens(n: int) -> str:
     return f"{n / 1_000_000:.2f}".rstrip("0").rstrip(".") + "M"
 
 
+def dollars(spent: float | None, limit: float | None = None) -> str:
+    """ "$0.0012", or "$0.0012/$0.0015" under a cost limit; "" when unknown (None)."""
+    from deepsearch.llm.tracker import usd
+
+    if spent is None:
+        return ""
+    return usd(spent) + (f"/{usd(limit)}" if limit is not None else "")
+
+
 def size(n_bytes: int) -> str:
     """Bytes as B, kB or MB (decimal, as file managers show them): the one
     definition, shared with the corpus summary (`web/search/local_progress.py`)."""

@@ -63,6 +63,18 @@ class ModelOverride(_Strict):
     max_tokens: int | None = Field(None, ge=256)
 
 
+class ModelPrice(_Strict):
+    """What a model costs, in US dollars per million tokens (`llm.prices`: a user's
+    price wins over the shipped table, docs/cost.md)."""
+
+    model: str = Field(min_length=1)
+    input: float = Field(ge=0, description="dollars per million input tokens")
+    output: float = Field(ge=0, description="dollars per million output tokens")
+    cached_input: float | None = Field(
+        None, ge=0, description="dollars per million cached input tokens (default: input)"
+    )
+
+
 class ProviderModels(_Strict):
     context_window: int = Field(128_000, ge=2048)
     default: ModelSettings
@@ -89,6 +101,9 @@ class LLMConfig(_Strict):
     jina_embedding_model: str | None = None
     jina_embedding_url: HttpUrl = "https://api.jina.ai"
     providers: dict[ProviderName, ProviderModels]
+    # A list, not a mapping: model names hold dots ("gemini-2.5-flash"), which the
+    # dotted keys of the configuration layers would split.
+    prices: list[ModelPrice] = Field(default_factory=list)
 
 
 # Declared once: SearchConfig and RunOptions (the loop's copy) share it.
@@ -155,6 +170,8 @@ class AgentOptions(_Strict):
 class AgentConfig(AgentOptions):
     effort: Effort = "medium"
     budget: int | None = Field(None, ge=MIN_BUDGET)
+    # A hard cap in US dollars, enforced like the token budget (llm/tracker.py).
+    max_cost: float | None = Field(None, gt=0, description="cost limit in US dollars")
     # Limits of the coding action's sandbox (its isolation is not configurable on purpose).
     sandbox_cpu_s: int = Field(5, ge=1, le=120)
     sandbox_wall_s: float = Field(10, gt=0, le=300)

@@ -24,6 +24,7 @@ class ResultLine(BaseModel):
     confidence: float = 0.0
     tokens: int = 0
     llm_calls: int = 0
+    cost_usd: float | None = None  # the run's usage.cost_usd (null: unknown)
     elapsed_s: float = 0.0
     references: list[str] = Field(default_factory=list)
     error: str | None = None

@@ -174,6 +174,7 @@ def _line(item: EvalItem, result: ResearchResult) -> ResultLine:
         confidence=result.confidence,
         tokens=result.usage.total_tokens,
         llm_calls=sum(tool.calls for tool in result.usage.by_tool.values()),
+        cost_usd=result.usage.cost_usd,
         elapsed_s=result.elapsed_s,
         references=[ref.url for ref in result.references],
         error=result.error,

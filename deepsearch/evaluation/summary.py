@@ -33,6 +33,9 @@ class Summary(BaseModel):
     llm_calls_median: float
     wall_s_p50: float
     wall_s_p95: float
+    # US dollars (docs/cost.md); null when a question's cost is unknown (no price).
+    cost_median_usd: float | None = None
+    cost_total_usd: float | None = None
 
 
 def percentile(values: Sequence[float], share: float) -> float:
@@ -70,7 +73,26 @@ def summarize(lines: Sequence[ResultLine]) -> Summary:
         llm_calls_median=statistics.median([line.llm_calls for line in lines]) if lines else 0.0,
         wall_s_p50=percentile(walls, 0.5),
         wall_s_p95=percentile(walls, 0.95),
+        **_costs(lines),
     )
+
+
+def _costs(lines: Sequence[ResultLine]) -> dict[str, float | None]:
+    """Median and total dollars of the questions; unknown (None) if one's is."""
+    costs = [line.cost_usd for line in lines]
+    known = [c for c in costs if c is not None]
+    if not lines or len(known) < len(costs):
+        return {"cost_median_usd": None, "cost_total_usd": None}
+    return {"cost_median_usd": round(statistics.median(known), 8),
+            "cost_total_usd": round(sum(known), 8)}  # fmt: skip
+
+
+def _dollars(median: float | None, total: float | None) -> str:
+    from deepsearch.llm.tracker import usd
+
+    if median is None or total is None:
+        return "unknown (a model has no price: llm.prices)"
+    return f"{usd(median)} / {usd(total)}"
 
 
 def summary_table(summary: Summary) -> Table:
@@ -89,6 +111,7 @@ def summary_table(summary: Summary) -> Table:
         ("tokens total", f"{summary.tokens_total:,}"),
         ("LLM calls median", f"{summary.llm_calls_median:g}"),
         ("wall time p50 / p95", f"{summary.wall_s_p50:.1f}s / {summary.wall_s_p95:.1f}s"),
+        ("cost median / total", _dollars(summary.cost_median_usd, summary.cost_total_usd)),
     ]
     if summary.errors:
         rows.append(("errors (graded not attempted)", f"{summary.errors}"))

@@ -18,11 +18,14 @@ class Message(BaseModel):
 
 
 class Usage(BaseModel):
-    """Tokens of one call (or a sum). `estimated` is set when the server gave no counts."""
+    """Tokens of one call (or a sum). `estimated` is set when the server gave no counts.
+    `cached_prompt_tokens` is the part of `prompt_tokens` the server read from its
+    prompt cache (billed at the cached-input price, llm/prices.py)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False
+    cached_prompt_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -33,6 +36,7 @@ class Usage(BaseModel):
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             estimated=self.estimated or other.estimated,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
         )
 
 

@@ -27,6 +27,7 @@ from deepsearch.llm.base import (
     Usage,
 )
 from deepsearch.llm.parse import ParseFailure, parse_json_lenient
+from deepsearch.llm.prices import Price, PriceBook
 from deepsearch.llm.provider_common import Embeddings
 from deepsearch.llm.reply_checks import has_non_finite, is_complete_json, summarize, trim_to_limits
 from deepsearch.llm.schema_dialects import distill_schema, drop_null_defaults
@@ -89,6 +90,7 @@ class LLMClient:
         # with an exact count: (prompt text, model, reported prompt tokens). See _plan.
         self._owed: list[tuple[str, str, int]] = []
         self._bound_ok = True  # False once a server counted more than a bound allowed
+        self.prices = PriceBook.for_run(settings, provider_name)  # each call is priced
 
     @property
     def context_window(self) -> int:
@@ -96,6 +98,10 @@ class LLMClient:
 
     def model_for(self, tool: ToolName) -> str:
         return self.settings.tool_settings(self.provider_name, tool).model
+
+    def price_for(self, tool: ToolName) -> Price | None:
+        """What the tool's model costs (None: unknown, llm/prices.py)."""
+        return self.prices.price_of(self.model_for(tool))
 
     # ------------------------------------------------------------ public API
 
@@ -166,7 +172,12 @@ class LLMClient:
         items = list(texts)
         model = self.settings.llm.embedding_model or ""
         estimates = [count_tokens(text, model=model) for text in items]
-        if self.tracker.remaining < sum(estimates):
+        price = self.prices.price_of(model or self.settings.llm.jina_embedding_model or "")
+        hold = self.tracker.call_hold(sum(estimates), 0, price)
+        unaffordable = self.tracker.max_cost is not None and (
+            price is None or hold > self.tracker.remaining_usd
+        )
+        if self.tracker.remaining < sum(estimates) or unaffordable:
             self._emit("llm_embed_skipped", {"count": len(items), "tokens": sum(estimates)})
             return None
         vectors: list[list[float]] = []
@@ -174,10 +185,11 @@ class LLMClient:
         for start in range(0, len(items), EMBED_BATCH):
             batch = items[start : start + EMBED_BATCH]
             estimate = sum(estimates[start : start + EMBED_BATCH])
-            async with self._slots:
-                got, reported = await self._embed_batch(batch)
+            with self.tracker.hold(self.tracker.call_hold(estimate, 0, price)):
+                async with self._slots:
+                    got, reported = await self._embed_batch(batch)
             usage = Usage(prompt_tokens=reported or estimate, estimated=reported is None)
-            self.tracker.record("embedding", usage)
+            self.tracker.record("embedding", usage, price.cost(usage) if price else None)
             total = total + usage
             vectors += got
         self._emit(
@@ -240,7 +252,11 @@ class LLMClient:
         prompt_text = system + "".join(m.content for m in messages)
         if json_schema is not None:
             prompt_text += json.dumps(json_schema)
+        price = self.prices.price_of(model_settings.model)
         prompt_estimate, max_tokens = self._plan(prompt_text, model_settings)
+        # Under a cost limit, the call's worst case is held while it is in flight.
+        sized = prompt_estimate if prompt_estimate is not None else upper_bound_tokens(prompt_text)
+        held = self.tracker.call_hold(sized, max_tokens, price)
         request = CompletionRequest(
             tool=tool,
             settings=model_settings,
@@ -251,8 +267,9 @@ class LLMClient:
             max_tokens=max_tokens,
         )
         self._emit("llm_request", request.model_dump(mode="json"))
-        async with self._slots:
-            completion = await self.provider.complete(request)
+        with self.tracker.hold(held):
+            async with self._slots:
+                completion = await self.provider.complete(request)
         usage = completion.usage
         if usage is None or usage.total_tokens <= 0:  # the server omitted it: count it
             if prompt_estimate is None:
@@ -262,7 +279,7 @@ class LLMClient:
                 completion_tokens=count_tokens(completion.text, model=model_settings.model),
                 estimated=True,
             )
-        self.tracker.record(tool, usage)
+        self.tracker.record(tool, usage, price.cost(usage) if price is not None else None)
         if not usage.estimated:
             self._calibrate(prompt_text, model_settings.model, prompt_estimate, usage)
         self._emit(
@@ -330,7 +347,9 @@ class LLMClient:
                 model=model.model,
             )
         max_tokens = self.tracker.reserve(
-            prompt_estimate=prompt_estimate, wanted_output=model.max_tokens
+            prompt_estimate=prompt_estimate,
+            wanted_output=model.max_tokens,
+            price=self.prices.price_of(model.model),
         )
         # Prompt and output share the model's window: never ask for more than is left.
         room = self.context_window - int(prompt_estimate * self.tracker.prompt_ratio)

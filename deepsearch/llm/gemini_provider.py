@@ -250,5 +250,6 @@ def _to_completion(resp: Any, mode: OutputMode) -> Completion:
     if meta is not None:
         # Thought tokens count as completion tokens, as they are billed.
         completion = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
-        usage = make_usage(meta.prompt_token_count, completion)
+        cached = getattr(meta, "cached_content_token_count", None)
+        usage = make_usage(meta.prompt_token_count, completion, cached)
     return Completion(text=text, usage=usage, finish_reason=finish, mode=mode)

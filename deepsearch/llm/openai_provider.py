@@ -48,6 +48,7 @@ from deepsearch.llm.output_modes import NATIVE_MODES, ModeRejected, OutputModeLa
 from deepsearch.llm.provider_common import (
     Embeddings,
     ErrorWording,
+    cached_tokens,
     endpoint_label,
     make_usage,
     no_embedding_model,
@@ -391,5 +392,5 @@ def _to_completion(resp: StreamedReply, mode: OutputMode) -> Completion:
     choice = resp.choices[0]
     text = choice.message.content or choice.message.refusal or ""
     raw = resp.usage if isinstance(resp.usage, dict) else {}
-    usage = make_usage(raw.get("prompt_tokens"), raw.get("completion_tokens"))
+    usage = make_usage(raw.get("prompt_tokens"), raw.get("completion_tokens"), cached_tokens(raw))
     return Completion(text=text, usage=usage, finish_reason=choice.finish_reason, mode=mode)

@@ -37,11 +37,27 @@ def one_line(text: str, *, limit: int = 240, secrets: Sequence[str] = ()) -> str
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def make_usage(prompt_tokens: Any, completion_tokens: Any) -> Usage | None:
-    """Usage when the server reported both counts as integers, else None."""
+def make_usage(prompt_tokens: Any, completion_tokens: Any, cached: Any = None) -> Usage | None:
+    """Usage when the server reported both counts as integers, else None; `cached`
+    (the prompt tokens read from the server's cache) counts when it is an integer
+    within the prompt's."""
     if isinstance(prompt_tokens, int) and isinstance(completion_tokens, int):
-        return Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        ok = isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0
+        return Usage(
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cached_prompt_tokens=min(cached, prompt_tokens) if ok else 0,
+        )
     return None
+
+
+def cached_tokens(usage: dict[str, Any]) -> Any:
+    """Prompt tokens served from the cache, in an OpenAI-compatible usage object:
+    OpenAI's `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`."""
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and details.get("cached_tokens") is not None:
+        return details["cached_tokens"]
+    return usage.get("prompt_cache_hit_tokens")
 
 
 class Embeddings(NamedTuple):

@@ -6,7 +6,8 @@ lines come from there, their bounds from the configuration keys they set: one
 declaration per option) and reach the settings by the same override path as the
 command line's flags, layered over the server's own flags
 (deepsearch.library.load_settings), so a bad value gets the flag's message; the
-budget is capped by the server's `--max-budget`. Provider, search and network options stay the server's.
+budget is capped by the server's `--max-budget`, the cost limit (`max_cost`) by its
+`--max-cost`. Provider, search and network options stay the server's.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ TOOL_NAME = "research"
 KNOBS = (
     "effort", "budget", "max_steps", "timeout", "team_size", "language", "max_references",
     "min_confidence", "no_direct_answer", "boost_hostnames", "bad_hostnames", "only_hostnames",
+    "max_cost",
 )  # fmt: skip
 MAX_QUESTION_CHARS = 100_000  # as serve's conversation limit
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -48,6 +50,8 @@ class ToolUsage(BaseModel):
     completion_tokens: int
     total_tokens: int
     budget: int
+    cost_usd: float | None = None  # US dollars; null when a model has no known price
+    max_cost: float | None = None
 
 
 class ToolOutput(BaseModel):
@@ -141,6 +145,11 @@ def call_settings(base: Mapping[str, Any], knobs: Mapping[str, Any], max_budget:
     if settings.agent.token_budget > max_budget:
         agent = settings.agent.model_copy(update={"budget": max_budget})
         settings = settings.model_copy(update={"agent": agent})
+    if knobs.get("max_cost") is not None:  # never above the server's own cost limit
+        ceiling, asked = load_settings(base).agent.max_cost, settings.agent.max_cost
+        if ceiling is not None and asked is not None and asked > ceiling:
+            agent = settings.agent.model_copy(update={"max_cost": ceiling})
+            settings = settings.model_copy(update={"agent": agent})
     return settings
 
 
@@ -167,6 +176,8 @@ def output(result: ResearchResult) -> ToolOutput:
             completion_tokens=usage.completion_tokens,
             total_tokens=usage.total_tokens,
             budget=usage.budget,
+            cost_usd=usage.cost_usd,
+            max_cost=usage.max_cost,
         ),
         error=result.error,
         error_kind=result.error_kind,

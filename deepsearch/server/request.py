@@ -4,7 +4,8 @@ the run settings they make (the server's defaults, capped by `--max-budget`).
 Knobs follow node-DeepResearch's names. Precedence for the token budget:
 `budget_tokens`, else `max_completion_tokens` (which also means one attempt per
 evaluation check, as theirs), else `reasoning_effort` (100k / 500k / 1M, as `--effort`),
-else the server's own budget; whatever wins is capped at `--max-budget`.
+else the server's own budget; whatever wins is capped at `--max-budget`. `max_cost`
+(US dollars) is the request's cost limit, never above the server's `--max-cost`.
 `reasoning_effort` also applies the rest of its `--effort` preset (steps, evaluation
 attempts, reflect, team size, re-check); the request's own knobs (`team_size`,
 `no_direct_answer`, `max_completion_tokens`' one attempt) win over it. Fields this
@@ -22,7 +23,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+)
 
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.config import (
@@ -95,6 +104,7 @@ class ChatRequest(BaseModel):
     max_annotations: StrictInt | None = None
     language_code: str | None = None
     team_size: StrictInt | None = None
+    max_cost: StrictFloat | StrictInt | None = None  # US dollars; the server's --max-cost caps it
     n: StrictInt | None = None  # one research, one answer: only 1 is served
     stream_options: StreamOptions | None = None
 
@@ -180,6 +190,7 @@ KNOB_KEYS: dict[str, str] = {
     "boost_hostnames": "agent.boost_hostnames",
     "bad_hostnames": "agent.bad_hostnames",
     "only_hostnames": "agent.only_hostnames",
+    "max_cost": "agent.max_cost",
 }
 
 
@@ -223,6 +234,9 @@ def run_settings(base: Settings, request: ChatRequest, max_budget: int) -> Setti
     values["agent.budget"] = budget
     labels = {key: knob for knob, key in KNOB_KEYS.items()}
     labels["agent.budget"] = budget_knob or "budget_tokens"
+    ceiling = base.agent.max_cost
+    if request.max_cost is not None and ceiling is not None:  # never above the server's
+        values["agent.max_cost"] = min(request.max_cost, ceiling)
     try:
         return with_overrides(base, values, labels)
     except ConfigError as exc:

@@ -53,12 +53,13 @@ def _marker_span(content: str, n: int) -> tuple[int, int] | None:
     return (found.start(), found.end()) if found else None
 
 
-def usage(result: ResearchResult) -> dict[str, int]:
+def usage(result: ResearchResult) -> dict[str, int | float | None]:
     u = result.usage
     return {
         "prompt_tokens": u.prompt_tokens,
         "completion_tokens": u.completion_tokens,
         "total_tokens": u.total_tokens,
+        "cost_usd": u.cost_usd,  # an extra field: US dollars, null when unknown
     }
 
 

@@ -104,7 +104,7 @@ def test_large_numbers_render_with_units() -> None:
         prompt_tokens=1, completion_tokens=1, total_tokens=210_919, budget=1_000_000
     )
     result = ResearchResult(question="q", answer="a", status="forced", usage=usage, elapsed_s=3.21)
-    assert summary_line(result) == "forced in 0 steps, 3.2s, 210.9k/1M tokens"
+    assert summary_line(result) == "forced in 0 steps, 3.2s, 210.9k/1M tokens, $0"
 
 
 def test_each_traced_run_starts_with_a_header(tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ def test_one_new_row_is_a_parsed_flag_and_a_configuration_override() -> None:
 
 def test_every_flag_becomes_its_configuration_key(tmp_path: Path) -> None:
     params = parse_research_args(
-        ["--budget", "20000", "--effort", "low", "--max-steps", "7", "--timeout", "30",
+        ["--budget", "20000", "--max-cost", "0.25", "--effort", "low", "--max-steps", "7", "--timeout", "30",
          "--max-bad-attempts", "3", "--team-size", "2", "--no-direct-answer", "--boost-hostnames", "a.org, b.org,",
          "--bad-hostnames", "c.org", "--only-hostnames", "d.org", "--max-references", "4",
          "--min-confidence", "0.5", "--language", "de", "--search-provider", "jina",
@@ -98,6 +98,7 @@ def test_every_flag_becomes_its_configuration_key(tmp_path: Path) -> None:
     )  # fmt: skip
     assert overrides_of(params) == {
         "agent.budget": 20000,
+        "agent.max_cost": 0.25,
         "agent.effort": "low",
         "agent.max_steps": 7,
         "agent.timeout_s": 30.0,
@@ -128,6 +129,7 @@ def test_no_flag_leaves_every_key_to_the_configuration() -> None:
 def test_a_bad_value_names_the_flag_but_a_switch_keeps_the_source_flag() -> None:
     assert FLAG_OF == {
         "agent.budget": "--budget",
+        "agent.max_cost": "--max-cost",
         "agent.effort": "--effort",
         "agent.max_steps": "--max-steps",
         "agent.timeout_s": "--timeout",

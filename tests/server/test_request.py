@@ -174,3 +174,15 @@ def test_team_size_outside_its_range_is_a_request_error(bad: object) -> None:
         chat = parse_request({"messages": [{"role": "user", "content": "q?"}], "team_size": bad})
         run_settings(BASE, chat, max_budget=1_000_000)  # the range: the key's, here
     assert caught.value.param == "team_size"
+
+
+def test_a_requests_cost_limit_is_never_above_the_servers() -> None:
+    capped = load_config(overrides={"agent.max_cost": 0.5}, environ={}).settings
+    assert run_settings(capped, request(max_cost=2), 1_000_000).agent.max_cost == 0.5
+    assert run_settings(capped, request(max_cost=0.1), 1_000_000).agent.max_cost == 0.1
+    assert run_settings(capped, request(), 1_000_000).agent.max_cost == 0.5  # the default
+    assert run_settings(BASE, request(max_cost=2), 1_000_000).agent.max_cost == 2
+    assert run_settings(BASE, request(), 1_000_000).agent.max_cost is None
+    with pytest.raises(RequestError, match="max_cost") as info:
+        run_settings(capped, request(max_cost=-1), 1_000_000)
+    assert info.value.param == "max_cost"
