@@ -242,7 +242,7 @@ def closed_stream_noise(record: logging.LogRecord) -> bool:
     return not isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError)
 
 
-def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
+def http_app(config: McpConfig, *, loopback: bool, runner: TaskRunner | None = None) -> Starlette:
     """The streamable HTTP endpoint at /mcp, behind serve's bearer-key check; on a
     loopback address the Host header must be a loopback name (DNS rebinding)."""
     import contextlib
@@ -262,7 +262,7 @@ def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
-    runner = runner_for(config)
+    runner = runner or runner_for(config)
     manager = StreamableHTTPSessionManager(
         app=build_server(config, runner), security_settings=security
     )

@@ -147,7 +147,9 @@ class TaskRunner:
             result = _error(f"error: {run.reason} before the research began")
         finally:
             self._runs.pop(task_id, None)
-        status = "cancelled" if run.cancelled else "failed" if result.isError else "completed"
+        status: types.TaskStatus = (
+            "cancelled" if run.cancelled else "failed" if result.isError else "completed"
+        )
         message = run.reason if run.cancelled else _first_line(result)
         await self.store.store_result(task_id, result)  # before the status: waiters read it
         await self.store.update_task(task_id, status=status, status_message=message)

@@ -58,7 +58,10 @@ def runner(max_concurrent: int = 4, max_ttl: float = 600, **kw: Any) -> TaskRunn
 
 @asynccontextmanager
 async def serving(
-    config: McpConfig, tasks: TaskRunner, timeout: float | None = None
+    config: McpConfig,
+    tasks: TaskRunner,
+    request_timeout: float | None = None,
+    notes: list[Any] | None = None,
 ) -> AsyncIterator[ClientSession]:
     """A client session on the server's stdio session; on leaving, the client's stream
     closes (stdin) and the server's session ends."""
@@ -68,11 +71,18 @@ async def serving(
 
     from deepsearch.mcp_server.app import serve_streams
 
-    wait = timedelta(seconds=timeout) if timeout else None
+    wait = timedelta(seconds=request_timeout) if request_timeout else None
     async with create_client_server_memory_streams() as (client, server):
         async with anyio.create_task_group() as group:
             group.start_soon(serve_streams, config, *server, tasks)
-            async with ClientSession(*client, read_timeout_seconds=wait) as session:
+
+            async def note(message: Any) -> None:
+                if notes is not None:
+                    notes.append(message)
+
+            async with ClientSession(
+                *client, read_timeout_seconds=wait, message_handler=note
+            ) as session:
                 await session.initialize()
                 yield session
             await client[1].aclose()  # stdin closes
@@ -111,7 +121,8 @@ async def test_a_run_longer_than_the_request_timeout_completes_as_a_task(
     import deepsearch.runtime  # noqa: F401 - a run's first imports are not the timeout's
 
     timeout = 0.5  # the client's request timeout, standing in for a host's limit
-    async with serving(config, runner(), timeout=timeout) as session:
+    notes: list[Any] = []
+    async with serving(config, runner(), request_timeout=timeout, notes=notes) as session:
         [tool] = (await session.list_tools()).tools
         assert tool.execution is not None and tool.execution.taskSupport == "optional"
         capabilities = session.get_server_capabilities()
@@ -119,7 +130,9 @@ async def test_a_run_longer_than_the_request_timeout_completes_as_a_task(
         assert capabilities.tasks.requests.tools and capabilities.tasks.cancel
 
         started = time.monotonic()
-        created = await tasks_of(session).call_tool_as_task("research", {"question": HELD})
+        created = await tasks_of(session).call_tool_as_task(
+            "research", {"question": HELD}, meta={"progressToken": "p"}
+        )
         assert created.task.status == "working"
         task_id = created.task.taskId
         await wait_for(script.blocked)  # the run is held at its second step
@@ -139,12 +152,17 @@ async def test_a_run_longer_than_the_request_timeout_completes_as_a_task(
         assert structured["status"] == "answered" and structured["references"]
         listed = (await tasks_of(session).list_tasks()).tasks
         assert [(t.taskId, t.status) for t in listed] == [(task_id, "completed")]
+    progress = [n.root.params for n in notes if n.root.method == "notifications/progress"]
+    assert {p.progressToken for p in progress} == {"p"}  # for a client that listens
+    assert [p.message.split()[1] for p in progress] == ["search", "visit", "answer"]
 
 
 async def test_a_task_result_is_what_a_plain_call_returns(config: McpConfig) -> None:
     async with serving(config, runner()) as session:
         plain = await session.call_tool("research", {"question": "Question one?"})
-        created = await tasks_of(session).call_tool_as_task("research", {"question": "Question two?"})
+        created = await tasks_of(session).call_tool_as_task(
+            "research", {"question": "Question two?"}
+        )
         await until(session, created.task.taskId, lambda s: s.status != "working")
         task = await result_of(session, created.task.taskId)
         assert task.meta["io.modelcontextprotocol/related-task"]["taskId"] == created.task.taskId
@@ -202,6 +220,8 @@ async def test_an_unknown_task_or_another_sessions_is_not_found(config: McpConfi
                 await tasks_of(other).get_task(mine)
             with pytest.raises(McpError, match="Task not found"):
                 await result_of(other, mine)
+            with pytest.raises(McpError, match="Task not found"):
+                await tasks_of(other).cancel_task(mine)
             assert (await tasks_of(other).list_tasks()).tasks == []
 
 
@@ -256,3 +276,25 @@ async def test_closing_stdin_cancels_running_tasks_with_their_partial_results(
     assert SLOW not in line
     await asyncio.sleep(0.05)  # the held reply went out: nobody asks for more
     assert requests_for(llm, SLOW) == at_close
+
+
+async def test_a_finished_task_is_kept_for_its_ttl_and_a_running_one_while_it_runs() -> None:
+    from mcp.types import CallToolResult, TaskMetadata
+
+    from deepsearch.mcp_server.task_store import ResearchTaskStore
+    from tests.fakes.clock import FakeClock
+
+    clock = FakeClock()
+    store = ResearchTaskStore(clock)
+    task = await store.create_task(TaskMetadata(ttl=10_000))
+    clock.advance(3600)  # far past its TTL, still running: kept
+    assert await store.get_task(task.taskId) is not None
+    waiters = [asyncio.create_task(store.wait_for_update(task.taskId)) for _ in range(2)]
+    await asyncio.sleep(0)
+    await store.store_result(task.taskId, CallToolResult(content=[]))
+    await store.update_task(task.taskId, status="completed")
+    await asyncio.wait_for(asyncio.gather(*waiters), 5)  # both tasks/result requests wake
+    clock.advance(9.9)
+    assert (await store.list_tasks())[0][0].status == "completed"
+    clock.advance(0.2)  # its TTL after it finished
+    assert await store.get_task(task.taskId) is None and await store.list_tasks() == ([], None)
