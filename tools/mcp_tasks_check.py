@@ -26,15 +26,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tests.cli.test_end_to_end import (
+    ANSWER_STEP,
+    FIXTURE,
+    SEARCH,
+    SECRET,
+    VISIT,
+    page_html,
+    router,
+    schema_name,
+    slug,
+)
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.search_servers import FakeSearchServers
+from tests.fakes.web_server import LoopbackServer, _text
 
-from tests.cli.test_end_to_end import (  # noqa: E402 - the suite's fakes, from the checkout
-    ANSWER_STEP, FIXTURE, SEARCH, SECRET, VISIT, page_html, router, schema_name, slug,
-)  # fmt: skip
-from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
-from tests.fakes.search_servers import FakeSearchServers  # noqa: E402
-from tests.fakes.web_server import LoopbackServer, _text  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class SlowScript:
@@ -99,9 +106,7 @@ def main(argv: list[str]) -> int:
         time.sleep(3 * args.delay)  # any request a run still had in it arrives
     print(done.stdout + done.stderr)
     print(f"node exit code: {done.returncode}")
-    marks = dict(
-        line.split("=", 1) for line in done.stdout.splitlines() if "_EPOCH_MS=" in line
-    )
+    marks = dict(line.split("=", 1) for line in done.stdout.splitlines() if "_EPOCH_MS=" in line)
     report(script.log, {k: float(v) / 1000 for k, v in marks.items()})
     return done.returncode
 
