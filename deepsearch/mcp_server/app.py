@@ -226,10 +226,14 @@ async def serve_streams(
     """One session until its input ends; its running tasks are then cancelled."""
     runner = runner or runner_for(config)
     server = build_server(config, runner)
+    why = "stdin closed"
     try:
         await server.run(read, write, server.create_initialization_options())
+    except asyncio.CancelledError:  # Ctrl-C
+        why = "interrupted"
+        raise
     finally:
-        await runner.shutdown("stdin closed")
+        await runner.shutdown(why)
 
 
 def closed_stream_noise(record: logging.LogRecord) -> bool:
