@@ -145,8 +145,10 @@ class TaskRunner:
                 run.finishing = True
         except asyncio.CancelledError:  # before its research began
             result = _error(f"error: {run.reason} before the research began")
-        finally:
-            self._runs.pop(task_id, None)
+        await self._finish(task_id, run, result)
+
+    async def _finish(self, task_id: str, run: _Run, result: types.CallToolResult) -> None:
+        self._runs.pop(task_id, None)
         status: types.TaskStatus = (
             "cancelled" if run.cancelled else "failed" if result.isError else "completed"
         )
@@ -162,6 +164,8 @@ class TaskRunner:
                 run.cancelled, run.reason = True, reason
                 run.task.cancel()
             await asyncio.wait({run.task})
+            if run.task.cancelled():  # so early that not a line of it ran
+                await self._finish(task_id, run, _error(f"error: {run.reason} before it began"))
         task = await self.store.get_task(task_id)
         if task is None:
             raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=f"Task not found: {task_id}"))  # fmt: skip

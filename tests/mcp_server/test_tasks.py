@@ -298,3 +298,27 @@ async def test_a_finished_task_is_kept_for_its_ttl_and_a_running_one_while_it_ru
     assert (await store.list_tasks())[0][0].status == "completed"
     clock.advance(0.2)  # its TTL after it finished
     assert await store.get_task(task.taskId) is None and await store.list_tasks() == ([], None)
+
+
+async def test_a_task_cancelled_before_it_began_is_cancelled() -> None:
+    """Found in review: a cancel that came before the background task's first step left
+    the task `working` for ever (its coroutine never ran to record anything)."""
+    from types import SimpleNamespace
+
+    from mcp.types import TaskMetadata
+
+    async def research(*_: Any) -> Any:
+        raise AssertionError("never started")
+
+    tasks = runner()
+    ctx = SimpleNamespace(
+        session=SimpleNamespace(experimental=SimpleNamespace(task_session_scope=None)),
+        experimental=SimpleNamespace(task_metadata=TaskMetadata(ttl=1000)),
+        meta=None,
+    )
+    created = await tasks.start(SimpleNamespace(request_context=ctx), research)  # type: ignore[arg-type]
+    reply = await tasks.cancel(created.task.taskId)  # before the loop ran the task
+    assert reply.status == "cancelled"
+    result: Any = await tasks.store.get_result(created.task.taskId)
+    assert result.isError and "before it began" in result.content[0].text
+    assert await tasks.shutdown("stdin closed") == 0  # nothing left running
