@@ -179,10 +179,13 @@ class TaskRunner:
         one stderr line with what it had found; how many there were."""
         ids = list(self._runs)
         await asyncio.gather(*(self.cancel(i, f"cancelled: {reason}") for i in ids), return_exceptions=True)  # fmt: skip
-        for task_id in ids:
+        stopped = [
+            i for i in ids if (t := await self.store.get_task(i)) and t.status == "cancelled"
+        ]
+        for task_id in stopped:
             result = await self.store.get_result(task_id)
             self._log(f"deepsearch mcp: {reason}: task …{task_id[-8:]} cancelled, {_found(result)}")
-        return len(ids)
+        return len(stopped)
 
 
 def _notifier(ctx: Any) -> Sender | None:
