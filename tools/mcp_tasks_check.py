@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--node-dir", required=True, help="where @modelcontextprotocol/sdk is")
     parser.add_argument("--delay", type=float, default=2.0, help="seconds per LLM reply")
+    parser.add_argument("--http", action="store_true", help="over --transport http, a key")
     args = parser.parse_args(argv)
     client = Path(args.node_dir) / "mcp_tasks_client.mjs"
     shutil.copy(ROOT / "tools" / "mcp_tasks_client.mjs", client)
@@ -100,13 +102,29 @@ def main(argv: list[str]) -> int:
             **os.environ, "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": llm.base_url,
             "HOME": home, "NO_COLOR": "1", "DEEPSEARCH_MCP_COMMAND": json.dumps(command),
         }  # fmt: skip
+        server = None
+        if args.http:  # the server first, on a free port; its banner says which
+            env["DEEPSEARCH_SERVER_KEY"] = "http-check-key-0123456789"
+            http = [*command, "--transport", "http", "--port", "0"]
+            server = subprocess.Popen(http, env=env, stderr=subprocess.PIPE, text=True)
+            assert server.stderr is not None
+            banner = server.stderr.readline()
+            env["DEEPSEARCH_MCP_URL"] = banner.split("listening on ")[1].split()[0]
         done = subprocess.run(
             ["node", str(client)], env=env, capture_output=True, text=True, timeout=300
         )
+        stopped = ""
+        if server is not None:  # Q6 still runs: the server stops
+            sigterm = time.time()
+            server.send_signal(signal.SIGTERM)
+            rest = server.communicate(timeout=30)[1]
+            stopped = f"{banner}{rest}server exit code: {server.returncode}\n"
+            stopped += f"SIGTERM_AT_EPOCH_MS={sigterm * 1000:.0f}\n"
         time.sleep(3 * args.delay)  # any request a run still had in it arrives
     print(done.stdout + done.stderr)
-    print(f"node exit code: {done.returncode}")
-    marks = dict(line.split("=", 1) for line in done.stdout.splitlines() if "_EPOCH_MS=" in line)
+    print(f"node exit code: {done.returncode}\n{stopped}")
+    lines = (done.stdout + stopped).splitlines()
+    marks = dict(line.split("=", 1) for line in lines if "_EPOCH_MS=" in line)
     report(script.log, {k: float(v) / 1000 for k, v in marks.items()})
     return done.returncode
 
@@ -117,7 +135,12 @@ def report(log: list[tuple[float, str]], marks: dict[str, float]) -> None:
         times = [t for t, q in log if q == tag]
         print(f"LLM requests for {tag}: {len(times)}, "
               f"from {times[0] - start:.1f}s to {times[-1] - start:.1f}s")  # fmt: skip
-    for mark, tag in (("CANCEL_AT_EPOCH_MS", "Q4"), ("CLOSE_AT_EPOCH_MS", "Q6")):
+    marked = (
+        ("CANCEL_AT_EPOCH_MS", "Q4"),
+        ("CLOSE_AT_EPOCH_MS", "Q6"),
+        ("SIGTERM_AT_EPOCH_MS", "Q6"),
+    )
+    for mark, tag in marked:
         if mark in marks:
             after = [t for t, q in log if q == tag and t > marks[mark]]
             print(f"LLM requests for {tag} after {mark} ({marks[mark] - start:.1f}s): {len(after)}")

@@ -4,16 +4,24 @@
 // `npm install @modelcontextprotocol/sdk` in the folder this file is copied to.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
-const [command, ...args] = JSON.parse(process.env.DEEPSEARCH_MCP_COMMAND);
+// stdio (the command in DEEPSEARCH_MCP_COMMAND), or HTTP at DEEPSEARCH_MCP_URL with the key.
+const url = process.env.DEEPSEARCH_MCP_URL;
 const timeout = 4000;
 const t0 = Date.now();
 const log = (...parts) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s`, ...parts);
 const head = (result) => (result.content?.[0]?.text ?? '').split('\n')[0].slice(0, 90);
 
 const client = new Client({ name: 'ts-tasks-check', version: '0' }, { capabilities: {} });
-await client.connect(new StdioClientTransport({ command, args, env: process.env, stderr: 'inherit' }));
+if (url) {
+  const headers = { Authorization: `Bearer ${process.env.DEEPSEARCH_SERVER_KEY}` };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+} else {
+  const [command, ...args] = JSON.parse(process.env.DEEPSEARCH_MCP_COMMAND);
+  await client.connect(new StdioClientTransport({ command, args, env: process.env, stderr: 'inherit' }));
+}
 const { tools } = await client.listTools({}, { timeout });
 log('tools/list:', tools.map((t) => `${t.name} execution.taskSupport=${t.execution?.taskSupport}`).join());
 log('server tasks capability:', JSON.stringify(client.getServerCapabilities().tasks));
@@ -86,7 +94,8 @@ log(`4. tasks/result: isError=${partial.isError} status=${partial.structuredCont
 const listed = await client.experimental.tasks.listTasks(undefined, { timeout });
 log('5. tasks/list:', listed.tasks.map((t) => t.status).join(', '));
 
-// 6. A task still running when the client goes: stdin closes.
+// 6. A task still running when the client goes (stdio: stdin closes; HTTP: the session
+// ends, the task runs on until the server stops).
 for await (const m of client.experimental.tasks.callToolStream(
   { name: 'research', arguments: { question: 'Q6 running when stdin closes?' } }, undefined, { timeout })) {
   if (m.type === 'taskStatus' && (m.task.statusMessage ?? '').trim().startsWith('1 search')) break;
