@@ -18,6 +18,7 @@ from deepsearch.commands.common import ConfigOption
 from deepsearch.commands.serve_cmd import (
     KEY_ENV,
     ApiKeyOption,
+    ConcurrencyOption,
     HostOption,
     MaxBudgetOption,
     NoAuthOption,
@@ -33,6 +34,16 @@ HELP = (
 # Research flags of the command line's own output: meaningless for a server.
 NOT_HERE = ("--json", "--quiet", "-q", "--trace", "--record", "--replay", "--replay-lenient")
 
+TaskTtlOption = Annotated[
+    float,
+    typer.Option(
+        "--task-ttl",
+        metavar="SECONDS",
+        min=1,
+        max=7 * 86400,
+        help="Keep a finished task's result this long at most (a client may ask less).",
+    ),
+]
 TransportOption = Annotated[
     str,
     typer.Option("--transport", metavar="stdio|http", help="stdio (default) or http."),
@@ -45,6 +56,8 @@ def mcp_command(
     host: HostOption = "127.0.0.1",
     port: PortOption = 8000,
     max_budget: MaxBudgetOption = None,
+    max_concurrent: ConcurrencyOption = 4,
+    task_ttl: TaskTtlOption = 3600,
     api_key: ApiKeyOption = None,
     insecure_no_auth: NoAuthOption = False,
     config: ConfigOption = None,
@@ -52,9 +65,10 @@ def mcp_command(
     from deepsearch.commands.serve_cmd import server_key
 
     mode = _transport(transport)
+    limits = {"max_concurrent": max_concurrent, "task_ttl": task_ttl}
     if mode == "stdio":  # its stdin closing ends it; Ctrl-C is its signal
         key = api_key or os.environ.get(KEY_ENV) or None
-        _run_stdio(_config(_options(ctx.args, config), max_budget, key))
+        _run_stdio(_config(_options(ctx.args, config), max_budget, key, limits))
         return
     from deepsearch.commands.signals import served_until_signal
 
@@ -62,7 +76,7 @@ def mcp_command(
     with served_until_signal():
         options = _options(ctx.args, config)
         key = server_key(api_key, host, insecure_no_auth=insecure_no_auth)
-        _serve_http(_config(options, max_budget, key), host, port, key)
+        _serve_http(_config(options, max_budget, key, limits), host, port, key)
 
 
 def _transport(value: str) -> Literal["stdio", "http"]:
@@ -90,7 +104,9 @@ def _options(args: list[str], config: Any) -> dict[str, Any]:
     return options
 
 
-def _config(options: dict[str, Any], max_budget: int | None, key: str | None) -> Any:
+def _config(
+    options: dict[str, Any], max_budget: int | None, key: str | None, limits: dict[str, Any]
+) -> Any:
     """The provider resolved and a run's parts built once (as serve does), so a
     configuration that cannot work fails now, not at the first call."""
     from deepsearch.commands.serve_cmd import _preflight
@@ -101,7 +117,7 @@ def _config(options: dict[str, Any], max_budget: int | None, key: str | None) ->
     pinned = {**options, "llm_provider": settings.llm.provider}
     secrets = [*settings.keys.secret_values(), *([key] if key else [])]
     cap = max_budget or settings.agent.token_budget
-    return McpConfig(options=pinned, max_budget=cap, api_key=key, secrets=secrets)
+    return McpConfig(options=pinned, max_budget=cap, api_key=key, secrets=secrets, **limits)
 
 
 def _flag_labels() -> dict[str, str]:
@@ -135,7 +151,8 @@ def _serve_http(config: Any, host: str, port: int, key: str | None) -> None:
     app = http_app(config, loopback=_is_loopback(host))
     typer.echo(
         f"deepsearch mcp: listening on http://{_url_host(host)}:{sock.getsockname()[1]}/mcp "
-        f"(auth {'on' if key else 'off'}, at most {config.max_budget} tokens a call)",
+        f"(auth {'on' if key else 'off'}, {config.max_concurrent} at once, "
+        f"at most {config.max_budget} tokens a call)",
         err=True,
     )
     server = uvicorn.Server(

@@ -7,6 +7,8 @@ HTTP.
 - Cancellation: the SDK cancels the call's task on notifications/cancelled; the
   cancellation reaches the LLM call in flight (no call after it) and the server goes on.
 - Errors are tool results with isError and one line, never a crash of the server.
+- Tasks (a tools/call with a `task` field): tasks.py; at most `max_concurrent`
+  researches at once, plain calls and tasks together.
 - stdio: only JSON-RPC on stdout (anything else printed goes to stderr); the server
   ends when stdin closes.
 """
@@ -27,6 +29,7 @@ from mcp.server.lowlevel import Server
 from deepsearch.agent.events import AgentEvent, StepFinished
 from deepsearch.errors import ConfigError
 from deepsearch.mcp_server import tool
+from deepsearch.mcp_server.tasks import Sender, TaskRunner
 from deepsearch.version import __version__
 
 if TYPE_CHECKING:
@@ -39,6 +42,8 @@ class McpConfig:
     max_budget: int
     api_key: str | None = None
     secrets: list[str] = field(default_factory=list)
+    max_concurrent: int = 4  # researches at once (tasks.py)
+    task_ttl: float = 3600.0  # seconds a finished task is kept, at most
 
     def mask(self, text: str) -> str:
         from deepsearch.config import redact_secrets  # the one rule: length, order, mask
@@ -101,9 +106,13 @@ def error_result(message: str) -> types.CallToolResult:
 
 
 async def call_research(
-    config: McpConfig, arguments: Mapping[str, Any] | None, progress: Progress
+    config: McpConfig,
+    arguments: Mapping[str, Any] | None,
+    progress: Progress,
+    on_cancel: Callable[[], str] | None = None,
 ) -> types.CallToolResult:
-    """One call: validated arguments, the run, its result; every failure a result."""
+    """One call: validated arguments, the run, its result; every failure a result. With
+    `on_cancel` (a task), a cancellation gives what was found so far, its error that."""
     from deepsearch.session import ResearchSession
 
     try:
@@ -117,6 +126,10 @@ async def call_research(
             result = await session.execute()
     except ConfigError as exc:
         result = session.refused(exc)
+    except asyncio.CancelledError:
+        if on_cancel is None:
+            raise
+        result = session.cut_short("interrupted", on_cancel())
     structured = tool.output(result).model_dump(mode="json")
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=config.mask(tool.text(result)))],
@@ -125,8 +138,10 @@ async def call_research(
     )
 
 
-def build_server(config: McpConfig) -> Server[Any, Any]:
+def build_server(config: McpConfig, runner: TaskRunner | None = None) -> Server[Any, Any]:
     server: Server[Any, Any] = Server("deepsearch", version=__version__)
+    runner = runner or runner_for(config)
+    runner.enable(server)
     research_tool = types.Tool(
         name=tool.TOOL_NAME,
         title="Deep research",
@@ -137,6 +152,7 @@ def build_server(config: McpConfig) -> Server[Any, Any]:
         ),
         inputSchema=tool.input_schema(),
         outputSchema=tool.output_schema(),
+        execution=types.ToolExecution(taskSupport="optional"),
     )
 
     @server.list_tools()
@@ -144,17 +160,38 @@ def build_server(config: McpConfig) -> Server[Any, Any]:
         return [research_tool]
 
     @server.call_tool(validate_input=False)
-    async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        if name != tool.TOOL_NAME:
-            return error_result(
-                f"error: unknown tool {name!r} (this server has {tool.TOOL_NAME!r})"
-            )
-        try:
-            return await call_research(config, arguments, Progress(_sender(server)))
-        except Exception as exc:  # a bug: one line for the client, the server goes on
-            return error_result(config.mask(f"error: internal error: {type(exc).__name__}: {exc}"))
+    async def call_tool(
+        name: str, arguments: dict[str, Any] | None
+    ) -> types.CallToolResult | types.CreateTaskResult:
+        if runner.requested(server):  # a task: answered now, run in the background
+
+            async def research(send: Sender, why: Callable[[], str]) -> types.CallToolResult:
+                return await guarded_call(config, name, arguments, Progress(send), why)
+
+            return await runner.start(server, research)
+        async with runner.slot():
+            return await guarded_call(config, name, arguments, Progress(_sender(server)))
 
     return server
+
+
+def runner_for(config: McpConfig) -> TaskRunner:
+    return TaskRunner(max_concurrent=config.max_concurrent, max_ttl=config.task_ttl)
+
+
+async def guarded_call(
+    config: McpConfig,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    progress: Progress,
+    on_cancel: Callable[[], str] | None = None,
+) -> types.CallToolResult:
+    if name != tool.TOOL_NAME:
+        return error_result(f"error: unknown tool {name!r} (this server has {tool.TOOL_NAME!r})")
+    try:
+        return await call_research(config, arguments, progress, on_cancel)
+    except Exception as exc:  # a bug: one line for the client, the server goes on
+        return error_result(config.mask(f"error: internal error: {type(exc).__name__}: {exc}"))
 
 
 def _sender(server: Server[Any, Any]) -> Callable[[int, str], Any] | None:
@@ -172,15 +209,31 @@ def _sender(server: Server[Any, Any]) -> Callable[[int, str], Any] | None:
 
 
 async def serve_stdio(config: McpConfig) -> None:
-    """Until stdin closes. stdout is the protocol's alone: `print` goes to stderr."""
+    """Until stdin closes (running tasks are then cancelled). stdout is the protocol's
+    alone: `print` goes to stderr."""
     import anyio
     from mcp.server.stdio import stdio_server
 
     protocol = anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
     sys.stdout = sys.stderr
-    server = build_server(config)
     async with stdio_server(stdout=protocol) as (read, write):
+        await serve_streams(config, read, write)
+
+
+async def serve_streams(
+    config: McpConfig, read: Any, write: Any, runner: TaskRunner | None = None
+) -> None:
+    """One session until its input ends; its running tasks are then cancelled."""
+    runner = runner or runner_for(config)
+    server = build_server(config, runner)
+    why = "stdin closed"
+    try:
         await server.run(read, write, server.create_initialization_options())
+    except asyncio.CancelledError:  # Ctrl-C
+        why = "interrupted"
+        raise
+    finally:
+        await runner.shutdown(why)
 
 
 def closed_stream_noise(record: logging.LogRecord) -> bool:
@@ -193,7 +246,7 @@ def closed_stream_noise(record: logging.LogRecord) -> bool:
     return not isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError)
 
 
-def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
+def http_app(config: McpConfig, *, loopback: bool, runner: TaskRunner | None = None) -> Starlette:
     """The streamable HTTP endpoint at /mcp, behind serve's bearer-key check; on a
     loopback address the Host header must be a loopback name (DNS rebinding)."""
     import contextlib
@@ -213,7 +266,10 @@ def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
-    manager = StreamableHTTPSessionManager(app=build_server(config), security_settings=security)
+    runner = runner or runner_for(config)
+    manager = StreamableHTTPSessionManager(
+        app=build_server(config, runner), security_settings=security
+    )
     logging.getLogger("mcp.server.streamable_http").addFilter(closed_stream_noise)
 
     class Endpoint:
@@ -225,7 +281,10 @@ def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
-            yield
+        try:
+            async with manager.run():
+                yield
+        finally:
+            await runner.shutdown("the server stopped")
 
     return Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the SDK loads when a test talks to the server, not to colle
     from mcp import ClientSession
 
 SLOW = "Which slow question will the client give up on?"
+HELD = "Which held question outlasts the client's request timeout?"
 
 
 def server_flags(search: FakeSearchServers) -> list[str]:  # noqa: F811
@@ -42,7 +43,8 @@ def server_flags(search: FakeSearchServers) -> list[str]:  # noqa: F811
 class Script:
     """Each question gets its own strict script, built when it is first asked: the
     whole SEARCH, VISIT, ANSWER; SLOW's second step blocks (the fake holds the
-    request) until `release` is set, and its run is cancelled there: no third step."""
+    request) until `release` is set, and its run is cancelled there: no third step.
+    HELD's second step blocks the same way, then its run goes on to the answer."""
 
     def __init__(self) -> None:
         self.routers: dict[str, Router] = {}
@@ -52,7 +54,7 @@ class Script:
 
     def __call__(self, body: dict[str, Any]) -> Any:
         key = body["messages"][-1]["content"] if schema_name(body) == "AgentStep" else ""
-        if key == SLOW:
+        if key in (SLOW, HELD):
             self.slow_steps += 1
             if self.slow_steps == 2:
                 self.blocked.set()
