@@ -45,6 +45,8 @@ _SCRUBBED_ENV = [
     "DEEPSEARCH_MODEL",
     "DEEPSEARCH_SEARCH_PROVIDER",
     "DEEPSEARCH_CACHE_DIR",
+    "DEEPSEARCH_DATA_DIR",
+    "XDG_DATA_HOME",
     "SSL_CERT_DIR",
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -88,6 +90,9 @@ class _Hermetic:
         os.environ["HOME"] = str(home)
         os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
         os.environ["DEEPSEARCH_CACHE_DIR"] = str(home / ".cache" / "deepsearch")
+        # The run history (docs/history.md): never the user's own data directory.
+        os.environ["XDG_DATA_HOME"] = str(home / ".local" / "share")
+        os.environ["DEEPSEARCH_DATA_DIR"] = str(home / ".local" / "share" / "deepsearch")
 
     def end_test(self) -> None:
         """Back to the session's environment, whatever the test changed directly."""
