@@ -25,7 +25,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 
 from deepsearch.agent.events import AgentEvent, StepFinished
-from deepsearch.errors import ConfigError
+from deepsearch.errors import ConfigError, DeepsearchError
 from deepsearch.mcp_server import tool
 from deepsearch.version import __version__
 
@@ -109,9 +109,10 @@ async def call_research(
     try:
         question, knobs = tool.parse_arguments(arguments)
         settings = tool.call_settings(config.options, knobs, config.max_budget)
-    except (tool.ArgumentError, ConfigError) as exc:
+        earlier = tool.earlier(settings, knobs)
+    except (tool.ArgumentError, DeepsearchError) as exc:
         return error_result(config.mask(f"error: {exc}"))
-    session = ResearchSession(question, settings, emit=progress)
+    session = ResearchSession(question, settings, emit=progress, earlier=earlier)
     try:
         async with progress:
             result = await session.execute()

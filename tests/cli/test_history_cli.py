@@ -1,0 +1,215 @@
+"""The run history through the real command line, over loopback only (docs/history.md):
+a follow-up (`-c`) answers from what the earlier run read without fetching it again
+(the loopback web counts every request; the page cache is off), made standalone by
+one LLM call first; `history` and `show` give back exactly what was printed; a
+history file that cannot be written costs one warning line, never the run."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.inprocess import Outcome
+from tests.cli.test_end_to_end import (
+    ANSWER_STEP,
+    QUESTION,
+    SEARCH,
+    VISIT,
+    cli_env,
+    page_html,
+    router,
+    run_in_process,
+    schema_name,
+    search,  # noqa: F401 - fixture
+    web,  # noqa: F401 - fixture
+)
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.search_servers import FakeSearchServers
+from tests.fakes.web_server import LoopbackServer, _text
+
+FOLLOW_UP = "and who wrote it?"
+STANDALONE = "Who wrote the 1986 film shot in Leland, North Carolina?"
+SEARCH_AGAIN = {
+    "think": "check the writer",
+    "action": {"search": {"queries": ["Maximum Overdrive 1986 writer"]}},
+}
+WRITER = (
+    "Maximum Overdrive is a 1986 American science fiction horror comedy film written "
+    "and directed by Stephen King. So Stephen King wrote it."
+)
+ANSWER_WRITER = {"think": "known from the pages read", "action": {"answer": {"answer": WRITER}}}
+
+
+NEW_PAGE = "/wiki/stephen-king"
+KING = "Stephen King is an American author of horror, supernatural fiction and fantasy novels."
+
+
+def _results(run: dict[str, Any]) -> list[dict[str, str]]:
+    return [{"title": u.rsplit("/", 1)[-1], "url": u, "content": "seen"} for u in run["read_urls"]]
+
+
+def with_follow_up(route: Any, rewritten: str = STANDALONE) -> Any:
+    """`route`, plus the follow-up rewrite's reply."""
+
+    def handler(body: dict[str, Any]) -> Any:
+        if schema_name(body) == "FollowUpReply":
+            return {"think": "it = the film", "question": rewritten}
+        return route(body)
+
+    return handler
+
+
+def page_fetches(web: LoopbackServer) -> list[str]:
+    return [path for path, _ in web.requests if path.startswith("/wiki/")]
+
+
+def cli(*args: str) -> Outcome:
+    """`history` and `show`: no provider, no key, no network."""
+    from tests.cli.inprocess import run_cli_in_process
+
+    return run_cli_in_process(*args)
+
+
+def test_a_follow_up_starts_from_the_earlier_run_and_fetches_nothing_again(
+    web: LoopbackServer,  # noqa: F811
+    search: FakeSearchServers,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+        first = run_in_process(llm, search, "--quiet", tmp=tmp_path)
+    assert first.returncode == 0, first.stderr
+    one = json.loads(first.stdout)
+    read_first = page_fetches(web)
+    assert len(read_first) == 4 and one["run_id"] and one["continued_from"] is None
+
+    # The follow-up's search finds the same four pages again, and one new page.
+    web.routes[NEW_PAGE] = _text(page_html("Stephen King", KING), "text/html; charset=utf-8")
+    new = {"title": "Stephen King", "url": web.url(NEW_PAGE), "content": KING}
+    search.always("searxng", 200, {"results": [new, *_results(one)]})
+    script = [SEARCH_AGAIN, {"think": "read it", "action": {"visit": {"url_indices": [1]}}},
+              ANSWER_WRITER]  # fmt: skip
+    with FakeOpenAIServer(with_follow_up(router(script))) as llm:
+        second = run_in_process_question(llm, search, FOLLOW_UP, "-c", "--quiet", tmp=tmp_path)
+        rewrite = [r.body for r in llm.chat_requests if schema_name(r.body) == "FollowUpReply"]
+        steps = [r.body for r in llm.chat_requests if schema_name(r.body) == "AgentStep"]
+    assert second.returncode == 0, second.stdout
+    two = json.loads(second.stdout)
+    # Only the new page was fetched: nothing the first run read (the cache is off).
+    assert page_fetches(web) == [*read_first, NEW_PAGE]
+    assert two["continued_from"] == one["run_id"] and two["run_id"] != one["run_id"]
+    assert two["question"] == STANDALONE
+    assert "follow_up" in two["usage"]["by_tool"]  # the rewrite is paid from the budget
+    (asked,) = rewrite
+    prompt = json.dumps(asked["messages"])
+    assert QUESTION in prompt and FOLLOW_UP in prompt and "Stephen King" in prompt
+    # The first step's prompt already holds the pages the first run read.
+    assert "written and directed by Stephen King" in json.dumps(steps[0]["messages"])
+    cited = {r["url"] for r in two["references"]}
+    assert cited & set(one["read_urls"]), "a page read by the first run is cited"
+
+    listed = json.loads(cli("history", "--json").stdout)
+    assert [r["run_id"] for r in listed] == [two["run_id"], one["run_id"]]
+    assert listed[0]["question"] == STANDALONE and listed[0]["asked"] == FOLLOW_UP
+    assert {"run_id", "question", "status", "started_at"} <= set(listed[1])
+    shown = cli("show", one["run_id"], "--json")
+    assert shown.returncode == 0 and shown.stdout == first.stdout
+    text = cli("history").stdout.splitlines()
+    assert [line.split()[0] for line in text] == [two["run_id"], one["run_id"]]
+    assert len(json.loads(cli("history", "--json", "-n", "1").stdout)) == 1
+    grep = json.loads(cli("history", "--json", "--grep", "wrote").stdout)
+    assert [r["run_id"] for r in grep] == [two["run_id"]]
+
+
+def run_in_process_question(
+    llm: FakeOpenAIServer, search: FakeSearchServers, question: str, *extra: str, tmp: Path
+) -> Outcome:
+    from tests.cli.inprocess import run_cli_in_process
+    from tests.cli.test_end_to_end import cli_args
+
+    return run_cli_in_process(question, *cli_args(search), *extra, env=cli_env(llm, tmp))
+
+
+def test_show_prints_the_answer_as_it_was_printed(
+    search: FakeSearchServers,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+        args = [a for a in _args(search) if a != "--json"]
+        from tests.cli.inprocess import run_cli_in_process
+
+        plain = run_cli_in_process(QUESTION, *args, "--quiet", env=cli_env(llm, tmp_path))
+        (run_id,) = [r["run_id"] for r in json.loads(cli("history", "--json").stdout)]
+        shown = cli("show", run_id[:15])  # a unique prefix will do
+    assert plain.returncode == shown.returncode == 0
+    assert shown.stdout == plain.stdout and "Stephen King" in shown.stdout
+    assert shown.stderr.startswith("answered in 3 steps")
+
+
+def _args(search: FakeSearchServers) -> list[str]:
+    from tests.cli.test_end_to_end import cli_args
+
+    return cli_args(search)
+
+
+def test_continue_without_an_earlier_run_is_a_usage_error(tmp_path: Path) -> None:
+    from tests.cli.inprocess import run_cli_in_process
+
+    env = {"HOME": str(tmp_path), "OPENAI_API_KEY": "sk-test-placeholder-0000"}
+    for args in (["-c", "and then?"], ["--continue", "20261204-224530-3fa9c1", "and then?"]):
+        done = run_cli_in_process(*args, env=env)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: no ")
+
+
+def test_history_and_show_are_commands_never_questions(tmp_path: Path) -> None:
+    from tests.cli.inprocess import run_cli_in_process
+
+    empty = run_cli_in_process("history", env={"HOME": str(tmp_path)})
+    assert empty.returncode == 0 and empty.stdout == "" and "no runs kept yet" in empty.stderr
+    assert run_cli_in_process("history", "--json").stdout == "[]\n"
+    missing = run_cli_in_process("show", "nosuchrun")
+    assert missing.returncode == 2 and "no run 'nosuchrun'" in missing.stderr
+    words = run_cli_in_process("history", "of", "Rome")
+    assert words.returncode == 2 and 'deepsearch "history of Rome?"' in words.stderr
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "read-only"])
+def test_a_history_that_cannot_be_written_costs_one_warning_not_the_run(
+    search: FakeSearchServers,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    damage: str,
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    db = data / "history.db"
+    if damage == "corrupt":
+        db.write_bytes(b"this is no database, only bytes\n" * 64)
+        cause = "file is not a database"
+    else:
+        sqlite3.connect(db).close()  # an empty, valid file
+        _read_only(monkeypatch)
+        cause = "readonly database"
+    monkeypatch.setenv("DEEPSEARCH_DATA_DIR", str(data))
+    with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
+        done = run_in_process(llm, search, "--quiet", tmp=tmp_path)
+    assert done.returncode == 0 and json.loads(done.stdout)["status"] == "answered"
+    (warning,) = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert str(db) in warning and cause in warning
+
+
+def _read_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file as a read-only one opens (tests run as root too, where chmod does not
+    stop a write): SQLite's read-only mode, which fails every write the same way."""
+    from deepsearch.history import store
+
+    real = sqlite3.connect
+
+    def read_only(path: Any, **kwargs: Any) -> sqlite3.Connection:
+        return real(f"file:{path}?mode=ro", uri=True, **kwargs)
+
+    monkeypatch.setattr(store.sqlite3, "connect", read_only)
