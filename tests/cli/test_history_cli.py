@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from tests.cli.inprocess import Outcome
+from tests.cli.inprocess import Outcome, run_cli_in_process
 from tests.cli.test_end_to_end import (
     ANSWER_STEP,
     QUESTION,
     SEARCH,
     VISIT,
+    cli_args,
     cli_env,
     page_html,
     router,
@@ -63,14 +64,12 @@ def with_follow_up(route: Any, rewritten: str = STANDALONE) -> Any:
     return handler
 
 
-def page_fetches(web: LoopbackServer) -> list[str]:
-    return [path for path, _ in web.requests if path.startswith("/wiki/")]
+def page_fetches(site: LoopbackServer) -> list[str]:
+    return [path for path, _ in site.requests if path.startswith("/wiki/")]
 
 
 def cli(*args: str) -> Outcome:
     """`history` and `show`: no provider, no key, no network."""
-    from tests.cli.inprocess import run_cli_in_process
-
     return run_cli_in_process(*args)
 
 
@@ -125,12 +124,9 @@ def test_a_follow_up_starts_from_the_earlier_run_and_fetches_nothing_again(
 
 
 def run_in_process_question(
-    llm: FakeOpenAIServer, search: FakeSearchServers, question: str, *extra: str, tmp: Path
+    llm: FakeOpenAIServer, engines: FakeSearchServers, question: str, *extra: str, tmp: Path
 ) -> Outcome:
-    from tests.cli.inprocess import run_cli_in_process
-    from tests.cli.test_end_to_end import cli_args
-
-    return run_cli_in_process(question, *cli_args(search), *extra, env=cli_env(llm, tmp))
+    return run_cli_in_process(question, *cli_args(engines), *extra, env=cli_env(llm, tmp))
 
 
 def test_show_prints_the_answer_as_it_was_printed(
@@ -138,9 +134,7 @@ def test_show_prints_the_answer_as_it_was_printed(
     tmp_path: Path,
 ) -> None:
     with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
-        args = [a for a in _args(search) if a != "--json"]
-        from tests.cli.inprocess import run_cli_in_process
-
+        args = [a for a in cli_args(search) if a != "--json"]
         plain = run_cli_in_process(QUESTION, *args, "--quiet", env=cli_env(llm, tmp_path))
         (run_id,) = [r["run_id"] for r in json.loads(cli("history", "--json").stdout)]
         shown = cli("show", run_id[:15])  # a unique prefix will do
@@ -149,15 +143,7 @@ def test_show_prints_the_answer_as_it_was_printed(
     assert shown.stderr.startswith("answered in 3 steps")
 
 
-def _args(search: FakeSearchServers) -> list[str]:
-    from tests.cli.test_end_to_end import cli_args
-
-    return cli_args(search)
-
-
 def test_continue_without_an_earlier_run_is_a_usage_error(tmp_path: Path) -> None:
-    from tests.cli.inprocess import run_cli_in_process
-
     env = {"HOME": str(tmp_path), "OPENAI_API_KEY": "sk-test-placeholder-0000"}
     for args in (["-c", "and then?"], ["--continue", "20261204-224530-3fa9c1", "and then?"]):
         done = run_cli_in_process(*args, env=env)
@@ -166,8 +152,6 @@ def test_continue_without_an_earlier_run_is_a_usage_error(tmp_path: Path) -> Non
 
 
 def test_history_and_show_are_commands_never_questions(tmp_path: Path) -> None:
-    from tests.cli.inprocess import run_cli_in_process
-
     empty = run_cli_in_process("history", env={"HOME": str(tmp_path)})
     assert empty.returncode == 0 and empty.stdout == "" and "no runs kept yet" in empty.stderr
     assert run_cli_in_process("history", "--json").stdout == "[]\n"
