@@ -7,6 +7,7 @@ history file that cannot be written costs one warning line, never the run."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -197,3 +198,14 @@ def _read_only(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(f"file:{path}?mode=ro", uri=True, **kwargs)
 
     monkeypatch.setattr(store.sqlite3, "connect", read_only)
+
+
+def test_no_history_keeps_nothing(
+    search: FakeSearchServers,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAIServer(router([ANSWER_STEP])) as llm:
+        done = run_in_process(llm, search, "--quiet", "--no-history", tmp=tmp_path)
+    assert done.returncode == 0 and json.loads(done.stdout)["run_id"]
+    assert cli("history", "--json").stdout == "[]\n"
+    assert not (Path(os.environ["DEEPSEARCH_DATA_DIR"]) / "history.db").exists()
