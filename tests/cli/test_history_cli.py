@@ -209,3 +209,37 @@ def test_no_history_keeps_nothing(
     assert done.returncode == 0 and json.loads(done.stdout)["run_id"]
     assert cli("history", "--json").stdout == "[]\n"
     assert not (Path(os.environ["DEEPSEARCH_DATA_DIR"]) / "history.db").exists()
+
+
+def test_every_command_word_is_routed_as_a_command_and_registered() -> None:
+    """A command word (history, show, and any command added later) never reaches the
+    research run: routing, the root help and registration all come from one list."""
+    import typer
+
+    from deepsearch.cli import make_app, route
+    from deepsearch.commands.common import COMMAND_HELP, SUBCOMMANDS
+
+    assert {"history", "show"} <= SUBCOMMANDS == set(COMMAND_HELP)
+    registered = typer.main.get_command(make_app(full=True)).commands  # type: ignore[attr-defined]
+    assert set(registered) == SUBCOMMANDS
+    for word in SUBCOMMANDS:
+        assert route([word], stdin_is_tty=True)[0] == word
+        assert route(["--config", "f.json", word], stdin_is_tty=True)[0] == word
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["-c", "and", "then?"], ["--continue=last", "and", "then?"]),
+        (["and", "then?", "--continue"], ["and", "then?", "--continue=last"]),
+        (["-c", "20261204-224530-3fa9c1", "why?"], ["--continue=20261204-224530-3fa9c1", "why?"]),
+        (["--continue=2026", "why?"], ["--continue=2026", "why?"]),
+        (["why?", "--", "-c"], ["why?", "--", "-c"]),
+    ],
+)
+def test_continue_takes_a_run_id_only_when_one_follows(
+    args: list[str], expected: list[str]
+) -> None:
+    from deepsearch.commands.continuation import expand_continue
+
+    assert expand_continue(args) == expected
