@@ -153,11 +153,12 @@ def test_a_file_that_cannot_be_made_is_a_warning(tmp_path: Path) -> None:
 
 
 def test_the_suite_never_touches_the_users_data_directory() -> None:
-    """tests/conftest.py points the history at each test's own HOME."""
+    """tests/conftest.py gives each test a history folder of its own (and a HOME)."""
+    from deepsearch.config import load_config
     from deepsearch.history import history_file
 
-    path = history_file(offline_settings(**{"history.dir": os.environ["DEEPSEARCH_DATA_DIR"]}))
-    assert os.environ["HOME"] in str(path) and "deepsearch-tests-" in str(path)
-    from deepsearch.config import load_config
-
+    path = history_file(load_config().settings)
+    assert path.parent == Path(os.environ["DEEPSEARCH_DATA_DIR"])
+    assert "deepsearch-tests-" in str(path) and not str(path).startswith(str(Path.home()))
+    os.environ.pop("DEEPSEARCH_DATA_DIR")  # the platform's folder: still inside the test's HOME
     assert str(history_file(load_config().settings)).startswith(os.environ["HOME"])
