@@ -32,6 +32,19 @@ def earlier_state() -> AgentState:
     return state
 
 
+def test_a_page_is_carried_as_its_evidence_within_a_cap() -> None:
+    from deepsearch.agent import handover
+
+    state = earlier_state()
+    url = "https://example.org/long"
+    state.record_page(PageText(url=url, title="Long", text="nav | menu\n\n" + "x" * 250_000))
+    carry = capture(state, "", run_id="r")
+    long = next(p for p in carry.pages if p.url == url)  # no evidence: the text, capped
+    assert len(long.text) == handover.MAX_PAGE_CHARS
+    film = next(p for p in carry.pages if p.url == URL)
+    assert film.text == "Maximum Overdrive was shot there."  # its chunks, not its navigation
+
+
 def test_a_follow_up_starts_with_the_pages_read_and_never_offers_them_again() -> None:
     carry = capture(earlier_state(), "Maximum Overdrive.", run_id="r1")
     assert carry.urls_read == [URL] and carry.queries == ["film Leland 1986"]
@@ -41,6 +54,7 @@ def test_a_follow_up_starts_with_the_pages_read_and_never_offers_them_again() ->
     assert URL in state.visited and URL in state.read_urls  # never picked, never fetched
     assert state.evidence[URL].chunks == ["Maximum Overdrive was shot there."]
     assert "https://example.org/unread" in state.url_pool  # the URL list is in hand
+    assert state.snippets["https://example.org/unread"].text == "not read"  # citable
     assert state.searched_queries == ["film Leland 1986"]
     first = state.knowledge[0]
     assert first.pinned and first.answer == "Maximum Overdrive." and "Leland" in first.question
