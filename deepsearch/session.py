@@ -123,7 +123,10 @@ class ResearchSession:
         continued = self.earlier.run_id if self.earlier is not None else None
         result = result.model_copy(update={"run_id": self.run_id, "continued_from": continued})
         if self.keep:
-            self._keep(result)
+            try:
+                self._keep(result)
+            except Exception as exc:  # a bug in keeping it must not cost the run either
+                self.warnings.append(f"run not kept in the history: {_internal(exc)}")
         return result
 
     def _keep(self, result: ResearchResult) -> None:

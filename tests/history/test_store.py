@@ -162,3 +162,20 @@ def test_the_suite_never_touches_the_users_data_directory() -> None:
     assert "deepsearch-tests-" in str(path) and not str(path).startswith(str(Path.home()))
     os.environ.pop("DEEPSEARCH_DATA_DIR")  # the platform's folder: still inside the test's HOME
     assert str(history_file(load_config().settings)).startswith(os.environ["HOME"])
+
+
+def test_a_failure_while_keeping_a_run_is_a_warning_never_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deepsearch import history
+    from deepsearch.session import ResearchSession, empty_result
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(history, "keep_run", broken)
+    settings = offline_settings()
+    session = ResearchSession("q?", settings)
+    result = session.finish(empty_result("q?", settings, "failed", "no provider"))
+    assert result.run_id == session.run_id and result.status == "failed"
+    assert session.warnings == ["run not kept in the history: internal error: RuntimeError: boom"]
