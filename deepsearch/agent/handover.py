@@ -22,20 +22,27 @@ from deepsearch.agent.types import KnowledgeItem, UrlRecord
 from deepsearch.agent.wording import knowledge_question
 from deepsearch.prompts import render
 
-# Kept per page: the evidence chunks, not the raw text twice (each chunk is an exact
-# slice of the page text, so quotes taken from them stay verbatim).
+# Kept per page: its evidence chunks only, navigation dropped, not the whole text as
+# well (each chunk is an exact slice of the page text, so a quote taken from one is
+# verbatim in the chunks joined); at most MAX_PAGE_CHARS of them (a history is kept
+# for years: ~100 kB a page, not the 400 kB a run may hold).
 MAX_CARRIED_PAGES = 60
 MAX_CARRIED_URLS = 300
+MAX_PAGE_CHARS = 100_000
 
 
 class CarriedPage(BaseModel):
-    """A page the earlier run read: its text (for citations) and evidence chunks."""
+    """A page the earlier run read: its evidence chunks, with the page's URL."""
 
     url: str
     title: str = ""
     date: str | None = None
-    text: str
     chunks: list[str] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The page as the follow-up cites it: its chunks, in order."""
+        return "\n\n".join(self.chunks)
 
 
 class Carryover(BaseModel):
@@ -61,10 +68,8 @@ def capture(state: AgentState, answer: str, *, run_id: str = "") -> Carryover:
     pages: list[CarriedPage] = []
     for url, page in list(state.pages.items())[-MAX_CARRIED_PAGES:]:
         evidence = state.evidence.get(url)
-        chunks = evidence.chunks if evidence is not None else []
-        pages.append(
-            CarriedPage(url=url, title=page.title, date=page.date, text=page.text, chunks=chunks)
-        )
+        chunks = _capped(evidence.chunks if evidence is not None else [page.text])
+        pages.append(CarriedPage(url=url, title=page.title, date=page.date, chunks=chunks))
     knowledge = [
         item.model_copy(update={"pinned": False}) for item in state.knowledge if item.type != "url"
     ]
@@ -79,6 +84,17 @@ def capture(state: AgentState, answer: str, *, run_id: str = "") -> Carryover:
         queries=list(dict.fromkeys(state.searched_queries)),
         failed_urls=dict(state.failed_urls),
     )
+
+
+def _capped(chunks: list[str]) -> list[str]:
+    kept: list[str] = []
+    room = MAX_PAGE_CHARS
+    for chunk in chunks:
+        if room <= 0:
+            break
+        kept.append(chunk[:room])
+        room -= len(chunk)
+    return kept
 
 
 def seed(state: AgentState, carry: Carryover) -> None:
@@ -97,6 +113,10 @@ def seed(state: AgentState, carry: Carryover) -> None:
     for record in carry.urls:
         if record.url not in state.url_pool:
             state.url_pool[record.url] = record.model_copy()
+        if record.origin == "search" and record.snippet and record.url not in state.snippets:
+            state.snippets[record.url] = PageText(
+                url=record.url, title=record.title, text=record.snippet, date=record.date
+            )
     for page in carry.pages:
         _seed_page(state, page)
     state.failed_urls.update(carry.failed_urls)
