@@ -118,6 +118,8 @@ async def call_research(
             result = await session.execute()
     except ConfigError as exc:
         result = session.refused(exc)
+    for warning in session.warnings:  # the history could not keep the run (stderr: a log)
+        sys.stderr.write(f"deepsearch mcp: warning: {warning}\n")
     structured = tool.output(result).model_dump(mode="json")
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=config.mask(tool.text(result)))],

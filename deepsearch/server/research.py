@@ -12,6 +12,7 @@ nothing it read is fetched again (docs/history.md)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,6 +67,9 @@ class RequestRun:
             return await self.session.execute()
         except ConfigError as exc:  # a request gets a result, the server goes on
             return self.session.refused(exc)
+        finally:  # the history could not keep the run: the operator's to know
+            for warning in self.session.warnings:
+                sys.stderr.write(f"deepsearch serve: warning: {warning}\n")
 
 
 def continued(
