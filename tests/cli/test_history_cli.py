@@ -243,3 +243,13 @@ def test_continue_takes_a_run_id_only_when_one_follows(
     from deepsearch.commands.continuation import expand_continue
 
     assert expand_continue(args) == expected
+
+
+def test_history_and_show_on_a_corrupt_file_are_one_line_and_exit_1() -> None:
+    db = Path(os.environ["DEEPSEARCH_DATA_DIR"]) / "history.db"
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"no database here\n" * 64)
+    for args in (["history"], ["show", "20261204"], ["history", "--json"]):
+        done = cli(*args)
+        assert done.returncode == 1 and done.stdout == ""
+        assert done.stderr == f"error: cannot read the history: {db}: file is not a database\n"
