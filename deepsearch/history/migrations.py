@@ -70,7 +70,8 @@ def migrate(conn: sqlite3.Connection, *, to: int = LATEST) -> int:
             conn.execute("UPDATE schema_version SET version = ?", (number,))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+            conn.execute("ROLLBACK")
         raise
     return max(current, to)
 

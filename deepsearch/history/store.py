@@ -92,7 +92,8 @@ class HistoryStore:
                     )
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+                    conn.execute("ROLLBACK")
                 raise
 
     # ------------------------------------------------------------------ reading

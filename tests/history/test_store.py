@@ -179,3 +179,27 @@ def test_a_failure_while_keeping_a_run_is_a_warning_never_the_run(
     result = session.finish(empty_result("q?", settings, "failed", "no provider"))
     assert result.run_id == session.run_id and result.status == "failed"
     assert session.warnings == ["run not kept in the history: internal error: RuntimeError: boom"]
+
+
+def test_a_full_disk_is_one_line_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deepsearch.history import store as store_module
+
+    store = HistoryStore(tmp_path / "history.db")
+    store.record(record("20261204-100000-aaaaaa"), None)
+    real = sqlite3.connect
+
+    def full(path: object, **kwargs: object) -> sqlite3.Connection:
+        conn = real(path, **kwargs)  # type: ignore[arg-type]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")  # not one page more
+        return conn
+
+    monkeypatch.setattr(store_module.sqlite3, "connect", full)
+    big = record("20261204-100001-bbbbbb", "x" * 100_000)
+    with pytest.raises(HistoryError) as caught:
+        store.record(big, None)
+    assert str(caught.value) == f"{store.path}: database or disk is full"
+    monkeypatch.undo()
+    assert [r.run_id for r in store.runs()] == ["20261204-100000-aaaaaa"]
