@@ -123,6 +123,15 @@ def route(args: list[str], *, stdin_is_tty: bool) -> list[str]:
     return ["research", *args]
 
 
+def _with_continue(args: list[str]) -> list[str]:
+    """A research line's `-c` given its value (commands/continuation.py)."""
+    if args[:1] != ["research"]:
+        return args
+    from deepsearch.commands.continuation import expand_continue
+
+    return expand_continue(args)
+
+
 def _command_after_options(args: list[str]) -> list[str] | None:
     """`deepsearch --config F config`: options typed before the command, moved after
     it (every command takes them there). The command is the first word that is not an
@@ -164,7 +173,7 @@ def run(argv: list[str]) -> int:
 
     ClickException, NoArgsIsHelpError, UsageError = _click_errors()
 
-    args = route(argv, stdin_is_tty=_stdin_is_tty())
+    args = _with_continue(route(argv, stdin_is_tty=_stdin_is_tty()))
     full = bool(args) and args[0] in SUBCOMMANDS
     # Only the command this line runs is registered (its modules alone imported).
     command = typer.main.get_command(make_app(full=full, only=args[0] if full else None))

@@ -3,7 +3,8 @@
 
 The options are the research options table's names (commands/research_options.py:
 `budget`, `effort`, `max_steps`, `search_provider`, `llm_provider`, `corpus`, …, and
-`config` for a config file), applied through the same override path as the command
+`config` for a config file; `continue_from=run_id` or `"last"` follows up a run of
+the history, docs/history.md), applied through the same override path as the command
 line's flags; an unknown keyword is a TypeError naming it, raised before anything runs.
 A run is a deepsearch.session.ResearchSession, as the CLI's is.
 
@@ -27,6 +28,7 @@ from deepsearch.errors import ConfigError, RunError, UsageError
 
 if TYPE_CHECKING:
     from deepsearch.agent.events import AgentEvent
+    from deepsearch.agent.handover import Carryover
     from deepsearch.agent.result import ResearchResult
     from deepsearch.commands.research_options import ResearchOption
     from deepsearch.config import Settings
@@ -139,11 +141,22 @@ async def _run(
         emit=on_event or _ignore,
         trace_path=Path(trace) if trace else None,
         cassette=cassette_spec(**paths),
+        earlier=_earlier(settings, options.get("continue_from")),
     )
     return raise_for(await session.execute())
 
 
 _CASSETTE_KEYS = ("record", "replay", "replay_lenient")
+
+
+def _earlier(settings: Settings, continue_from: str | None) -> Carryover | None:
+    """`continue_from=run_id` (or "last"): the history's run a follow-up starts from;
+    a run not there is a UsageError."""
+    if continue_from is None:
+        return None
+    from deepsearch.history import earlier_run
+
+    return earlier_run(settings, None if continue_from == "last" else continue_from)
 
 
 def raise_for(result: ResearchResult) -> ResearchResult:

@@ -16,13 +16,20 @@ processes) and the ResearchRun — and turns every failure into a result the sam
   in flight. `cut_short` then reports what was found.
 
 Every result leaves through the cassette (`runtime.finish_cassette`): a recording gets
-its result.json, a replay miss fails the run.
+its result.json, a replay miss fails the run. Then it gets the session's `run_id` and
+is kept in the run history (deepsearch/history/), with what the run gathered; a file
+that cannot take it adds a line to `warnings`, never fails the run.
+
+A follow-up (`earlier`: a run of the history, agent/handover.py) is made standalone by
+one LLM call on the run's own client (agent/steps/follow_up.py) and starts from the
+earlier run's knowledge and URL list: the pages it read are not fetched again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +40,7 @@ from deepsearch.errors import ConfigError
 if TYPE_CHECKING:
     from deepsearch.agent.deps import AgentDeps
     from deepsearch.agent.events import AgentEvent
+    from deepsearch.agent.handover import Carryover
     from deepsearch.agent.loop import ResearchRun
     from deepsearch.agent.types import KnowledgeItem
     from deepsearch.cassettes import CassetteSpec
@@ -61,6 +69,9 @@ class ResearchSession:
         cassette: CassetteSpec | None = None,
         knowledge: Sequence[KnowledgeItem] = (),
         adapt: Callable[[AgentDeps], None] | None = None,
+        earlier: Carryover | None = None,
+        keep: bool = True,
+        present: Callable[[ResearchResult], ResearchResult] | None = None,
     ) -> None:
         self.question, self.settings, self.emit = question, settings, emit
         self.trace_path, self.trace_tags = trace_path, trace_tags
@@ -69,6 +80,17 @@ class ResearchSession:
         self.adapt = adapt  # a last change to the parts (eval blocks answer-key sites)
         self.run: ResearchRun | None = None
         self.cassette: CassetteSession | None = None
+        self.asked = question  # as the user wrote it (a follow-up is made standalone)
+        self.earlier = earlier  # the run this one continues (deepsearch -c)
+        # Kept in the history unless the front end (eval) or the settings say not;
+        # `present`: the result as the front end will print it (the CLI cleans it).
+        self.keep = keep and settings.history.enabled
+        self.present = present
+        self.started_at = datetime.now(UTC)
+        from deepsearch.history import new_run_id
+
+        self.run_id = new_run_id(self.started_at)
+        self.warnings: list[str] = []  # one line each: the history could not keep the run
 
     async def execute(self) -> ResearchResult:
         """The run's result, failures included (see the module docstring)."""
@@ -97,7 +119,32 @@ class ResearchSession:
     def finish(self, result: ResearchResult) -> ResearchResult:
         from deepsearch.runtime import finish_cassette
 
-        return finish_cassette(self.cassette, result)
+        result = finish_cassette(self.cassette, result)
+        continued = self.earlier.run_id if self.earlier is not None else None
+        result = result.model_copy(update={"run_id": self.run_id, "continued_from": continued})
+        if self.keep:
+            try:
+                self._keep(result)
+            except Exception as exc:  # a bug in keeping it must not cost the run either
+                self.warnings.append(f"run not kept in the history: {_internal(exc)}")
+        return result
+
+    def _keep(self, result: ResearchResult) -> None:
+        """The run into the history (a warning when the file cannot take it)."""
+        from deepsearch.agent.handover import capture
+        from deepsearch.history import keep_run
+
+        shown = self.present(result) if self.present is not None else result
+        if self.run is not None:
+            carry: Carryover | None = capture(self.run.state, result.answer, run_id=self.run_id)
+        else:  # never started: a follow-up of it starts where this one would have
+            carry = self.earlier
+        warning = keep_run(
+            self.settings, result, output_json=shown.json_text(), asked=self.asked,
+            started_at=self.started_at, finished_at=datetime.now(UTC), carry=carry,
+        )  # fmt: skip
+        if warning is not None:
+            self.warnings.append(warning)
 
     async def _go(self) -> ResearchResult:
         from deepsearch.agent.loop import ResearchRun
@@ -115,11 +162,33 @@ class ResearchSession:
             )  # fmt: skip
             if self.adapt is not None:
                 self.adapt(deps)
+            if self.earlier is not None:
+                question = self.question = await self._standalone(deps)
             run = self.run = ResearchRun(question, deps, run_options(settings))
             for item in self.knowledge:
                 run.state.add_knowledge(item.model_copy())
+            if self.earlier is not None:
+                from deepsearch.agent.handover import seed
+
+                seed(run.state, self.earlier)
             collector.settle()  # start-up is over (the console script's collector.hold)
             return await run.run()
+
+    async def _standalone(self, deps: AgentDeps) -> str:
+        """The follow-up as a question of its own (one LLM call, in the budget)."""
+        from deepsearch.agent.events import Notice, safe_emit
+        from deepsearch.agent.steps.follow_up import standalone_question
+
+        assert self.earlier is not None
+        earlier = self.earlier
+        question = await standalone_question(
+            deps.llm, earlier.question, earlier.answer, self.question
+        )
+        said = f"continuing run {earlier.run_id}"
+        if question != self.question:
+            said += f": researching {question!r}"
+        safe_emit(self.emit, Notice(text=said))
+        return question
 
     def _failed(self, error: str, exc: BaseException) -> ResearchResult:
         # Before the run: it could not go on at all ("fatal"), unless only the user can

@@ -45,6 +45,8 @@ _SCRUBBED_ENV = [
     "DEEPSEARCH_MODEL",
     "DEEPSEARCH_SEARCH_PROVIDER",
     "DEEPSEARCH_CACHE_DIR",
+    "DEEPSEARCH_DATA_DIR",
+    "XDG_DATA_HOME",
     "SSL_CERT_DIR",
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -66,6 +68,9 @@ class _Hermetic:
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="deepsearch-tests-"))
+        # The run history every research run keeps (docs/history.md): on a RAM disk
+        # where there is one, where SQLite's fsync is free (~30 ms a new file on disk).
+        self.data_root = _ram_folder() or self.root
         self.count = 0
         self.baseline: dict[str, str] = {}
 
@@ -88,6 +93,9 @@ class _Hermetic:
         os.environ["HOME"] = str(home)
         os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
         os.environ["DEEPSEARCH_CACHE_DIR"] = str(home / ".cache" / "deepsearch")
+        # The run history (docs/history.md): never the user's own data directory.
+        os.environ["XDG_DATA_HOME"] = str(home / ".local" / "share")
+        os.environ["DEEPSEARCH_DATA_DIR"] = str(self.data_root / f"data{self.count}")
 
     def end_test(self) -> None:
         """Back to the session's environment, whatever the test changed directly."""
@@ -97,6 +105,13 @@ class _Hermetic:
         for var, value in self.baseline.items():
             if env.get(var) != value:
                 env[var] = value
+
+
+def _ram_folder() -> Path | None:
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        return None
+    return Path(tempfile.mkdtemp(prefix="deepsearch-tests-data-", dir=shm))
 
 
 _HERMETIC = _Hermetic()
@@ -123,6 +138,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     import shutil
 
     shutil.rmtree(_HERMETIC.root, ignore_errors=True)
+    shutil.rmtree(_HERMETIC.data_root, ignore_errors=True)
 
 
 _WATCHED_SIGNALS = tuple(

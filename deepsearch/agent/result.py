@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Literal, TypedDict, Unpack
 
 from pydantic import BaseModel, Field
@@ -127,6 +128,14 @@ class ResearchResult(BaseModel):
     # None for a run cut short while researching.
     stop_reason: str | None = None
     stop_step: int | None = None
+    # The run's id in the history (docs/history.md; null for a run nobody kept an id
+    # for) and, for a follow-up (`-c`), the id of the run it continued.
+    run_id: str | None = None
+    continued_from: str | None = None
+
+    def json_text(self) -> str:
+        """The one line `--json` prints (and the history keeps), without its newline."""
+        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False)
 
     @property
     def exit_code(self) -> int:

@@ -30,6 +30,15 @@ def register(app: typer.Typer, only: str | None = None) -> None:
         app.command("research", help=research_cmd.HELP, cls=research_cmd.ResearchCommand)(
             research_cmd.research
         )
+    if only in (None, "history", "show"):  # the history's own commands (no research flags)
+        from deepsearch.commands import history_cmd
+
+        for word, run, text in (
+            ("history", history_cmd.history, history_cmd.HISTORY_HELP),
+            ("show", history_cmd.show, history_cmd.SHOW_HELP),
+        ):
+            if only in (None, word):
+                app.command(word, help=text, cls=PlainSwitchesCommand)(run)
     # config, doctor, eval, serve, mcp and cost take the research flags: passed through unparsed.
     for name, (module_name, function, cls_name) in _PASSED_THROUGH.items():
         if only not in (None, name):

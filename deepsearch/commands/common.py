@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve", "mcp", "cost"}
+SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve", "mcp", "cost", "history", "show"}
 
 ConfigOption = Annotated[
     Path | None,
@@ -44,4 +44,6 @@ COMMAND_HELP = {
     "serve": "Serve research as an OpenAI-compatible chat-completions endpoint.",
     "mcp": "Serve research as a Model Context Protocol tool (stdio or HTTP).",
     "cost": "Estimate what a research would cost at these settings, before running it.",
+    "history": "List the runs kept in the history, newest first (see: docs/history.md).",
+    "show": "Print a run kept in the history as it was printed (--json: its JSON).",
 }

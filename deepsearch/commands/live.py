@@ -56,6 +56,7 @@ TOOL_WORDS = {
     "coder": "writing code",
     "finalizer": "finalizing the answer",
     "fallback": "repairing the model's reply",
+    "follow_up": "making the follow-up a question of its own",
 }
 
 

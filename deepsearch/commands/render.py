@@ -6,7 +6,6 @@ plain writes, without rich (issue 21; `output.plain_stream` says what is piped).
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from typing import TYPE_CHECKING, Any
@@ -28,7 +27,7 @@ def _short(text: str, limit: int) -> str:
 def print_answer(result: ResearchResult, *, as_json: bool) -> None:
     """The one thing on stdout: the answer (markdown) or the JSON object."""
     if as_json:
-        sys.stdout.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        sys.stdout.write(result.json_text() + "\n")
         sys.stdout.flush()
         return
     if not result.answer:

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
+    from deepsearch.agent.handover import Carryover
     from deepsearch.cassettes import CassetteMode, CassetteSpec
+    from deepsearch.config import Settings
 
 from deepsearch.commands.common import PlainSwitchesCommand
 from deepsearch.commands.research_options import FLAG_OF, config_values, hosts, signature
@@ -62,9 +64,10 @@ def research(**params: Any) -> None:
     spec = cassette_spec(
         record=params["record"], replay=params["replay"], replay_lenient=params["replay_lenient"]
     )
+    earlier = _earlier(settings, params["continue_from"])
     code = run_research(
         text, settings, as_json=params["as_json"], quiet=params["quiet"], trace_path=trace,
-        cassette=spec,
+        cassette=spec, earlier=earlier,
     )  # fmt: skip
     raise typer.Exit(code)
 
@@ -72,6 +75,19 @@ def research(**params: Any) -> None:
 # inspect.signature() (and so Typer) reads __signature__; typeshed's FunctionType does
 # not declare the attribute, hence the ignore.
 research.__signature__ = signature()  # type: ignore[attr-defined]
+
+
+def _earlier(settings: Settings, continue_from: str | None) -> Carryover | None:
+    """The run `-c` continues (None without -c); none there is exit 2, one line."""
+    if continue_from is None:
+        return None
+    from deepsearch.commands.continuation import LAST
+    from deepsearch.history import earlier_run
+
+    wanted = continue_from.strip()
+    if not wanted:
+        raise UsageError("--continue needs a run id (or nothing: the last run)")
+    return earlier_run(settings, None if wanted == LAST else wanted)
 
 
 def cassette_spec(

@@ -31,6 +31,7 @@ PANEL_PROVIDERS = "Providers"
 PANEL_LIMITS = "Limits"
 PANEL_OUTPUT = "Output"
 PANEL_WEB = "Web and sources"
+PANEL_HISTORY = "History"
 
 
 def _as_given(value: Any) -> Any:
@@ -190,6 +191,12 @@ OPTIONS: tuple[ResearchOption, ...] = (
     _row("no_cache", "--no-cache", bool, PANEL_WEB, "",
          "Neither read nor write the search/page cache.", config_key="cache.enabled",
          to_config=_false_when_set, names_errors=False),
+    # `-c` alone means the last run: cli.route writes it as `--continue=last`.
+    _row("continue_from", ("--continue", "-c"), str, PANEL_HISTORY, "[RUN_ID]",
+         "Follow up the last run (or RUN_ID): start from what it read, fetch none of it again."),
+    _row("no_history", "--no-history", bool, PANEL_HISTORY, "",
+         "Keep nothing of this run in the history (deepsearch history).",
+         config_key="history.enabled", to_config=_false_when_set, names_errors=False),
 )  # fmt: skip
 
 QUESTION = inspect.Parameter(

@@ -5,10 +5,12 @@ code from the result's data."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from deepsearch.agent.handover import Carryover
     from deepsearch.agent.result import ResearchResult
     from deepsearch.cassettes import CassetteSpec
     from deepsearch.commands.live import LiveView
@@ -24,17 +26,20 @@ def run_research(
     quiet: bool,
     trace_path: Path | None,
     cassette: CassetteSpec | None = None,
+    earlier: Carryover | None = None,
 ) -> int:
     """Run, report, and the exit code: the result's, or the signal's when interrupted.
     A configuration that cannot work (no provider) is a ConfigError for the CLI."""
     from deepsearch.commands.live import LiveView
+    from deepsearch.commands.output import safe_result
     from deepsearch.commands.signals import signals_interrupt
     from deepsearch.session import ResearchSession
 
     view = LiveView(quiet=quiet)
     session = ResearchSession(
-        question, settings, emit=view, trace_path=trace_path, cassette=cassette
-    )
+        question, settings, emit=view, trace_path=trace_path, cassette=cassette,
+        earlier=earlier, present=safe_result,
+    )  # fmt: skip
     view.start("starting")
     with signals_interrupt() as caught:
         try:  # cut-short runs too leave through the cassette (an interrupted
@@ -42,7 +47,18 @@ def run_research(
         finally:
             view.stop()  # before any line on stderr, the error's included
         _report(result, view, as_json=as_json, quiet=quiet)
+        _warn(session.warnings)
     return caught.exit_code() if result.status == "interrupted" else result.exit_code
+
+
+def _warn(warnings: list[str]) -> None:
+    """`warning: ...` on stderr, one line each (the history could not keep the run),
+    even with --quiet: the user would otherwise look for the run in vain."""
+    from deepsearch.commands.output import clean_line
+
+    for warning in warnings:
+        sys.stderr.write(f"warning: {clean_line(warning)}\n")
+    sys.stderr.flush()
 
 
 def _result(session: ResearchSession) -> ResearchResult:

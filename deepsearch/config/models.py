@@ -22,6 +22,7 @@ ToolName = Literal[
     "finalizer",
     "fallback",
     "grader",
+    "follow_up",
 ]
 ProviderName = Literal["gemini", "openai", "ollama"]
 SearchProviderName = Literal["duckduckgo", "searxng", "jina", "brave", "serper", "local"]
@@ -39,6 +40,7 @@ ENV_KEYS: dict[str, str] = {
     "DEEPSEARCH_MODEL": "llm.model",
     "DEEPSEARCH_SEARCH_PROVIDER": "search.providers",
     "DEEPSEARCH_CACHE_DIR": "cache.dir",
+    "DEEPSEARCH_DATA_DIR": "history.dir",
 }
 
 
@@ -145,6 +147,13 @@ class CacheConfig(_Strict):
     search_ttl_s: int = Field(3_600, ge=0)
 
 
+class HistoryConfig(_Strict):
+    """The run history (deepsearch/history/): one SQLite file in the data directory."""
+
+    enabled: bool = True
+    dir: str | None = None  # None: the user data directory (platformdirs)
+
+
 class AgentOptions(_Strict):
     """The agent.* keys the research loop reads: declared once, here. RunOptions
     (agent/deps.py) derives from this class, so a bound holds for a config file, a
@@ -222,6 +231,7 @@ class Settings(_Strict):
     search: SearchConfig = Field(default_factory=SearchConfig)
     reader: ReaderConfig = Field(default_factory=ReaderConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     keys: KeysConfig = Field(default_factory=KeysConfig)

@@ -120,9 +120,11 @@ class EvalRunner:
             target = cassette_dir(self.plan.out, item.id)
             shutil.rmtree(target, ignore_errors=True)  # a killed run's partial cassette
             spec = CassetteSpec(mode="record", directory=target)
+        # A benchmark's runs are its results file's, not the user's history.
         session = ResearchSession(
-            item.question, self.plan.settings, cassette=spec, adapt=self._block_answer_keys
-        )
+            item.question, self.plan.settings, cassette=spec, adapt=self._block_answer_keys,
+            keep=False,
+        )  # fmt: skip
         return await session.execute()
 
     def _block_answer_keys(self, deps: AgentDeps) -> None:

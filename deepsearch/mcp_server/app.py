@@ -27,7 +27,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 
 from deepsearch.agent.events import AgentEvent, StepFinished
-from deepsearch.errors import ConfigError
+from deepsearch.errors import ConfigError, DeepsearchError
 from deepsearch.mcp_server import tool
 from deepsearch.mcp_server.tasks import Sender, TaskRunner
 from deepsearch.version import __version__
@@ -118,9 +118,10 @@ async def call_research(
     try:
         question, knobs = tool.parse_arguments(arguments)
         settings = tool.call_settings(config.options, knobs, config.max_budget)
-    except (tool.ArgumentError, ConfigError) as exc:
+        earlier = tool.earlier(settings, knobs)
+    except (tool.ArgumentError, DeepsearchError) as exc:
         return error_result(config.mask(f"error: {exc}"))
-    session = ResearchSession(question, settings, emit=progress)
+    session = ResearchSession(question, settings, emit=progress, earlier=earlier)
     try:
         async with progress:
             result = await session.execute()
@@ -130,6 +131,8 @@ async def call_research(
         if on_cancel is None:
             raise
         result = session.cut_short("interrupted", on_cancel())
+    for warning in session.warnings:  # the history could not keep the run (stderr: a log)
+        sys.stderr.write(f"deepsearch mcp: warning: {warning}\n")
     structured = tool.output(result).model_dump(mode="json")
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=config.mask(tool.text(result)))],

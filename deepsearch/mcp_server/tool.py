@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from deepsearch.errors import ConfigError
 
 if TYPE_CHECKING:
+    from deepsearch.agent.handover import Carryover
     from deepsearch.agent.result import ResearchResult
     from deepsearch.commands.research_options import ResearchOption
     from deepsearch.config import Settings
@@ -30,8 +31,13 @@ KNOBS = (
     "effort", "budget", "max_steps", "timeout", "team_size", "language", "max_references",
     "min_confidence", "no_direct_answer", "boost_hostnames", "bad_hostnames", "only_hostnames",
     "max_cost",
+    "continue_from",
 )  # fmt: skip
 MAX_QUESTION_CHARS = 100_000  # as serve's conversation limit
+CONTINUE_HELP = (
+    'The run_id of an earlier result (or "last"): a follow-up question, researched with '
+    "that run's knowledge in hand (nothing it read is fetched again)."
+)
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
@@ -64,6 +70,8 @@ class ToolOutput(BaseModel):
     usage: ToolUsage
     error: str | None = None
     error_kind: str | None = None
+    # The run in the history: a later call's `continue_from` (docs/history.md).
+    run_id: str | None = None
 
 
 def _rows() -> dict[str, ResearchOption]:
@@ -88,6 +96,8 @@ def input_schema() -> dict[str, Any]:
         prop.update(_schema_bounds(row))
         if name == "effort":
             prop["enum"] = sorted(EFFORT_PRESETS)
+        if name == "continue_from":
+            prop["description"] = CONTINUE_HELP
         properties[name] = prop
     return {
         "type": "object",
@@ -181,7 +191,19 @@ def output(result: ResearchResult) -> ToolOutput:
         ),
         error=result.error,
         error_kind=result.error_kind,
+        run_id=result.run_id,
     )
+
+
+def earlier(settings: Settings, knobs: Mapping[str, Any]) -> Carryover | None:
+    """`continue_from`: the run of the history this call follows up (a run not there
+    is a DeepsearchError, answered as an error result)."""
+    wanted = knobs.get("continue_from")
+    if not wanted:
+        return None
+    from deepsearch.history import earlier_run
+
+    return earlier_run(settings, None if wanted == "last" else wanted)
 
 
 def text(result: ResearchResult) -> str:

@@ -5,14 +5,19 @@ reasoning text, its trace records tagged with the request id.
 The run is an ordinary coroutine: cancelling its task (the client went away) cancels
 the LLM call in flight and closes the clients, so no further call is made for it. The
 earlier turns of the conversation are seeded into the run's knowledge before the first
-step (see request.conversation)."""
+step (see request.conversation). When the last assistant turn is the answer of a run
+the history kept (a reply of this server), the run continues that one, as `deepsearch
+-c` does: the question made standalone, that run's knowledge and URL list in hand, so
+nothing it read is fetched again (docs/history.md)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from deepsearch.agent.events import AgentEvent
+from deepsearch.agent.handover import Carryover
 from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.result import ResearchResult
 from deepsearch.agent.types import KnowledgeItem
@@ -39,9 +44,10 @@ class RequestRun:
         self.on_text = on_text
         self.reasoning: list[str] = []
         self._text = ReasoningText()
+        earlier, turns = continued(settings, turns)
         self.session = ResearchSession(
             question, settings, emit=self.emit, trace_path=trace_path,
-            trace_tags={"request_id": request_id}, knowledge=turns,
+            trace_tags={"request_id": request_id}, knowledge=turns, earlier=earlier,
         )  # fmt: skip
 
     @property
@@ -61,3 +67,29 @@ class RequestRun:
             return await self.session.execute()
         except ConfigError as exc:  # a request gets a result, the server goes on
             return self.session.refused(exc)
+        finally:  # the history could not keep the run: the operator's to know
+            for warning in self.session.warnings:
+                sys.stderr.write(f"deepsearch serve: warning: {warning}\n")
+
+
+def continued(
+    settings: Settings, turns: list[KnowledgeItem]
+) -> tuple[Carryover | None, list[KnowledgeItem]]:
+    """(the kept run whose answer is the conversation's last reply, the turns without
+    that one: the run brings it back itself); (None, turns) when none is kept or the
+    history cannot be read (a conversation never fails for the history)."""
+    from deepsearch.history import HistoryError, store_for
+
+    replied = [t for t in turns if t.answer.strip()]
+    if not replied:
+        return None, turns
+    last = replied[-1]
+    store = store_for(settings)
+    try:
+        run_id = store.find_answer(last.answer)
+        carry = store.carryover(run_id) if run_id is not None else None
+    except HistoryError:
+        return None, turns
+    if carry is None:
+        return None, turns
+    return carry.model_copy(update={"run_id": run_id}), [t for t in turns if t is not last]

@@ -121,8 +121,13 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, 
     return code, json.loads(out)
 
 
+# What differs between two runs of the same calls: the time taken, and the run's own id
+# in the history (a replay is a run of its own; a cassette's result.json has none).
+PER_RUN_KEYS = ("elapsed_s", "run_id")
+
+
 def without_times(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k != "elapsed_s"}
+    return {k: v for k, v in result.items() if k not in PER_RUN_KEYS}
 
 
 class NetworkBlocked(AssertionError):

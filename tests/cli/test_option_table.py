@@ -93,7 +93,7 @@ def test_every_flag_becomes_its_configuration_key(tmp_path: Path) -> None:
          "--bad-hostnames", "c.org", "--only-hostnames", "d.org", "--max-references", "4",
          "--min-confidence", "0.5", "--language", "de", "--search-provider", "jina",
          "--llm-provider", "openai", "--model", "m1", "--corpus", str(tmp_path),
-         "--searxng-url", "http://s.lan", "--allow-private-urls", "--no-cache"],
+         "--searxng-url", "http://s.lan", "--allow-private-urls", "--no-cache", "--no-history"],
         "research",
     )  # fmt: skip
     assert overrides_of(params) == {
@@ -118,6 +118,7 @@ def test_every_flag_becomes_its_configuration_key(tmp_path: Path) -> None:
         "llm.model": "m1",
         "reader.allow_private_urls": True,
         "cache.enabled": False,
+        "history.enabled": False,
     }
 
 
