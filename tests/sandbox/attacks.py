@@ -174,11 +174,10 @@ KILLERS: dict[str, str] = {
     ),
     "memory bomb": "x = []\nwhile True:\n    x.append(' ' * 10**7)",
     "runaway output": "while True:\n    print('x' * 10000)",
-    "cpu loop": "while True:\n    pass",
     "disk filler": "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 10**6)",
     "fd exhaustion": "fs = []\nwhile True:\n    fs.append(open('/dev/null'))",
     "kill the parent": "import os\nos.kill(os.getppid(), 9)",
-    "deep recursion": "import sys\nsys.setrecursionlimit(10**6)\nf = lambda n: f(n + 1)\nf(0)",
+    "deep recursion": "import sys\nsys.setrecursionlimit(10**5)\nf = lambda n: f(n + 1)\nf(0)",
 }
 
 HARNESS = """
