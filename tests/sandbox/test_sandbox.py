@@ -521,6 +521,7 @@ PLAIN = {
         ),
         "environment": "import os\nresult = sorted(os.environ)\nprint(dict(os.environ))",
         "exit handler": "import atexit\natexit.register(print, 'ATEXIT' + '-RAN')",
+        "niceness": "import os\nresult = os.nice(0)",
     }.items()
 }
 PARENT_SECRET = "sk-test-secret"
@@ -544,6 +545,10 @@ def test_the_code_s_exit_handlers_never_run(batch: Batch) -> None:
     # They would run after the envelope, in a process that should have ended.
     assert batch.outcomes[PLAIN["exit handler"]].ok
     assert "ATEXIT-RAN" not in batch.printed
+
+
+def test_the_code_runs_at_a_lower_priority_than_the_parent(batch: Batch) -> None:
+    assert batch.outcomes[PLAIN["niceness"]].result == str(os.nice(0) + 10)
 
 
 def test_environment_is_cleared(batch: Batch) -> None:
