@@ -43,6 +43,7 @@ from pydantic import BaseModel, Field
 Isolation = Literal["auto", "unshare", "none-unsafe"]
 
 _PROBE_TIMEOUT_S = 10.0
+_NICENESS = 10
 _SPARE_TASKS = 16  # threads the code may start (processes are denied by seccomp)
 # Per-run uids as root: a range no distribution hands to accounts (below 2**31 - 1,
 # which some tools treat as "no uid").
@@ -237,14 +238,17 @@ def _rlimits(limits: SandboxLimits, plan: IsolationPlan) -> list[tuple[str, int,
 def launcher(limits: SandboxLimits, plan: IsolationPlan) -> list[str] | None:
     """The programs that start a wrapped run without a ``preexec_fn`` (None: use
     ``limit_setter``): ``setpriv --pdeathsig`` (the whole tree dies with the parent) and
-    ``prlimit`` (the rlimits, inherited by everything below). Without a preexec_fn the
+    ``nice`` and ``prlimit`` (the rlimits, inherited by everything below). Without a preexec_fn the
     parent spawns with vfork, ~0.5 ms instead of a fork's ~25 ms of a stalled event loop
     under load."""
-    setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
-    if not plan.prefix or setpriv is None or prlimit is None:
+    setpriv, prlimit, nice = (shutil.which(n) for n in ("setpriv", "prlimit", "nice"))
+    if not plan.prefix or setpriv is None or prlimit is None or nice is None:
         return None
     limits_args = [f"--{name}={soft}:{hard}" for name, soft, hard in _rlimits(limits, plan)]
-    return [setpriv, "--pdeathsig=KILL", "--", prlimit, *limits_args, "--"]
+    # nice: a busy sandbox yields the CPU to the parent (its event loop, the user's
+    # other work) instead of competing with it on equal terms.
+    niceness = [nice, "-n", str(_NICENESS)]
+    return [setpriv, "--pdeathsig=KILL", "--", *niceness, prlimit, *limits_args, "--"]
 
 
 _PR_SET_PDEATHSIG = 1
@@ -279,6 +283,7 @@ def limit_setter(limits: SandboxLimits, plan: IsolationPlan) -> Callable[[], Non
     parent, prctl = os.getpid(), _PRCTL
 
     def apply() -> None:
+        os.nice(_NICENESS)
         for which, soft, hard in settings:
             resource.setrlimit(which, (soft, hard))
         if prctl is not None and plan.prefix:

@@ -78,13 +78,14 @@ _NATIVE = {
         "fn[0](('system', None))(b'id') if fn else None"
     ),
     "dotted create_dynamic": (
-        "import _imp, glob, importlib.machinery as m\n"
-        "so = glob.glob('/usr/lib/python3*/lib-dynload/_posixsubprocess*') + glob.glob("
-        "__import__('sys').prefix + '/lib/python3*/lib-dynload/_posixsubprocess*')\n"
-        "mod = _imp.create_dynamic(m.ModuleSpec('x._posixsubprocess', None, origin=so[0]))\n"
+        "import _imp, sys, importlib.machinery as m\n"
+        "lib = [p for p in sys.path if p.endswith('lib-dynload')][0]\n"
+        "so = lib + '/_posixsubprocess' + m.EXTENSION_SUFFIXES[0]\n"
+        "mod = _imp.create_dynamic(m.ModuleSpec('x._posixsubprocess', None, origin=so))\n"
+        "leak('loaded ' + str(mod))\n"
         "mod.fork_exec(['/bin/sh', '-c', 'cat ' + P + ' > got'], [b'/bin/sh'], True, (), "
-        "None, None, -1, -1, -1, -1, -1, -1, -1, -1, False, False, None, None, None, -1, None,"
-        " False)\nleak(open('got').read())"
+        "None, None, -1, -1, -1, -1, -1, -1, -1, -1, False, False, 0, None, None, -1, -1, "
+        "None, False)\nleak(open('got').read())"
     ),
     "create_builtin": (
         "import _imp, importlib.machinery as m, sys\n"
@@ -173,18 +174,19 @@ KILLERS: dict[str, str] = {
     ),
     "memory bomb": "x = []\nwhile True:\n    x.append(' ' * 10**7)",
     "runaway output": "while True:\n    print('x' * 10000)",
-    "cpu loop": "while True:\n    pass",
     "disk filler": "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 10**6)",
     "fd exhaustion": "fs = []\nwhile True:\n    fs.append(open('/dev/null'))",
     "kill the parent": "import os\nos.kill(os.getppid(), 9)",
-    "deep recursion": "import sys\nsys.setrecursionlimit(10**6)\nf = lambda n: f(n + 1)\nf(0)",
+    "deep recursion": "import sys\nsys.setrecursionlimit(10**5)\nf = lambda n: f(n + 1)\nf(0)",
 }
 
 HARNESS = """
-import json
+import json, os
+home = os.getcwd()
 leaks = []
 outcomes = {}
 for name, snippet in data['attacks'].items():
+    os.chdir(home)  # an attack that moved away does not weaken the next
     names = dict(data['names'])
     names['leak'] = leaks.append
     try:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from unittest import mock
 
 import pytest
@@ -496,6 +496,8 @@ PROCESS_ESCAPES = [
     ("import marshal; marshal.loads(b'N')", "marshal.loads"),
     ("import resource", "import resource"),
     ("import _signal", "import _signal"),  # could ignore SIGXCPU
+    # Swapping a function's code for other code (no read of __code__ needed first).
+    ("def f():\n    pass\nf.__code__ = compile('0', 'x', 'eval')", "set __code__"),
 ]
 
 
@@ -518,6 +520,8 @@ PLAIN = {
             "open('f', 'w')"
         ),
         "environment": "import os\nresult = sorted(os.environ)\nprint(dict(os.environ))",
+        "exit handler": "import atexit\natexit.register(print, 'ATEXIT' + '-RAN')",
+        "niceness": "import os\nresult = os.nice(0)",
     }.items()
 }
 PARENT_SECRET = "sk-test-secret"
@@ -535,6 +539,16 @@ def test_code_cannot_add_its_own_audit_hook(batch: Batch) -> None:
     out = batch.outcomes[PLAIN["own audit hook"]]
     assert out.ok, out.error
     assert "CALLED" not in batch.printed
+
+
+def test_the_code_s_exit_handlers_never_run(batch: Batch) -> None:
+    # They would run after the envelope, in a process that should have ended.
+    assert batch.outcomes[PLAIN["exit handler"]].ok
+    assert "ATEXIT-RAN" not in batch.printed
+
+
+def test_the_code_runs_at_a_lower_priority_than_the_parent(batch: Batch) -> None:
+    assert batch.outcomes[PLAIN["niceness"]].result == str(os.nice(0) + 10)
 
 
 def test_environment_is_cleared(batch: Batch) -> None:
@@ -716,7 +730,9 @@ def test_probe_runs_once() -> None:
 
 # --- the hook's path rule, checked in-process against posixpath ---------------------------
 
-_SEGMENTS = st.sampled_from(["..", ".", "", "a", "etc", "passwd", "work", "lib", "x.txt"])
+_SEGMENTS = st.sampled_from(
+    ["..", ".", "", "a", "etc", "passwd", "work", "work2", "lib", "x.txt"]
+)  # "work2": a sibling whose name starts with the work directory's
 
 
 @settings(max_examples=60, deadline=None)
@@ -744,3 +760,46 @@ def test_hook_allows_exactly_the_paths_inside_its_roots(parts: list[str], absolu
     assert allowed("open", (path, "w", os.O_WRONLY)) == inside_work
     assert allowed("os.remove", (path, None)) == inside_work
     assert allowed("os.listdir", (path,)) == (inside_work or inside_lib)
+
+
+# --- how a run that left no envelope ended ----------------------------------------------
+
+
+def _ended(returncode: int) -> tuple[int, Any]:
+    from deepsearch.sandbox.runner import _Ended
+
+    return returncode, _Ended(b"", 0, b"", 0, b"", False)
+
+
+@pytest.mark.parametrize(
+    ("returncode", "elapsed", "error"),
+    [
+        (-signal.SIGXCPU, 0.9, "timeout: exceeded the CPU limit of 1 s"),
+        (128 + signal.SIGXCPU, 0.9, "timeout: exceeded the CPU limit of 1 s"),  # via sh
+        (-signal.SIGKILL, 1.0, "timeout: exceeded the CPU limit of 1 s"),  # the hard limit
+        (-signal.SIGKILL, 0.04, "memory: killed by SIGKILL after 0.04 s (out of memory)"),
+        (-signal.SIGSEGV, 0.1, "crashed: killed by SIGSEGV"),
+        (7, 0.1, "crashed: exited with status 7 without reporting"),
+    ],
+)
+def test_a_run_without_an_envelope_is_named_by_how_it_ended(
+    returncode: int, elapsed: float, error: str
+) -> None:
+    from deepsearch.sandbox.runner import _verdict
+
+    code, ended = _ended(returncode)
+    assert _verdict(code, ended, LIMITS, elapsed) == (error, None)
+
+
+def test_a_sandbox_that_cannot_start_leaks_no_descriptor(monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepsearch.sandbox.runner as runner_module
+
+    # The first program of the command line cannot be started at all.
+    monkeypatch.setattr(runner_module, "launcher", lambda limits, plan: ["/nonexistent/setpriv"])
+    good = namespace_plans()[0]
+    box = Sandbox(LIMITS, probe=lambda: good)
+    before = set(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(SandboxUnavailable):
+            run(box, "result = 1")
+    assert set(os.listdir("/proc/self/fd")) == before

@@ -103,7 +103,7 @@ def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) 
     # the hang-up (its run cancelled and awaited): the client hangs up meanwhile. A run
     # left running would then get that decision, search and ask for step 3 (which
     # nothing scripts) and the query rewriter, at once: no wall-clock delay to wait out.
-    hung_up = threading.Event()
+    hung_up, deciding = threading.Event(), threading.Event()
     script = router([SEARCH, SEARCH])
     steps: list[int] = []
 
@@ -111,6 +111,7 @@ def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) 
         if schema_name(body) == "AgentStep":
             steps.append(1)
             if len(steps) == 2:
+                deciding.set()
                 hung_up.wait(30)  # longer than the server's own wait for a cancelled run
         return script(body)
 
@@ -121,7 +122,10 @@ def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) 
         )
         for chunk in stream:
             if (chunk.choices[0].delta.model_extra or {}).get("reasoning_content"):
-                break  # step 1 is done and step 2 is being decided: hang up now
+                # Step 1 is done; once step 2's decision is asked for (step 2 may first
+                # wait for the sandbox's probe), hang up.
+                assert deciding.wait(30)
+                break
         stream.close()
         try:
             assert "run=cancelled" in server.wait_log("status=499")
