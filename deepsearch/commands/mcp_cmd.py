@@ -99,7 +99,7 @@ def _config(options: dict[str, Any], max_budget: int | None, key: str | None) ->
 
     settings = _preflight(load_settings(options, labels=_flag_labels()))
     pinned = {**options, "llm_provider": settings.llm.provider}
-    secrets = [*settings.keys.secret_values(), *([key] if key else [])]
+    secrets = [*settings.secret_values(), *([key] if key else [])]
     cap = max_budget or settings.agent.token_budget
     return McpConfig(options=pinned, max_budget=cap, api_key=key, secrets=secrets)
 

@@ -94,6 +94,18 @@ class Progress:
                 return
 
 
+def masked(value: Any, mask: Callable[[str], str]) -> Any:
+    """`value` (JSON data) with `mask` applied to every string in it: the structured
+    result carries the same answer and error as the text, so it is masked the same."""
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {key: masked(item, mask) for key, item in value.items()}
+    if isinstance(value, list):
+        return [masked(item, mask) for item in value]
+    return value
+
+
 def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], isError=True
@@ -117,7 +129,7 @@ async def call_research(
             result = await session.execute()
     except ConfigError as exc:
         result = session.refused(exc)
-    structured = tool.output(result).model_dump(mode="json")
+    structured = masked(tool.output(result).model_dump(mode="json"), config.mask)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=config.mask(tool.text(result)))],
         structuredContent=structured,

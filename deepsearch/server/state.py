@@ -35,7 +35,7 @@ class ServerConfig:
 
     def __post_init__(self) -> None:
         own = [self.api_key] if self.api_key else []
-        self.secrets = [s for s in (*self.settings.keys.secret_values(), *own) if s]
+        self.secrets = [s for s in (*self.settings.secret_values(), *own) if s]
 
     def mask(self, text: str) -> str:
         return redact_secrets(text, self.secrets)
