@@ -205,25 +205,30 @@ def closed_stream_noise(record: logging.LogRecord) -> bool:
     return not isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError)
 
 
-def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
-    """The streamable HTTP endpoint at /mcp, behind serve's bearer-key check; on a
-    loopback address the Host header must be a loopback name (DNS rebinding)."""
+def http_app(config: McpConfig, *, loopback: bool, port: int | None = None) -> Starlette:
+    """The streamable HTTP endpoint at /mcp, behind serve's bearer-key check and its
+    guard (server/guard.py: on a loopback address a loopback Host name, an Origin only
+    of this server's own `port`, JSON POSTs only, no body past MAX_BODY_BYTES or
+    nested past MAX_JSON_DEPTH: the SDK would read any size and recurse)."""
     import contextlib
     from collections.abc import AsyncIterator
 
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
     from starlette.requests import Request
     from starlette.routing import Route
     from starlette.types import Receive, Scope, Send
 
-    from deepsearch.server.app import authorized, unauthorized
+    from deepsearch.server.app import MAX_BODY_BYTES, authorized, unauthorized
+    from deepsearch.server.guard import RequestGuard
 
+    own = "*" if port is None else str(port)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=loopback,
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        allowed_origins=[f"http://{name}:{own}" for name in ("127.0.0.1", "localhost", "[::1]")],
     )
     manager = StreamableHTTPSessionManager(app=build_server(config), security_settings=security)
     logging.getLogger("mcp.server.streamable_http").addFilter(closed_stream_noise)
@@ -240,4 +245,7 @@ def http_app(config: McpConfig, *, loopback: bool) -> Starlette:
         async with manager.run():
             yield
 
-    return Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan)
+    guard = Middleware(RequestGuard, loopback=loopback, max_body=MAX_BODY_BYTES)
+    return Starlette(
+        routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan, middleware=[guard]
+    )

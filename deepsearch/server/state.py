@@ -32,6 +32,10 @@ class ServerConfig:
     trace: Path | None = None
     log: Callable[[str], None] = _stderr
     secrets: list[str] = field(default_factory=list)
+    # Bound to a loopback address: only loopback Host names are answered (server/guard.py).
+    loopback: bool = True
+    # Seconds a connection has to send a whole request (server/deadline.py).
+    read_deadline_s: float = 15.0
 
     def __post_init__(self) -> None:
         own = [self.api_key] if self.api_key else []
