@@ -108,6 +108,9 @@ class ResearchResult(BaseModel):
     # None for a run cut short while researching.
     stop_reason: str | None = None
     stop_step: int | None = None
+    # What a reader must know about the answer: cited pages that carry instructions to
+    # the model (agent/steps/honesty.py). An addition: schema_version stays "2".
+    warnings: list[str] = Field(default_factory=list)
 
     @property
     def exit_code(self) -> int:

@@ -19,6 +19,10 @@ from deepsearch.agent.judging.content import answers_something
 from deepsearch.agent.types import Status
 
 MAX_QUERIES_SHOWN = 5
+UNVERIFIED_HEAD = (
+    "**Unverified:** the only sources of this answer carry instructions to AI models "
+    "(a sign of manipulation); their claim is not confirmed.\n\n"
+)
 
 
 def reported_answer(
@@ -41,9 +45,11 @@ def confidence_basis(
     trivial: bool,
     uncertain: bool,
     cited_urls: Iterable[str],
+    instructed_urls: Iterable[str] = (),
 ) -> ConfidenceBasis:
     """The run's own signals about the answer it reports (`trivial`: a direct answer,
-    accepted without evaluation; `uncertain`: the model flagged it)."""
+    accepted without evaluation; `uncertain`: the model flagged it; `instructed_urls`:
+    the cited sources whose text carries instructions to the model)."""
     checks: Checks = "none"
     if status == "answered":
         checks = "direct" if trivial else "passed"
@@ -53,6 +59,22 @@ def confidence_basis(
         forced=status in ("forced", "interrupted"),
         sources=distinct_sources(cited_urls),
         uncertain=uncertain,
+        instructed_sources=distinct_sources(instructed_urls),
+    )
+
+
+def instructed_warning(instructions: dict[str, list[str]], *, all_cited: bool) -> str | None:
+    """The result's warning when the cited sources (url -> what in them addresses the
+    model, judging/injection.py) carry instructions; None when none does."""
+    if not instructions:
+        return None
+    url, signals = next(iter(instructions.items()))
+    quoted = ", ".join(f'"{s}"' for s in signals)
+    others = f" (and {len(instructions) - 1} more)" if len(instructions) > 1 else ""
+    rests = "rests only on" if all_cited else "cites"
+    return (
+        f"the answer {rests} pages that carry instructions to the model: {url}{others} "
+        f"says {quoted}; treat its claim as unverified"
     )
 
 

@@ -4,8 +4,11 @@ record of a not-found answer, the confidence and `--min-confidence`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from deepsearch.agent.judging import honesty
 from deepsearch.agent.judging.confidence import ConfidenceBasis, confidence
+from deepsearch.agent.judging.injection import instructions_in
 from deepsearch.agent.result import ResearchResult
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Status
@@ -18,7 +21,20 @@ def reported_answer(state: AgentState, status: Status) -> tuple[str | None, Stat
     )
 
 
-def confidence_basis(state: AgentState, result: ResearchResult) -> ConfidenceBasis:
+def instructed_sources(state: AgentState, result: ResearchResult) -> dict[str, list[str]]:
+    """The cited sources (pages read, snippets seen) whose text addresses the model
+    (url -> the passages, `judging.injection.instructions_in`), each looked at once."""
+    found: dict[str, list[str]] = {}
+    for url in dict.fromkeys(ref.url for ref in result.references):
+        source = state.pages.get(url) or state.snippets.get(url)
+        if source is not None and (signals := instructions_in(source.title + "\n" + source.text)):
+            found[url] = signals
+    return found
+
+
+def confidence_basis(
+    state: AgentState, result: ResearchResult, instructed: Iterable[str] = ()
+) -> ConfidenceBasis:
     """The run's own signals about the answer it reports."""
     return honesty.confidence_basis(
         result.status,
@@ -26,12 +42,22 @@ def confidence_basis(state: AgentState, result: ResearchResult) -> ConfidenceBas
         trivial=state.trivial,
         uncertain=state.answer_uncertain,
         cited_urls=(ref.url for ref in result.references),
+        instructed_urls=instructed,
     )
 
 
 def with_confidence(state: AgentState, result: ResearchResult) -> ResearchResult:
-    result.confidence_basis = confidence_basis(state, result)
+    """The confidence and its basis; a warning when cited pages instruct the model."""
+    instructed = instructed_sources(state, result)
+    result.confidence_basis = confidence_basis(state, result, instructed)
     result.confidence = confidence(result.confidence_basis)
+    basis = result.confidence_basis
+    all_cited = basis.instructed_sources >= basis.sources
+    warning = honesty.instructed_warning(instructed, all_cited=all_cited)
+    if warning is not None and warning not in result.warnings:
+        result.warnings.append(warning)
+        if all_cited and result.answer:  # every front end shows the answer: it says so
+            result.answer = honesty.UNVERIFIED_HEAD + result.answer
     return result
 
 
