@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from deepsearch.config import Settings, redact_secrets
+from deepsearch.server.deadline import READ_DEADLINE_S
 
 
 def _stderr(line: str) -> None:
@@ -35,7 +36,7 @@ class ServerConfig:
     # Bound to a loopback address: only loopback Host names are answered (server/guard.py).
     loopback: bool = True
     # Seconds a connection has to send a whole request (server/deadline.py).
-    read_deadline_s: float = 15.0
+    read_deadline_s: float = READ_DEADLINE_S
 
     def __post_init__(self) -> None:
         own = [self.api_key] if self.api_key else []
