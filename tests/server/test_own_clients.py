@@ -23,11 +23,12 @@ JSON = {"content-type": "application/json"}
 MAX_JSON_DEPTH = 64  # deepsearch.server.guard's (Starlette is imported by tests that use it)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def quiet_server() -> Iterator[tuple[RunningServer, FakeOpenAIServer]]:
     """A server whose model is scripted with no step: a run that started would fail on
-    its first call, and `llm.chat_requests` shows whether one did. Slow clients get
-    0.3 s to send a request."""
+    its first call, and `llm.chat_requests` shows whether one did (no test here may
+    start one). Slow clients get 0.3 s to send a request. One for the module: uvicorn
+    takes ~0.25 s to stop."""
     with FakeSearchServers() as search, FakeOpenAIServer(router([])) as llm:
         config = ServerConfig(
             settings=settings_for(llm, search), max_budget=200_000, read_deadline_s=0.3
