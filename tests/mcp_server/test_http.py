@@ -117,10 +117,14 @@ async def test_only_its_own_clients_are_answered(endpoint: str, llm: FakeOpenAIS
             content=deep + "]" * 50_000 + "}}",
             headers={"content-type": "application/json"},
         )
+        huge = await client.post(
+            endpoint, content=b" " * (2 * 2**20 + 1), headers={"content-type": "application/json"}
+        )
         own = await client.post(endpoint, json=ping, headers={"origin": f"http://localhost:{port}"})
     assert other_port.status_code == 403 and rebinding.status_code == 421
     assert plain.status_code == 415
     assert nested.status_code == 400 and "deeper than 64 levels" in nested.text
+    assert huge.status_code == 413 and "larger than" in huge.text  # the SDK read any size
     assert own.status_code != 403 and "origin" not in own.text.lower()
     assert llm.chat_requests == []
 
