@@ -108,13 +108,14 @@ def refusal(scope: Scope, *, loopback: bool) -> tuple[int, str, str] | None:
     server = scope.get("server") or (None, None)
     own_port = server[1] if isinstance(server[1], int) else None
     if loopback and host and not is_loopback_name(split_host(host, None)[0]):
-        return 421, "host_not_allowed", f"this server answers only to localhost, not {host!r}"
+        shown = host[:100]  # the client's own words, shortened
+        return 421, "host_not_allowed", f"this server answers only to localhost, not {shown!r}"
     origin = headers.get("origin")
     if origin is not None and not origin_allowed(origin, host, own_port, loopback=loopback):
-        return 403, "origin_not_allowed", f"requests from the origin {origin!r} are refused"
+        return 403, "origin_not_allowed", f"requests from the origin {origin[:100]!r} are refused"
     media = headers.get("content-type", "").split(";")[0].strip().lower()
     if scope.get("method") == "POST" and media != "application/json":
-        shown = media or "none"
+        shown = media[:100] or "none"
         return 415, "unsupported_media_type", f"Content-Type must be application/json ({shown})"
     return None
 
