@@ -64,14 +64,14 @@ async def reader() -> AsyncIterator[LocalReader]:
     await r.aclose()
 
 
-def fooled_model(prompts: dict[str, list[str]]) -> Any:
+def fooled_model(prompts: dict[str, list[str]], answer: str = CLAIM) -> Any:
     """Searches, reads the one result, then repeats the page's claim; every check
     passes (the evaluator is fooled too). Keeps the prompts it was shown."""
     steps = iter(
         [
             {"think": "look", "action": {"search": {"queries": ["eiffel tower location"]}}},
             {"think": "read", "action": {"visit": {"url_indices": [1]}}},
-            {"think": "the page says so", "action": {"answer": {"answer": CLAIM}}},
+            {"think": "the page says so", "action": {"answer": {"answer": answer}}},
         ]
     )
 
@@ -96,11 +96,14 @@ def block_of(prompt: str, marker: str) -> tuple[str, str]:
     return holding[0], section.group(1)
 
 
-async def research(site: LoopbackServer, reader: LocalReader, path: str) -> tuple[Any, dict]:
+async def research(
+    site: LoopbackServer, reader: LocalReader, path: str, answer: str = CLAIM
+) -> tuple[Any, dict]:
     url = site.url(path)
     hit = SearchResult(title="Eiffel Tower news", url=url, snippet="Tower news.", provider="fake")
     prompts: dict[str, list[str]] = {}
-    deps, _ = make_deps(fooled_model(prompts), search=FakeSearch(lambda q: [hit]), reader=reader)  # type: ignore[arg-type]
+    model = fooled_model(prompts, answer)
+    deps, _ = make_deps(model, search=FakeSearch(lambda q: [hit]), reader=reader)  # type: ignore[arg-type]
     result = await ResearchRun(QUESTION, deps, options(max_steps=5)).run()
     return result, prompts
 
@@ -146,3 +149,20 @@ async def test_the_same_page_without_instructions_is_well_supported(
     assert basis is not None and basis.instructed_sources == 0
     assert result.confidence == 0.73 and result.warnings == []
     assert not result.answer.startswith("**Unverified:**")
+
+
+@pytest.mark.timeout(30)
+async def test_a_reworded_claim_that_anchors_no_quote_is_not_well_supported_either(
+    site: LoopbackServer, reader: LocalReader
+) -> None:
+    """A claim in other words cites nothing; it still came from the page it read."""
+    reworded = "Rome is where you will find the famous iron landmark nowadays."
+    result, _ = await research(site, reader, "/injected", reworded)
+    basis = result.confidence_basis
+    assert result.status == "answered" and result.references == []
+    assert basis is not None and basis.sources == 0 and basis.instructed_sources == 1
+    assert result.confidence == 0.24 and result.answer.startswith("**Unverified:**")
+    (warning,) = result.warnings
+    assert warning.startswith("the answer cites no source, and the run read pages that")
+    clean, _ = await research(site, reader, "/clean", reworded)
+    assert clean.confidence == 0.6 and clean.warnings == []

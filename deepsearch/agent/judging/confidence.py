@@ -8,7 +8,8 @@
     c       = 0.15 + 0.45 * checks + 0.40 * sources
     c      *= 0.6  if Beast Mode (or a limit) forced the answer
     c      *= 0.7  if the model itself flagged the answer as uncertain
-    c      *= 0.4  if every cited host's page carries instructions to the model
+    c      *= 0.4  if every cited host's page carries instructions to the model (for
+                   an answer citing none: if a page the run read does)
     c       = 0    if there is no supported answer (not found, failed, empty)
 
 rounded to 2 decimals. The README documents the same formula; keep them together.
@@ -42,7 +43,10 @@ class ConfidenceBasis(BaseModel):
     sources: int = Field(ge=0, description="distinct hosts the cited quotes come from")
     uncertain: bool = Field(description="the model flagged the answer as uncertain")
     instructed_sources: int = Field(
-        0, ge=0, description="cited hosts whose page carries instructions to the model"
+        0,
+        ge=0,
+        description="hosts of the answer's support (its cited pages; for an answer citing "
+        "none, the pages read) whose text carries instructions to the model",
     )
 
 

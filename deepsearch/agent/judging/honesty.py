@@ -19,9 +19,10 @@ from deepsearch.agent.judging.content import answers_something
 from deepsearch.agent.types import Status
 
 MAX_QUERIES_SHOWN = 5
+INSTRUCTED_TAIL = "; treat its claim as unverified"
 UNVERIFIED_HEAD = (
-    "**Unverified:** the only sources of this answer carry instructions to AI models "
-    "(a sign of manipulation); their claim is not confirmed.\n\n"
+    "**Unverified:** the pages this answer rests on carry instructions to AI models "
+    "(a sign of manipulation); its claim is not confirmed.\n\n"
 )
 
 
@@ -63,19 +64,32 @@ def confidence_basis(
     )
 
 
-def instructed_warning(instructions: dict[str, list[str]], *, all_cited: bool) -> str | None:
-    """The result's warning when the cited sources (url -> what in them addresses the
-    model, judging/injection.py) carry instructions; None when none does."""
+def instructed_warning(instructions: dict[str, list[str]], *, cited: int) -> str | None:
+    """The result's warning when the answer's support (url -> what in it addresses the
+    model, judging/injection.py) carries instructions, given `cited` (distinct hosts
+    the answer cites; 0: the support is the pages read); None when none does."""
     if not instructions:
         return None
     url, signals = next(iter(instructions.items()))
     quoted = ", ".join(f'"{s}"' for s in signals)
     others = f" (and {len(instructions) - 1} more)" if len(instructions) > 1 else ""
-    rests = "rests only on" if all_cited else "cites"
+    if not cited:
+        rests = "cites no source, and the run read pages that"
+    elif distinct_sources(instructions) >= cited:
+        rests = "rests only on pages that"
+    else:
+        rests = "cites pages that"
     return (
-        f"the answer {rests} pages that carry instructions to the model: {url}{others} "
-        f"says {quoted}; treat its claim as unverified"
+        f"the answer {rests} carry instructions to the model: {url}{others} "
+        f"says {quoted}{INSTRUCTED_TAIL}"
     )
+
+
+def without_instructed_warning(answer: str, warnings: list[str]) -> tuple[str, list[str]]:
+    """The answer and warnings as before `instructed_warning` was applied: a result is
+    judged again once its references are in (its first look had none)."""
+    kept = [w for w in warnings if not w.endswith(INSTRUCTED_TAIL)]
+    return answer.removeprefix(UNVERIFIED_HEAD), kept
 
 
 def below_min_confidence(status: Status, value: float, threshold: float) -> bool:

@@ -21,13 +21,25 @@ def reported_answer(state: AgentState, status: Status) -> tuple[str | None, Stat
     )
 
 
+# An answer that cites nothing rests on what was read: the newest pages, each up to
+# this much of its text (a bound on the scan's CPU, once a run).
+UNCITED_PAGES, UNCITED_CHARS = 10, 100_000
+
+
 def instructed_sources(state: AgentState, result: ResearchResult) -> dict[str, list[str]]:
-    """The cited sources (pages read, snippets seen) whose text addresses the model
-    (url -> the passages, `judging.injection.instructions_in`), each looked at once."""
+    """The answer's support whose text addresses the model (url -> the passages,
+    `judging.injection.instructions_in`): its cited sources (pages read, snippets
+    seen), or for an answer that cites none, the newest pages the run read (a claim
+    reworded from a page anchors no quote, but came from it all the same)."""
+    cited = list(dict.fromkeys(ref.url for ref in result.references))
+    urls = cited or state.read_urls[-UNCITED_PAGES:]
     found: dict[str, list[str]] = {}
-    for url in dict.fromkeys(ref.url for ref in result.references):
+    for url in urls:
         source = state.pages.get(url) or state.snippets.get(url)
-        if source is not None and (signals := instructions_in(source.title + "\n" + source.text)):
+        if source is None:
+            continue
+        text = source.text if cited else source.text[:UNCITED_CHARS]
+        if signals := instructions_in(source.title + "\n" + text):
             found[url] = signals
     return found
 
@@ -47,16 +59,22 @@ def confidence_basis(
 
 
 def with_confidence(state: AgentState, result: ResearchResult) -> ResearchResult:
-    """The confidence and its basis; a warning when cited pages instruct the model."""
+    """The confidence and its basis; a warning when the answer's support instructs the
+    model. Judged afresh on every call (a snapshot is judged before its references)."""
+    result.answer, result.warnings = honesty.without_instructed_warning(
+        result.answer, result.warnings
+    )
     instructed = instructed_sources(state, result)
     result.confidence_basis = confidence_basis(state, result, instructed)
     result.confidence = confidence(result.confidence_basis)
     basis = result.confidence_basis
-    all_cited = basis.instructed_sources >= basis.sources
-    warning = honesty.instructed_warning(instructed, all_cited=all_cited)
-    if warning is not None and warning not in result.warnings:
+    if not basis.supported:  # not found, failed: no claim to warn about
+        return result
+    unsupported = basis.instructed_sources >= basis.sources  # no clean source left
+    warning = honesty.instructed_warning(instructed, cited=basis.sources)
+    if warning is not None:
         result.warnings.append(warning)
-        if all_cited and result.answer:  # every front end shows the answer: it says so
+        if unsupported and result.answer:  # every front end shows the answer: it says so
             result.answer = honesty.UNVERIFIED_HEAD + result.answer
     return result
 
