@@ -12,7 +12,7 @@ saying "not found" clears the candidate (see the loop).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from deepsearch.agent.judging.confidence import Checks, ConfidenceBasis, distinct_sources
 from deepsearch.agent.judging.content import answers_something
@@ -64,7 +64,7 @@ def confidence_basis(
     )
 
 
-def instructed_warning(instructions: dict[str, list[str]], *, cited: int) -> str | None:
+def instructed_warning(instructions: Mapping[str, Sequence[str]], *, cited: int) -> str | None:
     """The result's warning when the answer's support (url -> what in it addresses the
     model, judging/injection.py) carries instructions, given `cited` (distinct hosts
     the answer cites; 0: the support is the pages read); None when none does."""

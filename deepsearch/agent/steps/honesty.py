@@ -26,14 +26,14 @@ def reported_answer(state: AgentState, status: Status) -> tuple[str | None, Stat
 UNCITED_PAGES, UNCITED_CHARS = 10, 100_000
 
 
-def instructed_sources(state: AgentState, result: ResearchResult) -> dict[str, list[str]]:
+def instructed_sources(state: AgentState, result: ResearchResult) -> dict[str, tuple[str, ...]]:
     """The answer's support whose text addresses the model (url -> the passages,
     `judging.injection.instructions_in`): its cited sources (pages read, snippets
     seen), or for an answer that cites none, the newest pages the run read (a claim
     reworded from a page anchors no quote, but came from it all the same)."""
     cited = list(dict.fromkeys(ref.url for ref in result.references))
     urls = cited or state.read_urls[-UNCITED_PAGES:]
-    found: dict[str, list[str]] = {}
+    found: dict[str, tuple[str, ...]] = {}
     for url in urls:
         source = state.pages.get(url) or state.snippets.get(url)
         if source is None:

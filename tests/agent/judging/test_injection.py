@@ -47,7 +47,7 @@ def test_text_addressed_to_the_model_is_flagged(text: str) -> None:
     ],
 )
 def test_ordinary_pages_are_not_flagged(text: str) -> None:
-    assert instructions_in(text) == []
+    assert instructions_in(text) == ()
 
 
 def test_signals_are_few_and_distinct() -> None:
