@@ -13,10 +13,10 @@ import httpx
 import pytest
 
 from deepsearch.server.state import ServerConfig
-from tests.cli.test_end_to_end import QUESTION, router
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.cli.test_end_to_end import ANSWER_STEP, QUESTION, router, schema_name
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
-from tests.server.conftest import RunningServer, settings_for, start_server
+from tests.server.conftest import _STOPPING, RunningServer, settings_for, start_server
 
 BODY = json.dumps({"model": "deepsearch", "messages": [{"role": "user", "content": QUESTION}]})
 JSON = {"content-type": "application/json"}
@@ -124,6 +124,34 @@ def test_slow_clients_are_cut_at_the_read_deadline(
     assert 0.25 <= elapsed < 3, elapsed
     assert all(reply.startswith(b"HTTP/1.1 408 ") for reply in replies), replies
     assert llm.chat_requests == []
+
+
+def test_a_request_read_in_time_is_never_cut_however_long_its_run() -> None:
+    """The deadline is for reading the request: a run whose model takes longer than
+    the deadline (0.5 s against 0.3 s) is answered in full."""
+    answer = router([ANSWER_STEP])
+
+    def slow(body: dict[str, object]) -> object:
+        reply = answer(body)
+        return (
+            Reply(content=json.dumps(reply), delay_s=0.5)
+            if schema_name(body) == "AgentStep"
+            else reply
+        )
+
+    with FakeSearchServers() as search, FakeOpenAIServer(slow) as llm:
+        config = ServerConfig(
+            settings=settings_for(llm, search), max_budget=200_000, read_deadline_s=0.3
+        )
+        server = start_server(config)
+        try:
+            url = server.base_url + "/chat/completions"
+            done = httpx.post(url, content=BODY, headers=JSON, timeout=20)
+        finally:
+            server.server.should_exit = True
+            _STOPPING.append(server)  # joined once, at the end of the session
+    assert done.status_code == 200, done.text
+    assert "Stephen King" in done.json()["choices"][0]["message"]["content"]
 
 
 def test_the_rules_in_parts() -> None:
