@@ -40,7 +40,7 @@ def run_options(settings: Settings) -> RunOptions:
 
 
 def secret_values(settings: Settings) -> list[str]:
-    return settings.keys.secret_values()
+    return settings.secret_values()
 
 
 def build_similarity(llm: LLMClient) -> Similarity:

@@ -113,3 +113,23 @@ def test_doctor_with_a_placeholder_key_prints_the_server_message(
         )
     rows = {row["name"]: row["detail"] for row in json.loads(done.stdout)["checks"]}
     assert "text expected" in rows["structured output"], rows
+
+
+def test_a_user_pass_url_gives_its_password_and_basic_credential_to_every_mask() -> None:
+    """Issue 31: the `Basic` credential of a `user:pass@` URL is masked wherever a key is
+    (serve, mcp, --trace, cassettes, doctor all take Settings.secret_values())."""
+    import base64
+
+    environ = {
+        "OPENAI_API_KEY": LONG,
+        "OPENAI_BASE_URL": "http://deploy:pa%24%24word-llm@llm.internal/v1",
+        "SEARXNG_URL": "http://s:search-pass-123@searx.internal/",
+    }
+    settings = load_config(environ=environ).settings
+    secrets = settings.secret_values()
+    llm_basic = base64.b64encode(b"deploy:pa$$word-llm").decode()
+    search_basic = base64.b64encode(b"s:search-pass-123").decode()
+    assert {LONG, "pa$$word-llm", "search-pass-123", llm_basic, search_basic} <= set(secrets)
+    server = ServerConfig(settings=settings, max_budget=100_000)
+    echoed = f"401: Authorization: Basic {llm_basic} / Basic {search_basic}"
+    assert server.mask(echoed) == "401: Authorization: Basic **** / Basic ****"

@@ -18,7 +18,7 @@ from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem, ScoredUrl
 from deepsearch.llm import tokens
 from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
-from deepsearch.prompts import render
+from deepsearch.prompts import render, untrusted
 
 if TYPE_CHECKING:
     from deepsearch.config import ToolName
@@ -43,21 +43,25 @@ def _item_words(item: KnowledgeItem) -> frozenset[str]:
 
 
 def format_item(index: int, item: KnowledgeItem) -> str:
+    """One knowledge block; what came from pages and snippets (all but the block's own
+    tag) cannot forge a tag (`prompts.untrusted`): it stays inside the block."""
     sources = ""
     if item.references:
         sources = "\n" + render(
-            "context/knowledge_item_sources", urls=", ".join(item.references[:5])
+            "context/knowledge_item_sources", urls=untrusted(", ".join(item.references[:5]))
         )
     updated = (
-        " " + render("context/knowledge_item_updated", date=item.updated) if item.updated else ""
+        " " + render("context/knowledge_item_updated", date=untrusted(item.updated))
+        if item.updated
+        else ""
     )
     return render(
         "context/knowledge_item",
         index=index,
         type=item.type,
         updated=updated,
-        question=item.question,
-        answer=item.answer,
+        question=untrusted(item.question),
+        answer=untrusted(item.answer),
         sources=sources,
     )
 
@@ -162,8 +166,8 @@ def _all_fit(
 
 def render_context(state: AgentState, knowledge: Sequence[KnowledgeItem], omitted: int) -> str:
     parts = [render("context/original_question", question=state.question)]
-    if state.current_question != state.question:
-        parts.append(render("context/current_question", question=state.current_question))
+    if state.current_question != state.question:  # a sub-question: the model wrote it
+        parts.append(render("context/current_question", question=untrusted(state.current_question)))
     if knowledge:
         # Blank lines between items let token counting cache each item (see count_tokens).
         items = "\n\n".join(format_item(item.id, item) for item in knowledge)
@@ -171,13 +175,15 @@ def render_context(state: AgentState, knowledge: Sequence[KnowledgeItem], omitte
         parts.append(render("context/knowledge", items=items, omitted=note))
     if state.diary:
         entries = "\n".join(state.diary[-MAX_DIARY_ENTRIES:])
-        parts.append(render("context/diary", entries=entries))
+        parts.append(render("context/diary", entries=untrusted(entries)))
     if state.searched_queries:
         shown = state.searched_queries[-MAX_QUERIES_SHOWN:]
-        parts.append(render("context/queries_done", queries="; ".join(shown)))
+        parts.append(render("context/queries_done", queries=untrusted("; ".join(shown))))
     if len(state.gaps) > 1:
         pending = [g for g in state.gaps if g != state.question]
-        lines = "\n".join(render("context/open_sub_question", question=g) for g in pending)
+        lines = "\n".join(
+            render("context/open_sub_question", question=untrusted(g)) for g in pending
+        )
         parts.append(render("context/open_sub_questions", questions=lines))
     return "\n\n".join(parts)
 
@@ -186,15 +192,19 @@ def _url_line(url: ScoredUrl) -> str:
     score = f"{url.score:.2f}"
     if url.origin == "link":
         return render(
-            "context/url_link", index=url.index, score=score, url=url.url, title=url.title
+            "context/url_link",
+            index=url.index,
+            score=score,
+            url=untrusted(url.url),
+            title=untrusted(url.title),
         )
     return render(
         "context/url_hit",
         index=url.index,
         score=score,
-        url=url.url,
-        title=url.title,
-        snippet=url.snippet[:200],
+        url=untrusted(url.url),
+        title=untrusted(url.title),
+        snippet=untrusted(url.snippet[:200]),
     )
 
 
@@ -207,7 +217,7 @@ def render_requirements(state: AgentState, *, for_original: bool) -> str:
     if not for_original or not state.improvement_plans:
         return ""
     plans = "\n".join(
-        render("context/reviewer_plan", number=i + 1, plan=plan)
+        render("context/reviewer_plan", number=i + 1, plan=untrusted(plan))
         for i, plan in enumerate(state.improvement_plans)
     )
     return render("context/requirements", plans=plans)

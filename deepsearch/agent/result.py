@@ -128,6 +128,9 @@ class ResearchResult(BaseModel):
     # None for a run cut short while researching.
     stop_reason: str | None = None
     stop_step: int | None = None
+    # What a reader must know about the answer: cited pages that carry instructions to
+    # the model (agent/steps/honesty.py). An addition: schema_version stays "2".
+    warnings: list[str] = Field(default_factory=list)
     # The run's id in the history (docs/history.md; null for a run nobody kept an id
     # for) and, for a follow-up (`-c`), the id of the run it continued.
     run_id: str | None = None

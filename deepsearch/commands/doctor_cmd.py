@@ -276,7 +276,7 @@ def _clean(text: str, settings: Settings) -> str:
     """One line, URL passwords and every configured key masked."""
     from deepsearch.llm.provider_common import one_line
 
-    return one_line(redact_userinfo(text), secrets=settings.keys.secret_values())
+    return one_line(redact_userinfo(text), secrets=settings.secret_values())
 
 
 def config_checks(settings: Settings) -> list[Check]:

@@ -115,7 +115,7 @@ def _config(
 
     settings = _preflight(load_settings(options, labels=_flag_labels()))
     pinned = {**options, "llm_provider": settings.llm.provider}
-    secrets = [*settings.keys.secret_values(), *([key] if key else [])]
+    secrets = [*settings.secret_values(), *([key] if key else [])]
     cap = max_budget or settings.agent.token_budget
     return McpConfig(options=pinned, max_budget=cap, api_key=key, secrets=secrets, **limits)
 
@@ -147,17 +147,24 @@ def _serve_http(config: Any, host: str, port: int, key: str | None) -> None:
     sock = _bind(host, port)
 
     from deepsearch.mcp_server.app import http_app
+    from deepsearch.server.deadline import read_deadline_protocol
 
-    app = http_app(config, loopback=_is_loopback(host))
+    bound = sock.getsockname()[1]
+    app = http_app(config, loopback=_is_loopback(host), port=bound)
     typer.echo(
-        f"deepsearch mcp: listening on http://{_url_host(host)}:{sock.getsockname()[1]}/mcp "
+        f"deepsearch mcp: listening on http://{_url_host(host)}:{bound}/mcp "
         f"(auth {'on' if key else 'off'}, {config.max_concurrent} at once, "
         f"at most {config.max_budget} tokens a call)",
         err=True,
     )
     server = uvicorn.Server(
         uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5
+            app,
+            http=read_deadline_protocol(),  # slow clients cut (server/deadline.py)
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=5,
         )
     )
     server.run(sockets=[sock])

@@ -82,6 +82,11 @@ def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: boo
         print_answer(result, as_json=as_json)
     if not quiet:
         view.summary(summary_line(result))
+    if result.warnings and not quiet:  # cited pages that instruct the model
+        from rich.markup import escape
+
+        for warning in result.warnings:
+            view.console.print(f"[bold yellow]warning:[/] {escape(warning)}")
     if result.error and not as_json:
         from rich.markup import escape
 

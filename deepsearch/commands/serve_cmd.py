@@ -143,6 +143,7 @@ def _serve(
             api_key=key,
             max_concurrent=max_concurrent,
             trace=trace,
+            loopback=_is_loopback(host),
         )
     )
     bound = sock.getsockname()[1]
@@ -231,6 +232,7 @@ def _server(app: Starlette, caught: Caught) -> uvicorn.Server:
     import uvicorn
 
     from deepsearch.server.app import ServerState
+    from deepsearch.server.deadline import read_deadline_protocol
 
     state: ServerState = app.state.deepsearch
 
@@ -246,6 +248,7 @@ def _server(app: Starlette, caught: Caught) -> uvicorn.Server:
     return Server(
         uvicorn.Config(
             app,
+            http=read_deadline_protocol(state.config.read_deadline_s),  # slow clients cut
             log_level="warning",
             access_log=False,  # the app logs one line per request itself
             lifespan="off",

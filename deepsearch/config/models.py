@@ -8,6 +8,7 @@ from typing import Annotated, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from deepsearch.config.presets import EFFORT_BUDGETS, MAX_TEAM_SIZE, MIN_BUDGET, Effort
+from deepsearch.config.redaction import url_secrets
 from deepsearch.config.values import AnswerKeySites, HostList, HttpUrl, OptionalLanguage
 from deepsearch.errors import ConfigError
 
@@ -235,6 +236,17 @@ class Settings(_Strict):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     keys: KeysConfig = Field(default_factory=KeysConfig)
+
+    def secret_values(self) -> list[str]:
+        """Every key that is set, and the credentials of every `user:pass@` URL (its
+        password and the `Basic` credential sent for it): what any output masks."""
+        urls = [
+            value
+            for section in (self.llm, self.search, self.reader)
+            for value in section.model_dump().values()
+            if isinstance(value, str) and "@" in value
+        ]
+        return [*self.keys.secret_values(), *(s for url in urls for s in url_secrets(url))]
 
     def tool_settings(self, provider: ProviderName, tool: ToolName) -> ModelSettings:
         """The provider default merged with the tool's override (and DEEPSEARCH_MODEL)."""

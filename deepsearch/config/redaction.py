@@ -12,8 +12,10 @@ garble every message that contains the letter (`'te****t'`).
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable
+from urllib.parse import unquote, urlsplit
 
 SECRET_MASK = "****"
 MIN_SECRET_LENGTH = 8
@@ -32,6 +34,23 @@ def redact_secrets(text: str, secrets: Iterable[str | None]) -> str:
     for secret in maskable(secrets):
         text = text.replace(secret, SECRET_MASK)
     return text
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The secrets a `user:pass@` URL carries: its password, and the `Basic` credential
+    an HTTP client derives from it (base64 of `user:pass`, as sent and as a server may
+    echo it), raw and percent-decoded. [] for a URL without a password."""
+    try:
+        parts = urlsplit(url or "")
+        user, password = parts.username, parts.password
+    except ValueError:
+        return []
+    if not password:
+        return []
+    out = [password, unquote(password)]
+    for pair in {f"{user or ''}:{password}", f"{unquote(user or '')}:{unquote(password)}"}:
+        out.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
+    return list(dict.fromkeys(out))
 
 
 def mask_secret(value: str) -> str:

@@ -26,7 +26,7 @@ from deepsearch.llm.provider_common import (
     make_usage,
     no_embedding_model,
     one_line,
-    url_password,
+    url_secrets,
 )
 from deepsearch.llm.schema_dialects import GEMINI, UnsupportedSchema, to_dialect
 
@@ -190,7 +190,7 @@ class GeminiProvider:
         from google.genai import errors
 
         wording = ErrorWording(self.name, model, endpoint_label(self.name, self.base_url))
-        secrets = [self._api_key, url_password(self.base_url)]
+        secrets = [self._api_key, *url_secrets(self.base_url)]
         message = one_line(_error_text(exc), secrets=secrets)
         if isinstance(exc, errors.APIError):
             code = exc.code

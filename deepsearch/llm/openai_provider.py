@@ -53,7 +53,7 @@ from deepsearch.llm.provider_common import (
     make_usage,
     no_embedding_model,
     one_line,
-    url_password,
+    url_secrets,
 )
 from deepsearch.llm.refusals import names_structured_output
 from deepsearch.llm.schema_dialects import (
@@ -346,7 +346,7 @@ class OpenAIProvider:
         # Placeholders ("ollama", "not-needed") are not secrets: masking them would
         # garble server messages such as "try `ollama pull ...`".
         placeholder = self.name == "ollama" or self._api_key == KEYLESS_PLACEHOLDER
-        return [url_password(self.base_url)] + ([] if placeholder else [self._api_key])
+        return url_secrets(self.base_url) + ([] if placeholder else [self._api_key])
 
 
 def _schema_name(name: str) -> str:

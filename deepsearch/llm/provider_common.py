@@ -73,14 +73,12 @@ def endpoint_label(provider: str, base_url: str) -> str:
     return f"{provider} at {redact_userinfo(base_url)}"
 
 
-def url_password(url: str) -> str:
-    """The password embedded in `url` ("" if none), to scrub from echoed error text."""
-    from urllib.parse import urlsplit
+def url_secrets(url: str) -> list[str]:
+    """The password embedded in `url` and the `Basic` credential derived from it
+    (config.redaction.url_secrets), to scrub from echoed error text."""
+    from deepsearch.config.redaction import url_secrets as secrets_of
 
-    try:
-        return urlsplit(url).password or ""
-    except ValueError:
-        return ""
+    return secrets_of(url)
 
 
 def no_embedding_model(provider: str) -> ProviderError:

@@ -99,6 +99,18 @@ class Progress:
                 return
 
 
+def masked(value: Any, mask: Callable[[str], str]) -> Any:
+    """`value` (JSON data) with `mask` applied to every string in it: the structured
+    result carries the same answer and error as the text, so it is masked the same."""
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {key: masked(item, mask) for key, item in value.items()}
+    if isinstance(value, list):
+        return [masked(item, mask) for item in value]
+    return value
+
+
 def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], isError=True
@@ -133,7 +145,7 @@ async def call_research(
         result = session.cut_short("interrupted", on_cancel())
     for warning in session.warnings:  # the history could not keep the run (stderr: a log)
         sys.stderr.write(f"deepsearch mcp: warning: {warning}\n")
-    structured = tool.output(result).model_dump(mode="json")
+    structured = masked(tool.output(result).model_dump(mode="json"), config.mask)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=config.mask(tool.text(result)))],
         structuredContent=structured,
@@ -249,25 +261,36 @@ def closed_stream_noise(record: logging.LogRecord) -> bool:
     return not isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError)
 
 
-def http_app(config: McpConfig, *, loopback: bool, runner: TaskRunner | None = None) -> Starlette:
-    """The streamable HTTP endpoint at /mcp, behind serve's bearer-key check; on a
-    loopback address the Host header must be a loopback name (DNS rebinding)."""
+def http_app(
+    config: McpConfig,
+    *,
+    loopback: bool,
+    port: int | None = None,
+    runner: TaskRunner | None = None,
+) -> Starlette:
+    """The streamable HTTP endpoint at /mcp, behind serve's bearer-key check and its
+    guard (server/guard.py: on a loopback address a loopback Host name, an Origin only
+    of this server's own `port`, JSON POSTs only, no body past MAX_BODY_BYTES or
+    nested past MAX_JSON_DEPTH: the SDK would read any size and recurse)."""
     import contextlib
     from collections.abc import AsyncIterator
 
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
     from starlette.requests import Request
     from starlette.routing import Route
     from starlette.types import Receive, Scope, Send
 
-    from deepsearch.server.app import authorized, unauthorized
+    from deepsearch.server.app import MAX_BODY_BYTES, authorized, unauthorized
+    from deepsearch.server.guard import RequestGuard
 
+    own = "*" if port is None else str(port)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=loopback,
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        allowed_origins=[f"http://{name}:{own}" for name in ("127.0.0.1", "localhost", "[::1]")],
     )
     runner = runner or runner_for(config)
     manager = StreamableHTTPSessionManager(
@@ -290,4 +313,7 @@ def http_app(config: McpConfig, *, loopback: bool, runner: TaskRunner | None = N
         finally:
             await runner.shutdown("the server stopped")
 
-    return Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan)
+    guard = Middleware(RequestGuard, loopback=loopback, max_body=MAX_BODY_BYTES)
+    return Starlette(
+        routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan, middleware=[guard]
+    )

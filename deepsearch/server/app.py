@@ -1,5 +1,8 @@
 """The Starlette app: `GET /v1/models`, `POST /v1/chat/completions`, `GET /health`.
 
+Behind `guard.RequestGuard` (on loopback only loopback Host names, no foreign Origin,
+JSON POSTs only); a body nested past `guard.MAX_JSON_DEPTH` is a 400.
+
 Every `/v1` route needs `Authorization: Bearer <key>` when the server has a key
 (compared in constant time). At most `max_concurrent` researches run at once; one more
 is answered 429 with `Retry-After` at once, never queued. One log line per request
@@ -16,11 +19,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from deepsearch.server import shapes
+from deepsearch.server.guard import RequestGuard, nesting_problem, too_deep
 from deepsearch.server.request import RequestError, conversation, parse_request, run_settings
 from deepsearch.server.state import ServerConfig, ServerState
 
@@ -82,6 +87,7 @@ def create_app(config: ServerConfig) -> Starlette:
             Route("/v1/chat/completions", chat, methods=["POST"]),
         ],
         exception_handlers={HTTPException: http_error},
+        middleware=[Middleware(RequestGuard, loopback=config.loopback)],
     )
     app.state.deepsearch = state  # for the server's shutdown (serve_cmd)
     return app
@@ -106,15 +112,23 @@ async def read_json(request: Request) -> Any:
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise too_big
     parts, size = [], 0
-    async for part in request.stream():
-        size += len(part)
-        if size > MAX_BODY_BYTES:  # a chunked upload declares no length
-            raise too_big
-        parts.append(part)
     try:
-        return json.loads(b"".join(parts))
+        async for part in request.stream():
+            size += len(part)
+            if size > MAX_BODY_BYTES:  # a chunked upload declares no length
+                raise too_big
+            parts.append(part)
+    except ClientDisconnect:  # gone mid-body (or cut at the read deadline)
+        raise RequestError("the client went away before sending the whole body") from None
+    try:
+        value = json.loads(b"".join(parts))
+    except RecursionError:  # the parser's own limit: a 500 and a traceback before
+        raise RequestError(too_deep()) from None
     except ValueError:
         raise RequestError("the request body is not valid JSON") from None
+    if (deep := nesting_problem(value)) is not None:
+        raise RequestError(deep)
+    return value
 
 
 async def chat_completions(request: Request, state: ServerState) -> Response:

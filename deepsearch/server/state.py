@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from deepsearch.config import Settings, redact_secrets
+from deepsearch.server.deadline import READ_DEADLINE_S
 
 
 def _stderr(line: str) -> None:
@@ -32,10 +33,14 @@ class ServerConfig:
     trace: Path | None = None
     log: Callable[[str], None] = _stderr
     secrets: list[str] = field(default_factory=list)
+    # Bound to a loopback address: only loopback Host names are answered (server/guard.py).
+    loopback: bool = True
+    # Seconds a connection has to send a whole request (server/deadline.py).
+    read_deadline_s: float = READ_DEADLINE_S
 
     def __post_init__(self) -> None:
         own = [self.api_key] if self.api_key else []
-        self.secrets = [s for s in (*self.settings.keys.secret_values(), *own) if s]
+        self.secrets = [s for s in (*self.settings.secret_values(), *own) if s]
 
     def mask(self, text: str) -> str:
         return redact_secrets(text, self.secrets)

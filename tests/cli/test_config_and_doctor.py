@@ -15,7 +15,7 @@ from deepsearch import __version__
 from deepsearch.config import load_config
 from tests.cli.inprocess import Outcome, run_cli_in_process
 from tests.fakes.gemini_server import FakeGeminiServer
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -267,6 +267,26 @@ def test_doctor_llm_error_hides_the_url_password(search_fake: FakeSearchServers)
     assert done.returncode == 1
     assert "rejected the credentials" in done.stdout and "deploy:****@" in done.stdout
     assert password not in done.stdout + done.stderr and SECRET not in done.stdout
+
+
+def test_a_basic_credential_echoed_by_the_server_stays_hidden(
+    search_fake: FakeSearchServers,
+) -> None:
+    """Issue 31: a `user:pass@` base URL is sent as `Authorization: Basic base64(user:pass)`;
+    a server that echoes the header showed it unmasked."""
+    import base64
+
+    password = "hunter22-basic"
+    basic = base64.b64encode(f"deploy:{password}".encode()).decode()
+    echo = Reply.error(400, f"bad header 'Authorization: Basic {basic}'")
+    with FakeOpenAIServer(handler=lambda body: echo) as server:
+        base_url = server.base_url.replace("http://", f"http://deploy:{password}@")
+        done = run_in_process(
+            "doctor", OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=base_url, **search_env(search_fake)
+        )
+    out = done.stdout + done.stderr
+    assert "bad header" in out and "Basic ****" in out
+    assert basic not in out and password not in out
 
 
 @pytest.mark.parametrize("runner", [run_cli, run_in_process], ids=["cli-run", "typer-app"])

@@ -165,3 +165,23 @@ def test_a_trace_file_that_cannot_be_written_is_named() -> None:
     done = run_in_process("research", "who wrote Hamlet?", "--trace", "/dev/full")
     assert done.returncode == 1
     assert "error: --trace /dev/full: No space left on device" in done.stderr
+
+
+def test_a_warning_about_the_answer_is_shown_under_the_summary() -> None:
+    """Issue 31: an answer cited only to pages that instruct the model says so on the
+    terminal too (the result's `warnings`); the escape in it is removed like any other."""
+    import io
+
+    from rich.console import Console
+
+    from deepsearch.commands.run_research import _report
+
+    buffer = io.StringIO()
+    result = _attacked()
+    result.warnings = ["the answer rests only on pages that carry instructions\x1b[2J"]
+    _report(result, LiveView(console=Console(file=buffer)), as_json=True, quiet=False)
+    lines = buffer.getvalue().splitlines()
+    assert lines[-1] == "warning: the answer rests only on pages that carry instructions[2J"
+    silent = io.StringIO()
+    _report(result, LiveView(console=Console(file=silent)), as_json=True, quiet=True)
+    assert "warning" not in silent.getvalue()

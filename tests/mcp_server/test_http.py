@@ -38,11 +38,12 @@ def endpoint(
     import uvicorn  # the server stack and the SDK load when a test uses them, not to collect
 
     from deepsearch.mcp_server.app import McpConfig, http_app
+    from deepsearch.server.deadline import read_deadline_protocol
 
     config = McpConfig(options=options, max_budget=200_000, api_key=KEY, secrets=[SECRET])
     server = uvicorn.Server(
         uvicorn.Config(http_app(config, loopback=True), host="127.0.0.1", port=0,
-                       log_level="warning", lifespan="on")
+                       http=read_deadline_protocol(), log_level="warning", lifespan="on")
     )  # fmt: skip
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -98,6 +99,34 @@ async def test_a_request_without_the_key_is_refused(endpoint: str) -> None:
     async with httpx.AsyncClient() as client:
         response = await client.post(endpoint, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert response.status_code == 401
+
+
+async def test_only_its_own_clients_are_answered(endpoint: str, llm: FakeOpenAIServer) -> None:
+    """Issue 31: the Origin check took http://localhost on any port; nested JSON was a
+    RecursionError. Each refusal comes before the key is even looked at."""
+    port = int(endpoint.split(":")[2].split("/")[0])
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    auth = {"authorization": f"Bearer {KEY}", "accept": "application/json, text/event-stream"}
+    deep = '{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": ' + "[" * 50_000
+    async with httpx.AsyncClient(headers=auth) as client:
+        other_port = await client.post(endpoint, json=ping, headers={"origin": f"http://localhost:{port + 1}"})  # fmt: skip
+        rebinding = await client.post(endpoint, json=ping, headers={"host": f"evil.example:{port}"})
+        plain = await client.post(endpoint, content=b"{}", headers={"content-type": "text/plain"})
+        nested = await client.post(
+            endpoint,
+            content=deep + "]" * 50_000 + "}}",
+            headers={"content-type": "application/json"},
+        )
+        huge = await client.post(
+            endpoint, content=b" " * (2 * 2**20 + 1), headers={"content-type": "application/json"}
+        )
+        own = await client.post(endpoint, json=ping, headers={"origin": f"http://localhost:{port}"})
+    assert other_port.status_code == 403 and rebinding.status_code == 421
+    assert plain.status_code == 415
+    assert nested.status_code == 400 and "deeper than 64 levels" in nested.text
+    assert huge.status_code == 413 and "larger than" in huge.text  # the SDK read any size
+    assert own.status_code != 403 and "origin" not in own.text.lower()
+    assert llm.chat_requests == []
 
 
 def test_a_public_address_without_a_key_is_refused_at_start(tmp_path: Path) -> None:

@@ -84,12 +84,14 @@ def start_server(config: ServerConfig) -> RunningServer:
     import uvicorn
 
     from deepsearch.server.app import create_app
+    from deepsearch.server.deadline import read_deadline_protocol
 
     log: list[str] = []
     config.log = log.append
     server = uvicorn.Server(
         uvicorn.Config(
             create_app(config),
+            http=read_deadline_protocol(config.read_deadline_s),  # as serve_cmd's
             host="127.0.0.1",
             port=0,
             log_level="warning",

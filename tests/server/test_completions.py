@@ -37,8 +37,10 @@ def page_texts(web: LoopbackServer) -> dict[str, str]:
 
 
 def definitions(content: str) -> dict[int, tuple[str, str]]:
-    """n -> (quote, url) from the `[^n]: "quote" — [title](url)` lines."""
-    found = re.findall(r'^\[\^(\d+)\]: "(.*)" — \[.*\]\((.*)\)$', content, re.MULTILINE)
+    """n -> (quote, url) from the `[^n]: "quote" — [title](url) (host)` lines."""
+    found = re.findall(
+        r'^\[\^(\d+)\]: "(.*)" — \[.*\]\((\S*)\)(?: \(.*\))?$', content, re.MULTILINE
+    )
     return {int(n): (quote, url) for n, quote, url in found}
 
 

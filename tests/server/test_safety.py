@@ -221,12 +221,11 @@ def test_bad_knobs_are_400_and_spend_nothing(
 def test_a_body_that_is_not_json_is_400(serve: Serve) -> None:
     with FakeOpenAIServer(router([])) as llm:  # no run starts: no step is scripted
         server = serve(llm)
-        reply = httpx.post(server.base_url + "/chat/completions", content=b"{nope")
+        url, json_type = server.base_url + "/chat/completions", {"content-type": "application/json"}
+        reply = httpx.post(url, content=b"{nope", headers=json_type)
         missing = httpx.get(server.base_url + "/nowhere")
-        huge = httpx.post(server.base_url + "/chat/completions", content=b" " * (2 * 2**20 + 1))
-        chunked = httpx.post(
-            server.base_url + "/chat/completions", content=iter([b" " * 2**20] * 3)
-        )
+        huge = httpx.post(url, content=b" " * (2 * 2**20 + 1), headers=json_type)
+        chunked = httpx.post(url, content=iter([b" " * 2**20] * 3), headers=json_type)
     assert reply.status_code == 400 and "not valid JSON" in reply.json()["error"]["message"]
     for big in (huge, chunked):
         assert big.status_code == 400 and "larger than" in big.json()["error"]["message"]

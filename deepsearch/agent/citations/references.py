@@ -246,13 +246,18 @@ def _prefilter(sentences: list[Sentence], quotes: list[_Quote], per: int) -> lis
 
 
 def render_reference_definitions(refs: Sequence[Reference], start: int = 1) -> str:
+    """`[^n]: "quote" — [title](url) (host)`: the host is named unless the title
+    already does, since the title is the page's own word (a page may call itself
+    anything) and a rendered link hides its address."""
     lines = []
     for n, ref in enumerate(refs, start=start):
-        title = (ref.title or hostname(ref.url) or ref.url).replace("[", "(").replace("]", ")")
+        host = hostname(ref.url)
+        title = (ref.title or host or ref.url).replace("[", "(").replace("]", ")")
         title = normalize_ws(title)
         # Parentheses or blanks in the URL would end the markdown link early.
         url = ref.url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
-        lines.append(f'[^{n}]: "{normalize_ws(ref.quote)}" — [{title}]({url})')
+        named = f" ({host})" if host and host.casefold() not in title.casefold() else ""
+        lines.append(f'[^{n}]: "{normalize_ws(ref.quote)}" — [{title}]({url}){named}')
     return "\n".join(lines)
 
 

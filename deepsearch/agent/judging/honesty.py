@@ -12,13 +12,18 @@ saying "not found" clears the candidate (see the loop).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from deepsearch.agent.judging.confidence import Checks, ConfidenceBasis, distinct_sources
 from deepsearch.agent.judging.content import answers_something
 from deepsearch.agent.types import Status
 
 MAX_QUERIES_SHOWN = 5
+INSTRUCTED_TAIL = "; treat its claim as unverified"
+UNVERIFIED_HEAD = (
+    "**Unverified:** the pages this answer rests on carry instructions to AI models "
+    "(a sign of manipulation); its claim is not confirmed.\n\n"
+)
 
 
 def reported_answer(
@@ -41,9 +46,11 @@ def confidence_basis(
     trivial: bool,
     uncertain: bool,
     cited_urls: Iterable[str],
+    instructed_urls: Iterable[str] = (),
 ) -> ConfidenceBasis:
     """The run's own signals about the answer it reports (`trivial`: a direct answer,
-    accepted without evaluation; `uncertain`: the model flagged it)."""
+    accepted without evaluation; `uncertain`: the model flagged it; `instructed_urls`:
+    the cited sources whose text carries instructions to the model)."""
     checks: Checks = "none"
     if status == "answered":
         checks = "direct" if trivial else "passed"
@@ -53,7 +60,36 @@ def confidence_basis(
         forced=status in ("forced", "interrupted"),
         sources=distinct_sources(cited_urls),
         uncertain=uncertain,
+        instructed_sources=distinct_sources(instructed_urls),
     )
+
+
+def instructed_warning(instructions: Mapping[str, Sequence[str]], *, cited: int) -> str | None:
+    """The result's warning when the answer's support (url -> what in it addresses the
+    model, judging/injection.py) carries instructions, given `cited` (distinct hosts
+    the answer cites; 0: the support is the pages read); None when none does."""
+    if not instructions:
+        return None
+    url, signals = next(iter(instructions.items()))
+    quoted = ", ".join(f'"{s}"' for s in signals)
+    others = f" (and {len(instructions) - 1} more)" if len(instructions) > 1 else ""
+    if not cited:
+        rests = "cites no source, and the run read pages that"
+    elif distinct_sources(instructions) >= cited:
+        rests = "rests only on pages that"
+    else:
+        rests = "cites pages that"
+    return (
+        f"the answer {rests} carry instructions to the model: {url}{others} "
+        f"says {quoted}{INSTRUCTED_TAIL}"
+    )
+
+
+def without_instructed_warning(answer: str, warnings: list[str]) -> tuple[str, list[str]]:
+    """The answer and warnings as before `instructed_warning` was applied: a result is
+    judged again once its references are in (its first look had none)."""
+    kept = [w for w in warnings if not w.endswith(INSTRUCTED_TAIL)]
+    return answer.removeprefix(UNVERIFIED_HEAD), kept
 
 
 def below_min_confidence(status: Status, value: float, threshold: float) -> bool:

@@ -26,7 +26,7 @@ from deepsearch.errors import StructuredOutputError
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient, json_schema_of
 from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
-from deepsearch.prompts import render
+from deepsearch.prompts import render, untrusted
 
 if TYPE_CHECKING:  # judging's replies and rules are imported where a call uses them:
     # the Evaluator is built before a run's first request, its first call comes after
@@ -43,15 +43,17 @@ DEFAULT_KNOWLEDGE_TOKENS = 20_000
 
 
 def _qa(question: str, answer: str) -> list[Message]:
-    return [Message(role="user", content=render("eval_input", question=question, answer=answer))]
+    # The question may be a sub-question and the answer may repeat a page: both data.
+    content = render("eval_input", question=untrusted(question), answer=untrusted(answer))
+    return [Message(role="user", content=content)]
 
 
 def _source_dates(knowledge: Sequence[KnowledgeItem], limit: int = 20) -> str:
     lines = [
         render(
             "eval_source_date",
-            source=", ".join(item.references[:1]) or item.question[:80],
-            date=item.updated,
+            source=untrusted(", ".join(item.references[:1]) or item.question[:80]),
+            date=untrusted(item.updated or ""),
         )
         for item in knowledge
         if item.type == "url" and item.updated
@@ -200,7 +202,9 @@ class Evaluator:
         from deepsearch.agent.judging.evaluator import ErrorAnalysis
 
         content = render(
-            "error_analyzer_input", diary="\n".join(diary[-20:]), verdict=verdict.think
+            "error_analyzer_input",
+            diary=untrusted("\n".join(diary[-20:])),
+            verdict=untrusted(verdict.think),
         )
         result = await self.llm.generate_object(
             "error_analyzer",

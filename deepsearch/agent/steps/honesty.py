@@ -4,8 +4,11 @@ record of a not-found answer, the confidence and `--min-confidence`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from deepsearch.agent.judging import honesty
 from deepsearch.agent.judging.confidence import ConfidenceBasis, confidence
+from deepsearch.agent.judging.injection import instructions_in
 from deepsearch.agent.result import ResearchResult
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import Status
@@ -18,7 +21,32 @@ def reported_answer(state: AgentState, status: Status) -> tuple[str | None, Stat
     )
 
 
-def confidence_basis(state: AgentState, result: ResearchResult) -> ConfidenceBasis:
+# An answer that cites nothing rests on what was read: the newest pages, each up to
+# this much of its text (a bound on the scan's CPU, once a run).
+UNCITED_PAGES, UNCITED_CHARS = 10, 100_000
+
+
+def instructed_sources(state: AgentState, result: ResearchResult) -> dict[str, tuple[str, ...]]:
+    """The answer's support whose text addresses the model (url -> the passages,
+    `judging.injection.instructions_in`): its cited sources (pages read, snippets
+    seen), or for an answer that cites none, the newest pages the run read (a claim
+    reworded from a page anchors no quote, but came from it all the same)."""
+    cited = list(dict.fromkeys(ref.url for ref in result.references))
+    urls = cited or state.read_urls[-UNCITED_PAGES:]
+    found: dict[str, tuple[str, ...]] = {}
+    for url in urls:
+        source = state.pages.get(url) or state.snippets.get(url)
+        if source is None:
+            continue
+        text = source.text if cited else source.text[:UNCITED_CHARS]
+        if signals := instructions_in(source.title + "\n" + text):
+            found[url] = signals
+    return found
+
+
+def confidence_basis(
+    state: AgentState, result: ResearchResult, instructed: Iterable[str] = ()
+) -> ConfidenceBasis:
     """The run's own signals about the answer it reports."""
     return honesty.confidence_basis(
         result.status,
@@ -26,12 +54,28 @@ def confidence_basis(state: AgentState, result: ResearchResult) -> ConfidenceBas
         trivial=state.trivial,
         uncertain=state.answer_uncertain,
         cited_urls=(ref.url for ref in result.references),
+        instructed_urls=instructed,
     )
 
 
 def with_confidence(state: AgentState, result: ResearchResult) -> ResearchResult:
-    result.confidence_basis = confidence_basis(state, result)
+    """The confidence and its basis; a warning when the answer's support instructs the
+    model. Judged afresh on every call (a snapshot is judged before its references)."""
+    result.answer, result.warnings = honesty.without_instructed_warning(
+        result.answer, result.warnings
+    )
+    instructed = instructed_sources(state, result)
+    result.confidence_basis = confidence_basis(state, result, instructed)
     result.confidence = confidence(result.confidence_basis)
+    basis = result.confidence_basis
+    if not basis.supported:  # not found, failed: no claim to warn about
+        return result
+    unsupported = basis.instructed_sources >= basis.sources  # no clean source left
+    warning = honesty.instructed_warning(instructed, cited=basis.sources)
+    if warning is not None:
+        result.warnings.append(warning)
+        if unsupported and result.answer:  # every front end shows the answer: it says so
+            result.answer = honesty.UNVERIFIED_HEAD + result.answer
     return result
 
 

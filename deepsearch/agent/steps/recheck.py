@@ -19,7 +19,7 @@ from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
-from deepsearch.prompts import render
+from deepsearch.prompts import render, untrusted
 from deepsearch.web.types import SearchResult
 
 
@@ -33,7 +33,7 @@ async def propose_queries(state: AgentState, llm: LLMClient, answer: str) -> lis
     content = render(
         "research_planner_recheck_input",
         question=state.question,
-        answer=answer,
+        answer=untrusted(answer),
         queries="\n".join(state.searched_queries),
     )
     reply = await llm.generate_object(
@@ -49,13 +49,15 @@ async def judge_results(
     state: AgentState, llm: LLMClient, answer: str, results: list[SearchResult]
 ) -> RecheckVerdict:
     digest = "\n".join(
-        render("query_rewriter_result", title=r.title, snippet=r.snippet[:300])
+        render(
+            "query_rewriter_result", title=untrusted(r.title), snippet=untrusted(r.snippet[:300])
+        )
         for r in results[:RESULTS_SHOWN]
     )
     content = render(
         "research_planner_recheck_results",
         question=state.question,
-        answer=answer,
+        answer=untrusted(answer),
         results=digest,
     )
     reply = await llm.generate_object(

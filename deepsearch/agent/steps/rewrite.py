@@ -17,13 +17,15 @@ from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.errors import BudgetExceeded, StructuredOutputError
 from deepsearch.llm.base import Message
 from deepsearch.llm.client import LLMClient
-from deepsearch.prompts import render
+from deepsearch.prompts import render, untrusted
 from deepsearch.web.types import SearchQuery, SearchResult, TimeFilter
 
 
 def _results_digest(results: list[SearchResult], limit: int = 20) -> str:
     return "\n".join(
-        render("query_rewriter_result", title=r.title, snippet=r.snippet[:200])
+        render(
+            "query_rewriter_result", title=untrusted(r.title), snippet=untrusted(r.snippet[:200])
+        )
         for r in results[:limit]
     )
 

@@ -59,7 +59,7 @@ async def test_with_references_only_seen_urls_stay_links() -> None:
     assert "[Paris](https://a.org/e)" in body  # a URL the run read stays a link
     assert "(source)" in body and "hallucinated.example" not in text
     assert "See also-made-up.org/x." in body and "https://also-made-up.org" not in text
-    assert definitions.rstrip().endswith("[E](https://a.org/e)")
+    assert definitions.rstrip().endswith("[E](https://a.org/e) (a.org)")
 
 
 def test_unlink_unseen_forms_and_code() -> None:

@@ -130,8 +130,24 @@ def test_render_definitions() -> None:
     refs = [Reference(url="https://a.com/x", title="A [draft]", quote="some  quote\ntext")]
     assert (
         render_reference_definitions(refs)
-        == '[^1]: "some quote text" — [A (draft)](https://a.com/x)'
+        == '[^1]: "some quote text" — [A (draft)](https://a.com/x) (a.com)'
     )
+
+
+def test_a_definition_names_the_host_its_page_title_may_hide() -> None:
+    """Issue 31: a page may call itself anything; the host it came from is named."""
+    refs = [
+        Reference(url="https://evil.example/p", title="Reuters", quote="q"),
+        Reference(url="https://www.example.org/p", title="Example.org: home", quote="q"),
+        Reference(url="https://example.net/p", title="", quote="q"),
+        Reference(url="file:///notes/a.md", title="Notes", quote="q"),
+    ]
+    assert render_reference_definitions(refs).splitlines() == [
+        '[^1]: "q" — [Reuters](https://evil.example/p) (evil.example)',
+        '[^2]: "q" — [Example.org: home](https://www.example.org/p)',
+        '[^3]: "q" — [example.net](https://example.net/p)',
+        '[^4]: "q" — [Notes](file:///notes/a.md)',
+    ]
 
 
 words = st.sampled_from(
@@ -358,7 +374,7 @@ async def test_embeddings_need_no_shared_word() -> None:
 def test_definition_urls_with_parentheses_stay_links() -> None:
     refs = [Reference(url="https://en.wikipedia.org/wiki/Mercury_(planet)", title="M", quote="q")]
     assert render_reference_definitions(refs).endswith(
-        "[M](https://en.wikipedia.org/wiki/Mercury_%28planet%29)"
+        "[M](https://en.wikipedia.org/wiki/Mercury_%28planet%29) (en.wikipedia.org)"
     )
 
 
