@@ -160,7 +160,7 @@ def run(argv: list[str]) -> int:
     """Run one command line; the exit code. A deepsearch error is one line and the code
     it carries (error_boundary); a usage error gets a hint; a write error on stdout
     (help to a full disk, a closed pipe) is never a traceback."""
-    from deepsearch.commands.output import guarded_stdout
+    from deepsearch.commands.stdout import guarded_stdout
 
     ClickException, NoArgsIsHelpError, UsageError = _click_errors()
 

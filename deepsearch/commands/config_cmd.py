@@ -13,8 +13,8 @@ from rich.table import Table
 
 from deepsearch.commands.common import ConfigOption
 from deepsearch.commands.flags import research_flags
-from deepsearch.commands.output import guarded_stdout
 from deepsearch.commands.resolution import run_decisions
+from deepsearch.commands.stdout import guarded_stdout
 from deepsearch.config import LoadedConfig, effective_items, effective_values, load_config
 
 HELP = (
@@ -33,7 +33,7 @@ def show_config(
         bool, typer.Option("--all", help="Also list every provider's per-tool model table.")
     ] = False,
 ) -> None:
-    from deepsearch.commands.research_options import FLAG_OF
+    from deepsearch.frontend.options import FLAG_OF
 
     flags, flag_config = research_flags(ctx.args, "config")
     loaded = load_config(

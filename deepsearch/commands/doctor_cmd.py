@@ -61,8 +61,8 @@ def doctor(
     import asyncio  # here, not at the top: `deepsearch --help` must stay fast
 
     from deepsearch.commands.flags import research_flags
-    from deepsearch.commands.output import guarded_stdout
-    from deepsearch.commands.research_options import FLAG_OF
+    from deepsearch.commands.stdout import guarded_stdout
+    from deepsearch.frontend.options import FLAG_OF
 
     flags, flag_config = research_flags(ctx.args, "doctor")
     loaded = load_config(

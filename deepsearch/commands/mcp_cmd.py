@@ -105,7 +105,7 @@ def _config(options: dict[str, Any], max_budget: int | None, key: str | None) ->
 
 
 def _flag_labels() -> dict[str, str]:
-    from deepsearch.commands.research_options import FLAG_OF
+    from deepsearch.frontend.options import FLAG_OF
 
     return dict(FLAG_OF)
 

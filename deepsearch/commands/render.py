@@ -11,8 +11,8 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from deepsearch.commands.output import clean_line, display_path, paths_in_text, plain_stream
-from deepsearch.commands.units import tokens
+from deepsearch.frontend.output import clean_line, display_path, paths_in_text, plain_stream
+from deepsearch.frontend.units import tokens
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from deepsearch.commands.units import tokens
 from deepsearch.config import LoadedConfig, ProviderName, Settings, redact_userinfo
 from deepsearch.errors import ConfigError
+from deepsearch.frontend.units import tokens
 
 
 class Decision(NamedTuple):

@@ -162,8 +162,8 @@ def _run(app: Starlette, sock: socket.socket, caught: Caught) -> None:
 
 def _settings(args: list[str], config: Path | None) -> Settings:
     from deepsearch.commands.flags import research_flags
-    from deepsearch.commands.research_options import FLAG_OF
     from deepsearch.config import load_config
+    from deepsearch.frontend.options import FLAG_OF
 
     for flag in OUTPUT_ONLY:
         if flag in args:

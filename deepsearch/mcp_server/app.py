@@ -50,7 +50,7 @@ def step_line(event: StepFinished) -> str:
     """The live view's step line, as plain text (commands/live.py renders it)."""
     from rich.console import Console
 
-    from deepsearch.commands.live import LiveView
+    from deepsearch.frontend.live import LiveView
 
     view = LiveView(quiet=True, console=Console(file=io.StringIO()))
     return view.step_lines(event, None)[0].plain

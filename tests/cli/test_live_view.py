@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from deepsearch.agent.events import Activity, Notice, PhaseChanged, StepFinished, StepStarted
-from deepsearch.commands.live import LiveView
-from deepsearch.commands.units import size, tokens
+from deepsearch.frontend.live import LiveView
+from deepsearch.frontend.units import size, tokens
 from deepsearch.runtime import ActivityReader, ActivitySearch, llm_tap
 from deepsearch.web.types import SearchQuery
 from tests.fakes.clock import FakeClock

@@ -1,6 +1,6 @@
 """One table of research options (issue 9, item 5): the Typer parameters, `--help`,
 the configuration overrides, the flag named in errors and the README all come from
-`research_options.OPTIONS`, so a new row reaches every one of them."""
+`frontend.options.OPTIONS`, so a new row reaches every one of them."""
 
 from __future__ import annotations
 
@@ -11,13 +11,8 @@ from typing import Any
 import typer
 
 from deepsearch.commands.flags import overrides_of, parse_research_args
-from deepsearch.commands.research_options import (
-    FLAG_OF,
-    OPTIONS,
-    ResearchOption,
-    config_values,
-    signature,
-)
+from deepsearch.commands.research_options import signature
+from deepsearch.frontend.options import FLAG_OF, OPTIONS, ResearchOption, config_values
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

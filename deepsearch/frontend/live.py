@@ -29,8 +29,8 @@ from deepsearch.agent.events import (
     StepStarted,
 )
 from deepsearch.clock import Clock, SystemClock
-from deepsearch.commands.output import clean_line, paths_in_text, plain_stream
-from deepsearch.commands.units import tokens
+from deepsearch.frontend.output import clean_line, paths_in_text, plain_stream
+from deepsearch.frontend.units import tokens
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
