@@ -66,7 +66,7 @@ class ResearchOption:
     optional value (default None: the configuration decides)."""
 
     name: str  # the command's parameter name
-    flags: tuple[str, ...]  # the first one is named in errors and in the README
+    flags: tuple[str, ...]  # the first one is named in errors and in docs/configuration.md
     kind: type
     help: str
     panel: str

@@ -9,7 +9,7 @@
     c      *= 0.7  if the model itself flagged the answer as uncertain
     c       = 0    if there is no supported answer (not found, failed, empty)
 
-rounded to 2 decimals. The README documents the same formula; keep them together.
+rounded to 2 decimals. docs/output.md documents the same formula; keep them together.
 """
 
 from __future__ import annotations
