@@ -5,13 +5,27 @@ command's `--help` and parser come from the same rows the other front ends read.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
-from typing import Annotated
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any
 
 import typer
 
 from deepsearch.commands.common import ConfigOption
 from deepsearch.frontend.options import OPTIONS, ResearchOption
+
+
+def _bad_parameter(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The row's parser, its ValueError as Click's own message for a bad value."""
+
+    def parsed(value: Any) -> Any:
+        if not isinstance(value, str):  # a default, or a value already parsed
+            return value
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return parsed
 
 
 def parameter(option: ResearchOption) -> inspect.Parameter:
@@ -22,6 +36,7 @@ def parameter(option: ResearchOption) -> inspect.Parameter:
         rich_help_panel=option.panel,
         metavar=option.metavar,
         help=option.help_line(),
+        parser=_bad_parameter(option.parse) if option.parse else None,
     )
     # A type built at run time: mypy cannot check a variable inside Annotated[].
     annotation = Annotated[option.kind if switch else option.kind | None, info]  # type: ignore[valid-type]

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.config import Bounds, key_bounds
 from deepsearch.errors import UsageError
+from deepsearch.frontend.units import parse_seconds, parse_tokens
 
 if TYPE_CHECKING:
     from deepsearch.cassettes import CassetteMode, CassetteSpec
@@ -76,6 +77,9 @@ class ResearchOption:
     # Off for keys whose value cannot be invalid (a switch's constant, a folder checked
     # before): their source then reads "flag", as `deepsearch config` always showed.
     names_errors: bool = True
+    # How the command line reads the value, where more than the kind's own syntax is
+    # accepted (`200k` tokens, `5m`); the library and MCP take the kind itself.
+    parse: Callable[[str], Any] | None = None
 
     @property
     def flag(self) -> str:
@@ -120,15 +124,17 @@ OPTIONS: tuple[ResearchOption, ...] = (
     _row("replay_lenient", "--replay-lenient", Path, PANEL_OUTPUT, "DIR",
          "Like --replay, but calls that differ get the recorded ones in order "
          "(re-scoring after a prompt change)."),
-    _row("budget", "--budget", int, PANEL_LIMITS, "TOKENS", "Token budget (overrides --effort).",
-         config_key="agent.budget"),
+    _row("budget", "--budget", int, PANEL_LIMITS, "TOKENS",
+         "Token budget, e.g. 200000 or 200k (overrides --effort).", config_key="agent.budget",
+         parse=parse_tokens),
     _row("effort", "--effort", str, PANEL_LIMITS, "LEVEL",
          "low | medium | high: a preset of budget (100k / 500k / 1M), steps, attempts, reflect, team, re-check.", config_key="agent.effort"),
     _row("max_steps", "--max-steps", int, PANEL_LIMITS, "N",
          "Stop researching after this many steps (default 100).",
          config_key="agent.max_steps"),
-    _row("timeout", "--timeout", float, PANEL_LIMITS, "SECONDS", "Wall-clock limit in seconds.",
-         config_key="agent.timeout_s"),
+    _row("timeout", "--timeout", float, PANEL_LIMITS, "SECONDS",
+         "Wall-clock limit: seconds, or 90s, 5m, 1h, 1m30s.", config_key="agent.timeout_s",
+         parse=parse_seconds),
     _row("max_bad_attempts", "--max-bad-attempts", int, PANEL_LIMITS, "N",
          "Failures allowed per evaluation check (default 2).",
          config_key="agent.max_bad_attempts"),
