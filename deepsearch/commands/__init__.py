@@ -29,6 +29,12 @@ def register(app: typer.Typer, only: str | None = None) -> None:
         app.command("research", help=research_cmd.HELP, cls=research_cmd.ResearchCommand)(
             research_cmd.research
         )
+    if only in (None, "completion"):
+        from deepsearch.commands import completion_cmd
+
+        app.command("completion", help=completion_cmd.HELP, cls=PlainSwitchesCommand)(
+            completion_cmd.completion
+        )
     # config, doctor, eval, serve and mcp take the research flags: passed through unparsed.
     for name, (module_name, function, cls_name) in _PASSED_THROUGH.items():
         if only not in (None, name):

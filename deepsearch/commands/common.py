@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve", "mcp"}
+SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve", "mcp", "completion"}
 
 ConfigOption = Annotated[
     Path | None,
@@ -43,4 +43,5 @@ COMMAND_HELP = {
     "eval": "Run a benchmark file of questions, grade the answers, print a summary.",
     "serve": "Serve research as an OpenAI-compatible chat-completions endpoint.",
     "mcp": "Serve research as a Model Context Protocol tool (stdio or HTTP).",
+    "completion": "Print the shell completion script for bash, zsh or fish.",
 }
