@@ -10,6 +10,7 @@ a port that cannot be bound, and a non-loopback address without an API key (unle
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated, Any, Literal
 
 import typer
@@ -54,7 +55,9 @@ def mcp_command(
     mode = _transport(transport)
     if mode == "stdio":  # its stdin closing ends it; Ctrl-C is its signal
         key = api_key or os.environ.get(KEY_ENV) or None
-        _run_stdio(_config(_options(ctx.args, config), max_budget, key))
+        built = _config(_options(ctx.args, config), max_budget, key)
+        say_stdio_on_a_terminal()
+        _run_stdio(built)
         return
     from deepsearch.commands.signals import served_until_signal
 
@@ -63,6 +66,22 @@ def mcp_command(
         options = _options(ctx.args, config)
         key = server_key(api_key, host, insecure_no_auth=insecure_no_auth)
         _serve_http(_config(options, max_budget, key), host, port, key)
+
+
+STDIO_ON_A_TERMINAL = (
+    "deepsearch mcp: speaking MCP on stdio; start me from an MCP client "
+    "(see: deepsearch help mcp; Ctrl-D or Ctrl-C ends me)"
+)
+
+
+def say_stdio_on_a_terminal() -> None:
+    """Typed by hand, the stdio server would wait in silence for JSON-RPC: say so once."""
+    try:
+        typed = sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):  # a closed stdin
+        typed = False
+    if typed:
+        typer.echo(STDIO_ON_A_TERMINAL, err=True)
 
 
 def _transport(value: str) -> Literal["stdio", "http"]:

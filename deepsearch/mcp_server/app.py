@@ -27,6 +27,7 @@ from mcp.server.lowlevel import Server
 from deepsearch.agent.events import AgentEvent, StepFinished
 from deepsearch.errors import ConfigError
 from deepsearch.mcp_server import tool
+from deepsearch.mcp_server.call_log import log_call
 from deepsearch.version import __version__
 
 if TYPE_CHECKING:
@@ -110,6 +111,10 @@ async def call_research(
         question, knobs = tool.parse_arguments(arguments)
         settings = tool.call_settings(config.options, knobs, config.max_budget)
     except (tool.ArgumentError, ConfigError) as exc:
+        log_call(
+            None,
+            rejected="bad arguments" if isinstance(exc, tool.ArgumentError) else "configuration",
+        )
         return error_result(config.mask(f"error: {exc}"))
     session = ResearchSession(question, settings, emit=progress)
     try:
@@ -117,6 +122,7 @@ async def call_research(
             result = await session.execute()
     except ConfigError as exc:
         result = session.refused(exc)
+    log_call(result)
     structured = tool.output(result).model_dump(mode="json")
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=config.mask(tool.text(result)))],
