@@ -202,6 +202,7 @@ async def _connected_deps(
     from deepsearch.web.cache import WebCache
     from deepsearch.web.reader import build_reader
     from deepsearch.web.search import build_search, local_corpus
+    from deepsearch.web.search.fused import FusedSearch
 
     tracker = TokenTracker(settings.agent.token_budget)
     llm = build_llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
@@ -214,6 +215,8 @@ async def _connected_deps(
         corpus.on_progress = corpus_progress(emit)
         await asyncio.to_thread(corpus.require_documents)
     search: SearchProvider = build_search(settings, cache=cache, corpus=corpus)
+    if isinstance(search, FusedSearch):
+        search.on_web_failure = lambda text: safe_emit(emit, Notice(text=text, once="web-failed"))
     web_reader = build_reader(settings, cache=cache, clock=clock)
     _push_close(stack, search)
     _push_close(stack, web_reader)
