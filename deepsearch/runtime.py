@@ -289,10 +289,20 @@ def index_summary(p: IndexProgress) -> str:
     return p.summary()
 
 
+# An LLM call named by its reply's schema where the tool alone would mislead the live
+# view (the evaluator's first call classifies the question; it evaluates no answer).
+CALL_PURPOSES = {"QuestionEval": "classifier"}
+
+
 def llm_tap(
     emit: Callable[[AgentEvent], None], tracker: TokenTracker, trace: TraceWriter | None
 ) -> TraceFn:
     """The LLM client's trace hook, also telling the live view which tool is calling."""
+
+    # What each tool's calls in flight are doing, oldest first: a response names only
+    # its tool, so it ends that tool's oldest call (the classifier is the evaluator's
+    # call with the question's schema, made beside step 1).
+    pending: dict[str, list[str]] = {}
 
     def tap(kind: str, payload: dict[str, Any]) -> None:
         if trace is not None:
@@ -300,7 +310,13 @@ def llm_tap(
         if kind in ("llm_request", "llm_response", "llm_error"):
             delta: Literal[1, -1] = 1 if kind == "llm_request" else -1
             tool = str(payload.get("tool", ""))
-            safe_emit(emit, Activity(what="llm", delta=delta, tool=tool, tokens_used=tracker.used))
+            calls = pending.setdefault(tool, [])
+            if delta == 1:
+                calls.append(CALL_PURPOSES.get(str(payload.get("schema_name", "")), tool))
+            purpose = (calls[-1] if delta == 1 else calls.pop(0)) if calls else tool
+            safe_emit(
+                emit, Activity(what="llm", delta=delta, tool=purpose, tokens_used=tracker.used)
+            )
 
     return tap
 

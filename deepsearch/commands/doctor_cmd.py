@@ -263,7 +263,8 @@ async def _probe_rows(
     rows = []
     for probe in probes:
         if probe.ok:
-            detail = f"{probe.results} result(s) in {probe.elapsed_s:.2f}s"
+            found = f"{probe.results} result{'' if probe.results == 1 else 's'}"
+            detail = f"{found} in {probe.elapsed_s:.2f}s"
             if probe.detail:
                 detail += f" ({probe.detail})"
         else:

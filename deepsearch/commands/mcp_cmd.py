@@ -25,6 +25,7 @@ from deepsearch.commands.serve_cmd import (
     PortOption,
 )
 from deepsearch.errors import EXIT_INTERRUPTED, UsageError
+from deepsearch.frontend.units import tokens
 
 HELP = (
     "Serve research as a Model Context Protocol tool ('research') over stdio, or "
@@ -154,7 +155,7 @@ def _serve_http(config: Any, host: str, port: int, key: str | None) -> None:
     app = http_app(config, loopback=_is_loopback(host))
     typer.echo(
         f"deepsearch mcp: listening on http://{_url_host(host)}:{sock.getsockname()[1]}/mcp "
-        f"(auth {'on' if key else 'off'}, at most {config.max_budget} tokens a call)",
+        f"(auth {'on' if key else 'off'}, at most {tokens(config.max_budget)} tokens a call)",
         err=True,
     )
     server = uvicorn.Server(

@@ -20,6 +20,7 @@ import typer
 from deepsearch.commands.common import ConfigOption
 from deepsearch.config import MIN_BUDGET
 from deepsearch.errors import UsageError
+from deepsearch.frontend.units import tokens
 
 if TYPE_CHECKING:
     import uvicorn
@@ -149,7 +150,7 @@ def _serve(
     typer.echo(
         f"deepsearch serve: listening on http://{_url_host(host)}:{bound}/v1 "
         f"(auth {'on' if key else 'off'}, {max_concurrent} at once, "
-        f"at most {budget_cap} tokens a request)",
+        f"at most {tokens(budget_cap)} tokens a request)",
         err=True,
     )
     _run(app, sock, caught)

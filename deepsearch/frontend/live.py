@@ -45,9 +45,13 @@ ACTION_STYLE = {
     "coding": "yellow",
     "error": "red",
 }
-# What an LLM call of each tool is doing, in words.
+# Columns of a terminal line the spinner text leaves free (see _Ticker).
+SPINNER_ROOM = 4
+# What an LLM call of each tool is doing, in words. "classifier" is the evaluator's
+# first call, classifying the question (runtime.llm_tap names it by its schema).
 TOOL_WORDS = {
     "agent": "choosing the next step",
+    "classifier": "classifying the question",
     "agent_beast": "Beast Mode: forcing the best answer",
     "evaluator": "evaluating the answer",
     "error_analyzer": "analysing the rejected answer",
@@ -87,7 +91,10 @@ class _Ticker:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.text import Text
 
-        yield Text(short(self.view.status_text(), max(10, options.max_width - 2)))
+        # The spinner's frame and a space take 2 columns; 2 more stay free for the
+        # terminal's `^C` echo: a full line would wrap, and the wrapped line is one
+        # the spinner does not erase when it stops (a frame left on the screen).
+        yield Text(short(self.view.status_text(), max(10, options.max_width - SPINNER_ROOM)))
 
 
 class LiveView:
@@ -221,7 +228,8 @@ class LiveView:
     def research_ended(self, reason: str) -> str:
         """When and why the research phase ended, and what happens now."""
         why = f": {clean_line(reason)}" if reason.strip() else ""
-        return f"research ended after step {self._last_step}{why} — Beast Mode answers"
+        when = f"after step {self._last_step}" if self._last_step else "before its first step"
+        return f"research ended {when}{why} — Beast Mode answers"
 
     def doing(self) -> str:
         """What is in flight, most telling first (an index build, searches, reads)."""
@@ -234,8 +242,6 @@ class LiveView:
         if flight.get("read"):
             return f"reading {_plural(flight['read'], 'page')}"
         tools = [k.removeprefix("llm:") for k in flight if k.startswith("llm:")]
-        if self._label == "starting" and "evaluator" in tools:
-            return "reading the question"  # the first evaluator call classifies it
         for tool in TOOL_WORDS:  # a stable order: the agent's own call first
             if tool in tools:
                 return TOOL_WORDS[tool]

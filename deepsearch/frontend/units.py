@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from deepsearch.text import short_count
+
 _TOKEN_UNITS = {"": 1, "k": 1_000, "m": 1_000_000}
 _TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", flags=re.I)
 _SECOND_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -12,12 +14,8 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smh]?)", flags=re.I)
 
 
 def tokens(n: int) -> str:
-    """12 -> "12", 12_345 -> "12.3k", 1_000_000 -> "1M"."""
-    if n < 1000:
-        return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
-    return f"{n / 1_000_000:.2f}".rstrip("0").rstrip(".") + "M"
+    """12 -> "12", 12_345 -> "12.3k", 1_000_000 -> "1M" (text.short_count)."""
+    return short_count(n)
 
 
 def size(n_bytes: int) -> str:

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from deepsearch.errors import BudgetExceeded
 from deepsearch.llm.base import Usage
+from deepsearch.text import short_count
 
 REGULAR_BUDGET_SHARE = 0.85
 RECENT_STEPS = 3  # steps whose costliest predicts the next (check_room_for_step)
@@ -103,7 +104,7 @@ class TokenTracker:
         """Raise BudgetStop unless a step like the recent ones still fits under the 85%
         line: predictive, so the final research step cannot eat Beast Mode's reserve."""
         if self.regular_exhausted or self.used + self.next_step_estimate > self.regular_budget:
-            raise BudgetStop(f"85% of the {self.budget}-token budget used")
+            raise BudgetStop(f"85% of the {short_count(self.budget)}-token budget used")
 
     def beast_room(self, prompt_tokens: int) -> int:
         """Tokens Beast Mode's prompt may spend on knowledge: half of what is left (the

@@ -1,0 +1,100 @@
+"""What the screen says (issue 36, item 10): the spinner names the call in flight (the
+question's classification is not "evaluating the answer"); a visit names pages by title
+or host and short path; an answer opening with "35." is no list; the spinner leaves
+room for the terminal's ^C; "before its first step". (One number style for budgets:
+tests/agent/test_budget_and_diary.py, "85% of the 1k-token budget".)"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from deepsearch.agent.actions.visit import short_address
+from deepsearch.agent.events import StepStarted
+from deepsearch.commands.render import not_a_list
+from deepsearch.frontend.live import LiveView, _Ticker
+from deepsearch.llm.tracker import TokenTracker
+from deepsearch.runtime import llm_tap
+from tests.fakes.clock import FakeClock
+
+
+def _view(width: int = 100) -> tuple[LiveView, io.StringIO]:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=width, color_system=None)
+    view = LiveView(console=console, clock=FakeClock())
+    view._spin = lambda: None  # type: ignore[method-assign]  # no spinner thread in tests
+    return view, buffer
+
+
+def test_the_classifier_beside_step_one_is_named_as_such() -> None:
+    view, _ = _view()
+    tap = llm_tap(view, TokenTracker(100_000), None)
+    view(StepStarted(step=1, question="q", allowed=["search", "answer"]))
+    tap("llm_request", {"tool": "evaluator", "schema_name": "QuestionEval"})
+    tap("llm_request", {"tool": "agent", "schema_name": "AgentStep"})
+    assert view.doing() == "choosing the next step"
+    tap("llm_response", {"tool": "agent"})
+    assert view.doing() == "classifying the question"  # was "evaluating the answer"
+    tap("llm_request", {"tool": "evaluator", "schema_name": "CheckReply"})
+    tap("llm_response", {"tool": "evaluator"})  # the classification, sent first, ends
+    assert view.doing() == "evaluating the answer"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://en.wikipedia.org/wiki/Eiffel_Tower", "en.wikipedia.org/…/Eiffel_Tower"),
+        ("https://www.example.org/", "example.org"),
+        ("https://history.example.org/eiffel?x=1", "history.example.org/eiffel"),
+        ("https://a.org/p/" + "long-slug-" * 6, "a.org/…/" + ("long-slug-" * 6)[:39] + "…"),
+        ("file:///home/me/my%20notes/tower.md", "tower.md"),
+    ],
+)
+def test_a_page_without_a_title_is_its_host_and_short_path(url: str, shown: str) -> None:
+    assert short_address(url) == shown
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        ("35. That is how many there are.", "35\\. That is how many there are."),
+        ("1986.\n\nThe film came out then.", "1986\\.\n\nThe film came out then."),
+        ("1. first\n2. second", "1. first\n2. second"),  # a real list stays one
+        ("No number first.", "No number first."),
+    ],
+)
+def test_an_answer_opening_with_a_number_is_no_list(answer: str, shown: str) -> None:
+    assert not_a_list(answer) == shown
+
+
+def test_the_rendered_answer_keeps_its_number() -> None:
+    from deepsearch.agent.result import UsageReport, result_so_far
+    from deepsearch.commands.render import _print_rendered
+
+    usage = UsageReport(prompt_tokens=1, completion_tokens=1, total_tokens=2, budget=10**5)
+    answer = "35. That is how many there are."
+    result = result_so_far("How many?", "answered", usage, answer=answer)
+    buffer = io.StringIO()
+    out = Console(file=buffer, force_terminal=True, width=60, color_system=None)
+    _print_rendered(out, result, answer)
+    assert buffer.getvalue().strip().startswith("35. That is how many")
+
+
+@pytest.mark.parametrize("width", [40, 60, 100])
+def test_the_spinner_leaves_room_for_the_ctrl_c_echo(width: int) -> None:
+    view, _ = _view(width)
+    view.start("step 12")
+    view._tokens, view._budget = 123_456, 500_000
+    console = Console(file=io.StringIO(), width=width, force_terminal=True)
+    [text] = list(_Ticker(view).__rich_console__(console, console.options))
+    # "⠋ " before it, and "^C" after it, still on the line: nothing wraps.
+    assert 2 + len(text.plain) + 2 <= width
+
+
+def test_research_that_ends_before_its_first_step_says_so() -> None:
+    view, _ = _view()
+    assert view.research_ended("time limit reached") == (
+        "research ended before its first step: time limit reached — Beast Mode answers"
+    )
