@@ -199,13 +199,18 @@ async def _connected_deps(
     """The LLM client, the cache, the corpus, the search chain and the reader."""
     from deepsearch.agent.steps.rewrite import make_query_rewriter
     from deepsearch.llm.factory import build_llm_client
+    from deepsearch.llm.waits import listening
     from deepsearch.web.cache import WebCache
     from deepsearch.web.reader import build_reader
     from deepsearch.web.search import build_search, local_corpus
     from deepsearch.web.search.fused import FusedSearch
 
     tracker = TokenTracker(settings.agent.token_budget)
-    llm = build_llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
+    tap = llm_tap(emit, tracker, trace)
+    # A retry's pause is told (`rate limited (HTTP 429), retrying in 4 s`), not silent.
+    stack.enter_context(listening(lambda text: safe_emit(emit, Notice(text=text))))
+    llm = build_llm_client(settings, tracker, trace=tap)
+    tap.first_token_s = getattr(getattr(llm.provider, "limits", None), "first_token_s", None)
     stack.push_async_callback(llm.aclose)
 
     cache = WebCache(settings.cache.dir, enabled=settings.cache.enabled, clock=clock)
@@ -296,29 +301,38 @@ CALL_PURPOSES = {"QuestionEval": "classifier"}
 
 def llm_tap(
     emit: Callable[[AgentEvent], None], tracker: TokenTracker, trace: TraceWriter | None
-) -> TraceFn:
-    """The LLM client's trace hook, also telling the live view which tool is calling."""
+) -> LlmTap:
+    return LlmTap(emit, tracker, trace)
 
-    # What each tool's calls in flight are doing, oldest first: a response names only
-    # its tool, so it ends that tool's oldest call (the classifier is the evaluator's
-    # call with the question's schema, made beside step 1).
-    pending: dict[str, list[str]] = {}
 
-    def tap(kind: str, payload: dict[str, Any]) -> None:
-        if trace is not None:
-            trace(kind, payload)
-        if kind in ("llm_request", "llm_response", "llm_error"):
-            delta: Literal[1, -1] = 1 if kind == "llm_request" else -1
-            tool = str(payload.get("tool", ""))
-            calls = pending.setdefault(tool, [])
-            if delta == 1:
-                calls.append(CALL_PURPOSES.get(str(payload.get("schema_name", "")), tool))
-            purpose = (calls[-1] if delta == 1 else calls.pop(0)) if calls else tool
-            safe_emit(
-                emit, Activity(what="llm", delta=delta, tool=purpose, tokens_used=tracker.used)
-            )
+class LlmTap:
+    """The LLM client's trace hook, also telling the live view which call is in flight
+    and, once the client is built, its first-token limit (`first_token_s`). A response
+    names only its tool, so it ends that tool's oldest call in flight."""
 
-    return tap
+    def __init__(
+        self, emit: Callable[[AgentEvent], None], tracker: TokenTracker, trace: TraceWriter | None
+    ) -> None:
+        self._emit, self._tracker, self._trace = emit, tracker, trace
+        self._pending: dict[str, list[str]] = {}
+        self.first_token_s: float | None = None
+
+    def __call__(self, kind: str, payload: dict[str, Any]) -> None:
+        if self._trace is not None:
+            self._trace(kind, payload)
+        if kind not in ("llm_request", "llm_response", "llm_error"):
+            return
+        delta: Literal[1, -1] = 1 if kind == "llm_request" else -1
+        tool = str(payload.get("tool", ""))
+        calls = self._pending.setdefault(tool, [])
+        if delta == 1:
+            calls.append(CALL_PURPOSES.get(str(payload.get("schema_name", "")), tool))
+        purpose = (calls[-1] if delta == 1 else calls.pop(0)) if calls else tool
+        limit = f"{self.first_token_s:g}" if self.first_token_s and delta == 1 else ""
+        activity = Activity(
+            what="llm", delta=delta, tool=purpose, detail=limit, tokens_used=self._tracker.used
+        )
+        safe_emit(self._emit, activity)
 
 
 class ActivitySearch:

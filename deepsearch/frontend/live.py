@@ -47,6 +47,8 @@ ACTION_STYLE = {
 }
 # Columns of a terminal line the spinner text leaves free (see _Ticker).
 SPINNER_ROOM = 4
+# An LLM call in flight this long gets "no reply yet after N s" and its limit.
+SLOW_CALL_S = 15.0
 # What an LLM call of each tool is doing, in words. "classifier" is the evaluator's
 # first call, classifying the question (runtime.llm_tap names it by its schema).
 TOOL_WORDS = {
@@ -119,6 +121,10 @@ class LiveView:
         self._budget = 0
         self._shown_once: set[str] = set()
         self._last_step = 0  # the main research's last finished step
+        # The LLM calls in flight: when the oldest of each tool's started, and the
+        # first-token limit the client reported (for "no reply yet after 40 s").
+        self._llm_since: dict[str, float] = {}
+        self._first_token_limit = ""
 
     @property
     def console(self) -> Console:
@@ -194,13 +200,33 @@ class LiveView:
         self._in_flight[key] += event.delta
         if self._in_flight[key] <= 0:
             del self._in_flight[key]
+        if event.what == "llm":
+            self._track_llm_call(key, event)
         if event.tokens_used is not None:
             self._tokens = event.tokens_used
+
+    def _track_llm_call(self, key: str, event: Activity) -> None:
+        if event.delta > 0:
+            self._llm_since.setdefault(key, self._clock.monotonic())
+            self._first_token_limit = event.detail or self._first_token_limit
+        elif key not in self._in_flight:
+            self._llm_since.pop(key, None)
 
     def _forget_llm_calls(self) -> None:
         """No LLM call spans a step boundary; a call that failed never reported its end."""
         for key in [k for k in self._in_flight if k.startswith("llm:")]:
             del self._in_flight[key]
+        self._llm_since.clear()
+
+    def _waiting(self, tool: str) -> str:
+        """` — no reply yet after 40 s (limit 600 s to the first token)`, for a slow call."""
+        since = self._llm_since.get(f"llm:{tool}")
+        waited = self._clock.monotonic() - since if since is not None else 0.0
+        if waited < SLOW_CALL_S:
+            return ""
+        limit = self._first_token_limit
+        limit = f" (limit {limit} s to the first token)" if limit else ""
+        return f" — no reply yet after {int(waited)} s{limit}"
 
     def _notice(self, event: Notice) -> None:
         if event.once:
@@ -244,7 +270,7 @@ class LiveView:
         tools = [k.removeprefix("llm:") for k in flight if k.startswith("llm:")]
         for tool in TOOL_WORDS:  # a stable order: the agent's own call first
             if tool in tools:
-                return TOOL_WORDS[tool]
+                return TOOL_WORDS[tool] + self._waiting(tool)
         return "working"
 
     def status_text(self) -> str:

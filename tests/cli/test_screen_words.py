@@ -98,3 +98,22 @@ def test_research_that_ends_before_its_first_step_says_so() -> None:
     assert view.research_ended("time limit reached") == (
         "research ended before its first step: time limit reached — Beast Mode answers"
     )
+
+
+def test_a_slow_call_says_how_long_it_has_waited_and_its_limit() -> None:
+    from deepsearch.agent.events import Activity
+
+    clock = FakeClock()
+    view = LiveView(console=Console(file=io.StringIO(), width=120), clock=clock)
+    view._spin = lambda: None  # type: ignore[method-assign]
+    view(StepStarted(step=3, question="q", allowed=["search"]))
+    view(Activity(what="llm", delta=1, tool="agent", detail="600"))
+    clock.advance(10)
+    assert view.doing() == "choosing the next step"  # not slow yet: nothing more
+    clock.advance(30)
+    assert view.doing() == (
+        "choosing the next step — no reply yet after 40 s (limit 600 s to the first token)"
+    )
+    view(Activity(what="llm", delta=-1, tool="agent"))
+    view(Activity(what="llm", delta=1, tool="agent", detail="600"))
+    assert view.doing() == "choosing the next step"  # a new call starts its own clock
