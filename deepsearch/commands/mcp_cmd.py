@@ -9,6 +9,7 @@ a port that cannot be bound, and a non-loopback address without an API key (unle
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Annotated, Any, Literal
@@ -75,6 +76,23 @@ STDIO_ON_A_TERMINAL = (
 )
 
 
+NOT_JSON_RPC = (
+    "deepsearch mcp: a line on stdin is not a JSON-RPC message (ignored); "
+    "start me from an MCP client"
+)
+
+
+class OneLineForBadInput(logging.Filter):
+    """The SDK logs a line typed by hand (`hello`) as a pydantic validation error over
+    three lines; it becomes one line saying what happened."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if text.startswith("Received exception from stream:") and "JSONRPCMessage" in text:
+            record.msg, record.args = NOT_JSON_RPC, ()
+        return True
+
+
 def say_stdio_on_a_terminal() -> None:
     """Typed by hand, the stdio server would wait in silence for JSON-RPC: say so once."""
     try:
@@ -135,6 +153,7 @@ def _run_stdio(config: Any) -> None:
 
     from deepsearch.mcp_server.app import serve_stdio
 
+    logging.getLogger("mcp.server.lowlevel.server").addFilter(OneLineForBadInput())
     try:
         asyncio.run(serve_stdio(config))
     except KeyboardInterrupt:

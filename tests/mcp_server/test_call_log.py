@@ -62,3 +62,20 @@ async def test_each_call_logs_one_line_even_when_refused(
     assert line.startswith("deepsearch mcp: call ")
     assert line.endswith("status=rejected (bad arguments) tokens=0 seconds=0.00")
     assert QUESTION not in line
+
+
+def test_a_line_typed_by_hand_is_one_line_not_a_validation_dump() -> None:
+    import logging
+
+    def record(text: str) -> logging.LogRecord:
+        return logging.LogRecord("mcp.server.lowlevel.server", logging.ERROR, "", 0, text, (), None)
+
+    dump = record(
+        "Received exception from stream: 1 validation error for JSONRPCMessage\n"
+        "  Invalid JSON: expected value at line 1 column 1 [type=json_invalid, ...]"
+    )
+    assert mcp_cmd.OneLineForBadInput().filter(dump)
+    assert dump.getMessage() == mcp_cmd.NOT_JSON_RPC
+    other = record("Received exception from stream: a real failure")
+    mcp_cmd.OneLineForBadInput().filter(other)
+    assert other.getMessage() == "Received exception from stream: a real failure"
