@@ -60,3 +60,27 @@ def test_a_bad_unit_is_one_usage_line() -> None:
         "error: Invalid value for '--budget': '200x' is not a number of tokens "
         "(e.g. 200000, 200k, 1.5M) (see: deepsearch config --help)"
     ]
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_the_servers_budget_cap_takes_the_units_too(command: str) -> None:
+    import typer
+
+    from deepsearch.commands import mcp_cmd, serve_cmd
+
+    function = serve_cmd.serve if command == "serve" else mcp_cmd.mcp_command
+    app = typer.Typer(add_completion=False)
+    app.command()(function)
+    parsed = typer.main.get_command(app).make_context(command, ["--max-budget", "200k"])
+    assert parsed.params["max_budget"] == 200_000
+
+
+def test_a_budget_cap_below_the_smallest_budget_is_one_usage_line() -> None:
+    from tests.cli.test_config_and_doctor import run_cli
+
+    outcome = run_cli("serve", "--max-budget", "5k")
+    assert outcome.returncode == 2
+    assert outcome.stderr.strip() == (
+        "error: Invalid value for '--max-budget': 5k is below the smallest budget, 10k "
+        "(see: deepsearch serve --help)"
+    )
