@@ -56,7 +56,7 @@ def _result(session: ResearchSession) -> ResearchResult:
 
 def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: bool) -> None:
     """The answer on stdout; the summary and the error on stderr (rich is imported
-    only to draw them on a terminal, see commands/live.py)."""
+    only to draw them on a terminal, see frontend/live.py)."""
     from deepsearch.commands.render import print_answer, summary_line
     from deepsearch.commands.stdout import guarded_stdout
     from deepsearch.frontend.output import safe_result

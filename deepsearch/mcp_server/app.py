@@ -48,7 +48,7 @@ class McpConfig:
 
 
 def step_line(event: StepFinished) -> str:
-    """The live view's step line, as plain text (commands/live.py renders it)."""
+    """The live view's step line, as plain text (frontend/live.py renders it)."""
     from rich.console import Console
 
     from deepsearch.frontend.live import LiveView
