@@ -125,6 +125,9 @@ class TokenTracker:
         available = self.remaining - prompt_cost
         if available < min_output:
             raise BudgetExceeded(
-                budget=self.budget, used=self.used, needed=prompt_cost + min_output
+                budget=self.budget,
+                used=self.used,
+                needed=prompt_cost + min_output,
+                shown=short_count,
             )
         return min(wanted_output, available)

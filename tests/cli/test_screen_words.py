@@ -117,3 +117,13 @@ def test_a_slow_call_says_how_long_it_has_waited_and_its_limit() -> None:
     view(Activity(what="llm", delta=-1, tool="agent"))
     view(Activity(what="llm", delta=1, tool="agent", detail="600"))
     assert view.doing() == "choosing the next step"  # a new call starts its own clock
+
+
+def test_a_budget_that_runs_out_reads_in_the_views_numbers() -> None:
+    """`token budget of 60k`, as the spinner writes budgets (was `60000` beside `60k`)."""
+    from deepsearch.errors import BudgetExceeded
+
+    tracker = TokenTracker(60_000)
+    with pytest.raises(BudgetExceeded) as caught:
+        tracker.reserve(prompt_estimate=70_000, wanted_output=1000)
+    assert str(caught.value).startswith("token budget of 60k would be exceeded (used 0, ")
