@@ -34,6 +34,7 @@ from deepsearch.frontend.units import tokens
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.measure import Measurement
     from rich.status import Status
     from rich.text import Text
 
@@ -90,13 +91,24 @@ class _Ticker:
     def __init__(self, view: LiveView) -> None:
         self.view = view
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+    def _text(self, width: int) -> Text:
         from rich.text import Text
 
-        # The spinner's frame and a space take 2 columns; 2 more stay free for the
-        # terminal's `^C` echo: a full line would wrap, and the wrapped line is one
-        # the spinner does not erase when it stops (a frame left on the screen).
-        yield Text(short(self.view.status_text(), max(10, options.max_width - SPINNER_ROOM)))
+        return Text(short(self.view.status_text(), max(10, width)))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self._text(options.max_width)  # the width its measure asked for
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        """As wide as the text, which leaves SPINNER_ROOM columns of the line free: the
+        spinner's frame and a space, and 2 for the terminal's `^C` echo. Unmeasured,
+        the spinner's grid padded the line to the whole width; the echo then wrapped,
+        and the wrapped line is one the spinner does not erase when it stops (its last
+        frame was left on the screen)."""
+        from rich.measure import Measurement
+
+        width = self._text(options.max_width - SPINNER_ROOM).cell_len
+        return Measurement(width, width)
 
 
 class LiveView:

@@ -83,14 +83,23 @@ def test_the_rendered_answer_keeps_its_number() -> None:
 
 
 @pytest.mark.parametrize("width", [40, 60, 100])
-def test_the_spinner_leaves_room_for_the_ctrl_c_echo(width: int) -> None:
+@pytest.mark.parametrize("label", ["step 3", "indexing the corpus " * 8])
+def test_the_spinner_line_leaves_room_for_the_ctrl_c_echo(width: int, label: str) -> None:
+    """Drawn as rich's Status draws it (a Spinner in a LiveRender): the line ends two
+    columns short of the width, so the terminal's `^C` does not wrap (a wrapped line
+    is one the spinner does not erase: its last frame stayed on the screen)."""
+    from rich.live_render import LiveRender
+    from rich.spinner import Spinner
+
     view, _ = _view(width)
-    view.start("step 12")
+    view.start(label)
     view._tokens, view._budget = 123_456, 500_000
-    console = Console(file=io.StringIO(), width=width, force_terminal=True)
-    [text] = list(_Ticker(view).__rich_console__(console, console.options))
-    # "⠋ " before it, and "^C" after it, still on the line: nothing wraps.
-    assert 2 + len(text.plain) + 2 <= width
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=True, color_system=None)
+    console.print(LiveRender(Spinner("dots", text=_Ticker(view))), end="")
+    [line] = buffer.getvalue().splitlines()
+    assert len(line) <= width - 2
+    assert "0:00" in line or line.endswith("…")
 
 
 def test_research_that_ends_before_its_first_step_says_so() -> None:
