@@ -1,8 +1,9 @@
 """Run benchmarks and assemble BENCHMARKS.md from bench/results/*.md.
 
 `bench/results/NAME.md` is what `python -m bench NAME` printed last: each run replaces
-it. `bench/results/NAME-history.md`, where there is one, is kept by hand (before/after
-figures, stop by stop) and follows it in BENCHMARKS.md; no run writes it."""
+it. BENCHMARKS.md holds the current figures only, each section with the command that
+produced it. `bench/results/NAME-history.md`, where there is one, is kept by hand
+(before/after figures, stop by stop); BENCHMARKS.md links to it and no run writes it."""
 
 from __future__ import annotations
 
@@ -32,17 +33,40 @@ BENCHMARKS = [
 ]
 
 
+def command(name: str) -> str:
+    """The command that rewrites one section."""
+    return f"`.venv/bin/python -m bench {name}`"
+
+
+def _with_command(name: str, section: str) -> str:
+    """The section with its command on the line after its heading, unless it names it."""
+    if f"-m bench {name}`" in section or f"-m bench {name} " in section:
+        return section.strip() + "\n"
+    heading, _, body = section.strip().partition("\n")
+    return f"{heading}\n\nCommand: {command(name)} (also run by `make bench`).\n{body}\n"
+
+
 def assemble() -> None:
     sections = [
         "# Benchmarks\n",
-        "Produced by `make bench` (or `python -m bench NAME` for one section). "
+        "The current figures, produced by `make bench` (or the command under each section "
+        "for one of them). "
         f"Machine: {platform.machine()}, Python {platform.python_version()}. "
         "These machines are noisy: read ratios and medians, not absolute times.\n",
     ]
+    histories: list[str] = []
     for name in BENCHMARKS:
-        for path in (RESULTS / f"{name}.md", RESULTS / f"{name}-history.md"):
-            if path.is_file():
-                sections.append(path.read_text(encoding="utf-8").strip() + "\n")
+        path = RESULTS / f"{name}.md"
+        if path.is_file():
+            sections.append(_with_command(name, path.read_text(encoding="utf-8")))
+        if (RESULTS / f"{name}-history.md").is_file():
+            histories.append(f"- `{name}`: [bench/results/{name}-history.md]"
+                             f"(bench/results/{name}-history.md)")  # fmt: skip
+    if histories:
+        sections.append(
+            "## History\n\nEarlier figures, before and after each change, kept by hand "
+            "(no run writes them):\n\n" + "\n".join(histories) + "\n"
+        )
     (ROOT / "BENCHMARKS.md").write_text("\n".join(sections), encoding="utf-8")
 
 

@@ -1,6 +1,6 @@
 """deepsearch: a research agent that hunts down one correct, cited answer.
 
-From Python (see the README, "Python library"):
+From Python (see docs/library.md):
 
     import deepsearch
     result = deepsearch.research("Who directed Maximum Overdrive?", effort="low")

@@ -11,6 +11,7 @@ word or many, unquoted), a command, `help`/`version`, or `-` / piped stdin.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +48,13 @@ class _Deepsearch(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         with error_boundary():
             return super().invoke(ctx)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """No `<bool>` beside --version and --help (as PlainSwitchesCommand's)."""
+        params: list[Any] = super().get_params(ctx)
+        for param in params:
+            param.display_type_rich = lambda ctx: None
+        return params
 
 
 def _version_callback(value: bool) -> None:
@@ -87,7 +95,8 @@ def make_app(*, full: bool = True, only: str | None = None) -> typer.Typer:
         ),
         no_args_is_help=True,
         add_completion=False,
-        rich_markup_mode="rich" if full else None,
+        # One help style for the root and every command: rich panels, wrapped to the width.
+        rich_markup_mode="rich",
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
@@ -114,6 +123,8 @@ def route(args: list[str], *, stdin_is_tty: bool) -> list[str]:
         return [WORD_FLAGS[args[0]]]
     if len(args) == 2 and args[0] == "help" and args[1] in SUBCOMMANDS:
         return [args[1], "--help"]  # as `git help commit`: that command's help, no run
+    if len(args) == 2 and args[0] == "help" and args[1] in WORD_FLAGS:
+        return ["--help"]  # `help help`, `help version`: the root help
     if not args:
         return [] if stdin_is_tty else ["research"]  # bare on a terminal: the help
     if args[0] in ROOT_FLAGS or args[0] in SUBCOMMANDS:
@@ -136,7 +147,7 @@ def _command_after_options(args: list[str]) -> list[str] | None:
     """`deepsearch --config F config`: options typed before the command, moved after
     it (every command takes them there). The command is the first word that is not an
     option or an option's value; None when that word is not a command (a question)."""
-    if not args[0].startswith("-") or not SUBCOMMANDS.intersection(args):
+    if not args[0].startswith("-") or not (SUBCOMMANDS | set(WORD_FLAGS)).intersection(args):
         return None
     takes_value = _value_flags()
     index = 0
@@ -145,6 +156,10 @@ def _command_after_options(args: list[str]) -> list[str] | None:
         index += 2 if flag in takes_value else 1
     if index < len(args) and args[index] in SUBCOMMANDS:
         return [args[index], *args[:index], *args[index + 1 :]]
+    if index < len(args) and args[index] in WORD_FLAGS:
+        # `--quiet help`, `--json help serve`: the help word after options (no question).
+        rest = route(args[index:], stdin_is_tty=True)
+        return rest if rest and rest[0] != "research" else None
     return None
 
 
@@ -169,10 +184,14 @@ def run(argv: list[str]) -> int:
     """Run one command line; the exit code. A deepsearch error is one line and the code
     it carries (error_boundary); a usage error gets a hint; a write error on stdout
     (help to a full disk, a closed pipe) is never a traceback."""
-    from deepsearch.commands.output import guarded_stdout
+    from deepsearch.commands.stdout import guarded_stdout
 
     ClickException, NoArgsIsHelpError, UsageError = _click_errors()
 
+    if os.environ.get("_DEEPSEARCH_COMPLETE"):  # a Tab: `deepsearch completion`'s script
+        from deepsearch.commands.completion_cmd import complete
+
+        return complete(typer.main.get_command(make_app(full=True)))
     args = _with_continue(route(argv, stdin_is_tty=_stdin_is_tty()))
     full = bool(args) and args[0] in SUBCOMMANDS
     # Only the command this line runs is registered (its modules alone imported).

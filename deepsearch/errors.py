@@ -26,6 +26,8 @@ result's status decides the exit code (ResearchResult.exit_code).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 # The exit codes, everywhere: the CLI's, the errors' and the research results'.
 EXIT_OK = 0
 EXIT_RUNTIME = 1
@@ -79,10 +81,12 @@ class RunError(DeepsearchError):
 class BudgetExceeded(RunError):
     """The next LLM call could overrun the token budget."""
 
-    def __init__(self, *, budget: int, used: int, needed: int) -> None:
-        super().__init__(
-            f"token budget of {budget} would be exceeded (used {used}, next call needs ~{needed})"
-        )
+    def __init__(
+        self, *, budget: int, used: int, needed: int, shown: Callable[[int], str] = str
+    ) -> None:
+        # `shown`: how the raiser writes a count (the tracker: `60k`, as the view does).
+        b, u, n = shown(budget), shown(used), shown(needed)
+        super().__init__(f"token budget of {b} would be exceeded (used {u}, next call needs ~{n})")
         self.budget = budget
         self.used = used
         self.needed = needed

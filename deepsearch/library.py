@@ -1,7 +1,7 @@
 """The Python API: `deepsearch.research(question, **options)` and
 `await deepsearch.aresearch(question, **options)`.
 
-The options are the research options table's names (commands/research_options.py:
+The options are the research options table's names (frontend/options.py:
 `budget`, `effort`, `max_steps`, `search_provider`, `llm_provider`, `corpus`, …, and
 `config` for a config file; `continue_from=run_id` or `"last"` follows up a run of
 the history, docs/history.md), applied through the same override path as the command
@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from deepsearch.agent.events import AgentEvent
     from deepsearch.agent.handover import Carryover
     from deepsearch.agent.result import ResearchResult
-    from deepsearch.commands.research_options import ResearchOption
     from deepsearch.config import Settings
+    from deepsearch.frontend.options import ResearchOption
 
 
 class ResearchFailed(RunError):
@@ -49,7 +49,7 @@ OUTPUT_ONLY = frozenset({"as_json", "quiet"})
 
 
 def _rows() -> dict[str, ResearchOption]:
-    from deepsearch.commands.research_options import OPTIONS
+    from deepsearch.frontend.options import OPTIONS
 
     return {row.name: row for row in OPTIONS if row.name not in OUTPUT_ONLY}
 
@@ -79,8 +79,8 @@ def load_settings(
     """The settings of these options, as `deepsearch research` with the same flags
     would load them (config file < environment < options). A bad value is a
     ConfigError naming the option (or `labels`' name for its configuration key)."""
-    from deepsearch.commands.research_cmd import overrides
     from deepsearch.config import load_config
+    from deepsearch.frontend.options import overrides
 
     rows = _rows()
     params: dict[str, Any] = {n: (False if row.kind is bool else None) for n, row in rows.items()}
@@ -127,7 +127,7 @@ def research(
 async def _run(
     question: str, on_event: Callable[[AgentEvent], None] | None, options: Mapping[str, Any]
 ) -> ResearchResult:
-    from deepsearch.commands.research_cmd import cassette_spec
+    from deepsearch.frontend.options import cassette_spec
     from deepsearch.session import ResearchSession
 
     if not isinstance(question, str) or not question.strip():

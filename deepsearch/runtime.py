@@ -12,7 +12,6 @@ from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.events import Activity, AgentEvent, Notice, safe_emit
 from deepsearch.agent.retrieval.similarity import Similarity, make_similarity
 from deepsearch.config import Settings
-from deepsearch.errors import ConfigError
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.tracing import TracedReader, TracedSearch, TraceWriter
@@ -201,12 +200,18 @@ async def _connected_deps(
     """The LLM client, the cache, the corpus, the search chain and the reader."""
     from deepsearch.agent.steps.rewrite import make_query_rewriter
     from deepsearch.llm.factory import build_llm_client
+    from deepsearch.llm.waits import listening
     from deepsearch.web.cache import WebCache
     from deepsearch.web.reader import build_reader
     from deepsearch.web.search import build_search, local_corpus
+    from deepsearch.web.search.fused import FusedSearch
 
     tracker = TokenTracker(settings.agent.token_budget, max_cost=settings.agent.max_cost)
-    llm = build_llm_client(settings, tracker, trace=llm_tap(emit, tracker, trace))
+    tap = llm_tap(emit, tracker, trace)
+    # A retry's pause is told (`rate limited (HTTP 429), retrying in 4 s`), not silent.
+    stack.enter_context(listening(lambda text: safe_emit(emit, Notice(text=text))))
+    llm = build_llm_client(settings, tracker, trace=tap)
+    tap.first_token_s = getattr(getattr(llm.provider, "limits", None), "first_token_s", None)
     stack.push_async_callback(llm.aclose)
     check_prices(settings, llm, emit)
 
@@ -217,6 +222,8 @@ async def _connected_deps(
         corpus.on_progress = corpus_progress(emit)
         await asyncio.to_thread(corpus.require_documents)
     search: SearchProvider = build_search(settings, cache=cache, corpus=corpus)
+    if isinstance(search, FusedSearch):
+        search.on_web_failure = lambda text: safe_emit(emit, Notice(text=text, once="web-failed"))
     web_reader = build_reader(settings, cache=cache, clock=clock)
     _push_close(stack, search)
     _push_close(stack, web_reader)
@@ -290,41 +297,56 @@ def index_summary(p: IndexProgress) -> str:
 
 
 def check_prices(settings: Settings, llm: LLMClient, emit: Callable[[AgentEvent], None]) -> None:
-    """Before any call: a cost limit needs a price for every model the run may call
-    (ConfigError, exit 2, naming the model and the key); without one, an unpriced
-    model is said once (the run's cost will be unknown, null)."""
-    from deepsearch.llm.prices import how_to_price, unpriced_models
+    """Before any call: a cost limit needs every model's price (else ConfigError, exit 2:
+    llm/prices.py); without a limit, an unpriced model is said once (its cost: null)."""
+    from deepsearch.llm.prices import unpriced_notice
 
-    unpriced = unpriced_models(settings, llm.provider_name, llm.prices)
-    if not unpriced:
-        return
-    if settings.agent.max_cost is not None:
-        raise ConfigError(
-            f"a cost limit (--max-cost, agent.max_cost) needs the price of model "
-            f"{unpriced[0]!r}, which is unknown: {how_to_price(unpriced[0])}"
-        )
-    names = ", ".join(repr(m) for m in unpriced)
-    text = f"cost unknown: no price for model {names}; {how_to_price(unpriced[0])}"
-    safe_emit(emit, Notice(text=text, once="unpriced_model"))
+    text = unpriced_notice(settings, llm.provider_name, llm.prices)
+    if text is not None:
+        safe_emit(emit, Notice(text=text, once="unpriced_model"))
+
+
+# An LLM call named by its reply's schema where the tool alone would mislead the live
+# view (the evaluator's first call classifies the question; it evaluates no answer).
+CALL_PURPOSES = {"QuestionEval": "classifier"}
 
 
 def llm_tap(
     emit: Callable[[AgentEvent], None], tracker: TokenTracker, trace: TraceWriter | None
-) -> TraceFn:
-    """The LLM client's trace hook, also telling the live view which tool is calling."""
+) -> LlmTap:
+    return LlmTap(emit, tracker, trace)
 
-    def tap(kind: str, payload: dict[str, Any]) -> None:
-        if trace is not None:
-            trace(kind, payload)
-        if kind in ("llm_request", "llm_response", "llm_error"):
-            delta: Literal[1, -1] = 1 if kind == "llm_request" else -1
-            tool = str(payload.get("tool", ""))
-            cost = tracker.cost_usd
-            event = Activity(what="llm", delta=delta, tool=tool, tokens_used=tracker.used,
-                             cost_usd=cost, max_cost=tracker.max_cost)  # fmt: skip
-            safe_emit(emit, event)
 
-    return tap
+class LlmTap:
+    """The LLM client's trace hook, also telling the live view which call is in flight
+    and, once the client is built, its first-token limit (`first_token_s`). A response
+    names only its tool, so it ends that tool's oldest call in flight."""
+
+    def __init__(
+        self, emit: Callable[[AgentEvent], None], tracker: TokenTracker, trace: TraceWriter | None
+    ) -> None:
+        self._emit, self._tracker, self._trace = emit, tracker, trace
+        self._pending: dict[str, list[str]] = {}
+        self.first_token_s: float | None = None
+
+    def __call__(self, kind: str, payload: dict[str, Any]) -> None:
+        if self._trace is not None:
+            self._trace(kind, payload)
+        if kind not in ("llm_request", "llm_response", "llm_error"):
+            return
+        delta: Literal[1, -1] = 1 if kind == "llm_request" else -1
+        tool = str(payload.get("tool", ""))
+        calls = self._pending.setdefault(tool, [])
+        if delta == 1:
+            calls.append(CALL_PURPOSES.get(str(payload.get("schema_name", "")), tool))
+        purpose = (calls[-1] if delta == 1 else calls.pop(0)) if calls else tool
+        limit = f"{self.first_token_s:g}" if self.first_token_s and delta == 1 else ""
+        tracker = self._tracker
+        activity = Activity(
+            what="llm", delta=delta, tool=purpose, detail=limit, tokens_used=tracker.used,
+            cost_usd=tracker.cost_usd, max_cost=tracker.max_cost,
+        )  # fmt: skip
+        safe_emit(self._emit, activity)
 
 
 class ActivitySearch:

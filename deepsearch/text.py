@@ -109,3 +109,13 @@ def word_count(text: str) -> int:
     """Words as a reader counts them: whitespace-separated runs, and each CJK
     character one more (those scripts put no spaces between words)."""
     return len(text.split()) + cjk_count(text)
+
+
+def short_count(n: int) -> str:
+    """A count as the live view prints it: 12 -> "12", 12_345 -> "12.3k", 1_000_000 ->
+    "1M" (budgets and tokens in every message, so they never read `60000` beside `60k`)."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
+    return f"{n / 1_000_000:.2f}".rstrip("0").rstrip(".") + "M"

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from deepsearch.agent.deps import AgentOptions, RunOptions
-from deepsearch.commands.research_options import OPTIONS, ResearchOption
 from deepsearch.config import key_bounds, load_config
 from deepsearch.errors import ConfigError
+from deepsearch.frontend.options import OPTIONS, ResearchOption
 from deepsearch.mcp_server import tool
 from deepsearch.server.request import KNOB_KEYS, RequestError, parse_request, run_settings
 from tests.cli.inprocess import run_cli_in_process

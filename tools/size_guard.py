@@ -1,6 +1,6 @@
 """Size guard for `make lint`: no module over 400 lines, no function over 60 lines.
 
-A module past ~400 lines or a function past ~60 is doing two jobs (README, "Layout").
+A module past ~400 lines or a function past ~60 is doing two jobs (docs/architecture.md, "Layout").
 Counts physical lines: a module's whole file, a function from its `def` line to its
 last line (decorators and docstring included). Exits 1 and lists every finding.
 

@@ -23,7 +23,7 @@ from deepsearch.errors import (
 )
 from deepsearch.llm.tracker import TokenTracker
 
-# 2: status "not_found" (exit 4), `confidence` and `confidence_basis` (see the README).
+# 2: status "not_found" (exit 4), `confidence` and `confidence_basis` (see docs/output.md).
 # A new key alone (`team`, `steps[].agent`, `stop_reason`) keeps the version: consumers ignore unknown
 # keys; a new value of an existing key, a removal or a rename bumps it.
 SCHEMA_VERSION = "2"
@@ -115,7 +115,7 @@ class ResearchResult(BaseModel):
     steps: list[StepRecord] = Field(default_factory=list)
     team: list[TeamMember] = Field(default_factory=list)  # --team-size: the sub-researches
     # Why `team` is empty: "team size 1", "declined: <the planner's reason>", "budget
-    # too small to split", ... (README, Team mode); null when a team formed.
+    # too small to split", ... (docs/configuration.md, Team mode); null when a team formed.
     team_not_formed: str | None = None
     visited_urls: list[str] = Field(default_factory=list)
     read_urls: list[str] = Field(default_factory=list)

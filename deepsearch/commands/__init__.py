@@ -39,6 +39,12 @@ def register(app: typer.Typer, only: str | None = None) -> None:
         ):
             if only in (None, word):
                 app.command(word, help=text, cls=PlainSwitchesCommand)(run)
+    if only in (None, "completion"):
+        from deepsearch.commands import completion_cmd
+
+        app.command("completion", help=completion_cmd.HELP, cls=PlainSwitchesCommand)(
+            completion_cmd.completion
+        )
     # config, doctor, eval, serve, mcp and cost take the research flags: passed through unparsed.
     for name, (module_name, function, cls_name) in _PASSED_THROUGH.items():
         if only not in (None, name):

@@ -11,7 +11,9 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-SUBCOMMANDS = {"research", "config", "doctor", "eval", "serve", "mcp", "cost", "history", "show"}
+SUBCOMMANDS = {
+    "research", "config", "doctor", "eval", "serve", "mcp", "cost", "history", "show", "completion"
+}  # fmt: skip
 
 ConfigOption = Annotated[
     Path | None,
@@ -46,4 +48,5 @@ COMMAND_HELP = {
     "cost": "Estimate what a research would cost at these settings, before running it.",
     "history": "List the runs kept in the history, newest first (see: docs/history.md).",
     "show": "Print a run kept in the history as it was printed (--json: its JSON).",
+    "completion": "Print the shell completion script for bash, zsh or fish.",
 }

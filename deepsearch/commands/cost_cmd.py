@@ -27,7 +27,7 @@ from typing import Annotated, Any
 import typer
 
 from deepsearch.commands.common import ConfigOption
-from deepsearch.commands.output import guarded_stdout
+from deepsearch.commands.stdout import guarded_stdout
 
 HELP = (
     "Estimate what a research would cost at these settings (from the benchmarks' "
@@ -85,8 +85,8 @@ def cost_command(
     ] = False,
 ) -> None:
     from deepsearch.commands.flags import overrides_of, parse_research_args
-    from deepsearch.commands.research_options import FLAG_OF
     from deepsearch.config import load_config
+    from deepsearch.frontend.options import FLAG_OF
 
     params = parse_research_args(ctx.args, "cost")
     loaded = load_config(
@@ -132,7 +132,7 @@ def estimate_for(settings: Any) -> Estimate:
 
 
 def lines(estimate: Estimate) -> list[str]:
-    from deepsearch.commands.units import tokens as tok
+    from deepsearch.frontend.units import tokens as tok
     from deepsearch.llm.prices import how_to_price
     from deepsearch.llm.tracker import usd
 

@@ -61,8 +61,8 @@ def doctor(
     import asyncio  # here, not at the top: `deepsearch --help` must stay fast
 
     from deepsearch.commands.flags import research_flags
-    from deepsearch.commands.output import guarded_stdout
-    from deepsearch.commands.research_options import FLAG_OF
+    from deepsearch.commands.stdout import guarded_stdout
+    from deepsearch.frontend.options import FLAG_OF
 
     flags, flag_config = research_flags(ctx.args, "doctor")
     loaded = load_config(
@@ -263,7 +263,8 @@ async def _probe_rows(
     rows = []
     for probe in probes:
         if probe.ok:
-            detail = f"{probe.results} result(s) in {probe.elapsed_s:.2f}s"
+            found = f"{probe.results} result{'' if probe.results == 1 else 's'}"
+            detail = f"{found} in {probe.elapsed_s:.2f}s"
             if probe.detail:
                 detail += f" ({probe.detail})"
         else:

@@ -99,9 +99,9 @@ def eval_command(
 
 def _settings(params: dict[str, Any], allow_answer_keys: bool) -> Settings:
     from deepsearch.commands.flags import overrides_of
-    from deepsearch.commands.research_options import FLAG_OF
     from deepsearch.config import load_config
     from deepsearch.evaluation.answer_keys import host_only
+    from deepsearch.frontend.options import FLAG_OF
 
     settings = load_config(
         config_file=params.get("config"), overrides=overrides_of(params), override_labels=FLAG_OF
@@ -200,7 +200,7 @@ def _merge(dirs: list[Path], out: Path | None, *, as_json: bool) -> int:
 def _report(lines: list[ResultLine], out: Path | None, *, as_json: bool) -> None:
     from rich.console import Console
 
-    from deepsearch.commands.output import guarded_stdout
+    from deepsearch.commands.stdout import guarded_stdout
     from deepsearch.evaluation.summary import SUMMARY_FILE, summarize, summary_table
 
     summary = summarize(lines)

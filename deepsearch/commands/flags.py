@@ -31,9 +31,9 @@ def parse_research_args(args: list[str], command: str) -> dict[str, Any]:
 
 def overrides_of(params: dict[str, Any]) -> dict[str, Any]:
     """The configuration overrides of parsed research parameters."""
-    from deepsearch.commands import research_cmd
+    from deepsearch.frontend.options import overrides
 
-    return research_cmd.overrides(params)
+    return overrides(params)
 
 
 def research_flags(args: list[str], command: str) -> tuple[dict[str, Any], Path | None]:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from deepsearch.commands.common import ConfigOption
-from deepsearch.commands.output import clean_line, guarded_stdout
+from deepsearch.commands.stdout import guarded_stdout
 from deepsearch.errors import CommandFailed, UsageError
+from deepsearch.frontend.output import clean_line
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,7 +84,7 @@ def history(
 
 def _line(run: RunSummary) -> str:
     """`20261204-224530-3fa9c1  2026-12-04 22:45  answered   12.3k/500k  Which film…`"""
-    from deepsearch.commands.units import tokens
+    from deepsearch.frontend.units import tokens
 
     when = run.started_at[:16].replace("T", " ")
     spent = f"{tokens(run.total_tokens)}/{tokens(run.budget)}"

@@ -9,7 +9,9 @@ a port that cannot be bound, and a non-loopback address without an API key (unle
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from typing import Annotated, Any, Literal
 
 import typer
@@ -25,6 +27,7 @@ from deepsearch.commands.serve_cmd import (
     PortOption,
 )
 from deepsearch.errors import EXIT_INTERRUPTED, UsageError
+from deepsearch.frontend.units import tokens
 
 HELP = (
     "Serve research as a Model Context Protocol tool ('research') over stdio, or "
@@ -68,7 +71,9 @@ def mcp_command(
     limits = {"max_concurrent": max_concurrent, "task_ttl": task_ttl}
     if mode == "stdio":  # its stdin closing ends it; Ctrl-C is its signal
         key = api_key or os.environ.get(KEY_ENV) or None
-        _run_stdio(_config(_options(ctx.args, config), max_budget, key, limits))
+        built = _config(_options(ctx.args, config), max_budget, key, limits)
+        say_stdio_on_a_terminal()
+        _run_stdio(built)
         return
     from deepsearch.commands.signals import served_until_signal
 
@@ -77,6 +82,39 @@ def mcp_command(
         options = _options(ctx.args, config)
         key = server_key(api_key, host, insecure_no_auth=insecure_no_auth)
         _serve_http(_config(options, max_budget, key, limits), host, port, key)
+
+
+STDIO_ON_A_TERMINAL = (
+    "deepsearch mcp: speaking MCP on stdio; start me from an MCP client "
+    "(see: deepsearch help mcp; Ctrl-D or Ctrl-C ends me)"
+)
+
+
+NOT_JSON_RPC = (
+    "deepsearch mcp: a line on stdin is not a JSON-RPC message (ignored); "
+    "start me from an MCP client"
+)
+
+
+class OneLineForBadInput(logging.Filter):
+    """The SDK logs a line typed by hand (`hello`) as a pydantic validation error over
+    three lines; it becomes one line saying what happened."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if text.startswith("Received exception from stream:") and "JSONRPCMessage" in text:
+            record.msg, record.args = NOT_JSON_RPC, ()
+        return True
+
+
+def say_stdio_on_a_terminal() -> None:
+    """Typed by hand, the stdio server would wait in silence for JSON-RPC: say so once."""
+    try:
+        typed = sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):  # a closed stdin
+        typed = False
+    if typed:
+        typer.echo(STDIO_ON_A_TERMINAL, err=True)
 
 
 def _transport(value: str) -> Literal["stdio", "http"]:
@@ -121,7 +159,7 @@ def _config(
 
 
 def _flag_labels() -> dict[str, str]:
-    from deepsearch.commands.research_options import FLAG_OF
+    from deepsearch.frontend.options import FLAG_OF
 
     return dict(FLAG_OF)
 
@@ -131,6 +169,7 @@ def _run_stdio(config: Any) -> None:
 
     from deepsearch.mcp_server.app import serve_stdio
 
+    logging.getLogger("mcp.server.lowlevel.server").addFilter(OneLineForBadInput())
     try:
         asyncio.run(serve_stdio(config))
     except KeyboardInterrupt:
@@ -154,7 +193,7 @@ def _serve_http(config: Any, host: str, port: int, key: str | None) -> None:
     typer.echo(
         f"deepsearch mcp: listening on http://{_url_host(host)}:{bound}/mcp "
         f"(auth {'on' if key else 'off'}, {config.max_concurrent} at once, "
-        f"at most {config.max_budget} tokens a call)",
+        f"at most {tokens(config.max_budget)} tokens a call)",
         err=True,
     )
     server = uvicorn.Server(

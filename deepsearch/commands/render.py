@@ -10,8 +10,8 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from deepsearch.commands.output import clean_line, display_path, paths_in_text, plain_stream
-from deepsearch.commands.units import tokens
+from deepsearch.frontend.output import clean_line, display_path, paths_in_text, plain_stream
+from deepsearch.frontend.units import tokens
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -50,7 +50,7 @@ def _print_rendered(out: Console, result: ResearchResult, text: str) -> None:
     from rich.text import Text
 
     body, definitions = split_definitions(paths_in_text(text, markdown=True))
-    out.print(Markdown(body))
+    out.print(Markdown(not_a_list(body)))
     if result.references:
         out.print()
         out.print(Text("Sources", style="bold"))
@@ -64,6 +64,23 @@ def _print_rendered(out: Console, result: ResearchResult, text: str) -> None:
             out.print(line)
     elif definitions:
         out.print(definitions)
+
+
+_ITEM = re.compile(r"^(\s{0,3}\d{1,9})([.)])(\s|$)")
+
+
+def not_a_list(body: str) -> str:
+    """An answer that opens with a number and a full stop (`35. That is ...`, `1986.`)
+    is a sentence, not the first item of a numbered list: its marker is escaped unless
+    another item follows (a real list, `1. ...` then `2. ...`)."""
+    lines = body.split("\n")
+    if not lines or not _ITEM.match(lines[0]):
+        return body
+    following = next((line for line in lines[1:] if line.strip()), "")
+    if _ITEM.match(following):
+        return body
+    lines[0] = _ITEM.sub(r"\1\\\2\3", lines[0], count=1)
+    return "\n".join(lines)
 
 
 def split_definitions(text: str) -> tuple[str, str]:

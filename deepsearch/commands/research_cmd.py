@@ -1,6 +1,7 @@
 """`deepsearch "question"`: run the research loop and print one cited answer.
 
-The command's parameters come from the option table (research_options.py)."""
+The command's parameters come from the option table (frontend/options.py), rendered
+for Typer by research_options.py."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import typer
 
 if TYPE_CHECKING:
     from deepsearch.agent.handover import Carryover
-    from deepsearch.cassettes import CassetteMode, CassetteSpec
     from deepsearch.config import Settings
 
 from deepsearch.commands.common import PlainSwitchesCommand
-from deepsearch.commands.research_options import FLAG_OF, config_values, hosts, signature
+from deepsearch.commands.research_options import signature
 from deepsearch.errors import UsageError
+from deepsearch.frontend.options import FLAG_OF, cassette_spec, overrides
 
 
 class ResearchCommand(PlainSwitchesCommand):
@@ -90,30 +91,6 @@ def _earlier(settings: Settings, continue_from: str | None) -> Carryover | None:
     return earlier_run(settings, None if wanted == LAST else wanted)
 
 
-def cassette_spec(
-    *, record: Path | None, replay: Path | None, replay_lenient: Path | None
-) -> CassetteSpec | None:
-    """--record / --replay / --replay-lenient: at most one; a replayed one must exist."""
-    choices: tuple[tuple[str, CassetteMode, Path | None], ...] = (
-        ("--record", "record", record),
-        ("--replay", "replay", replay),
-        ("--replay-lenient", "lenient", replay_lenient),
-    )
-    given = [(flag, mode, path) for flag, mode, path in choices if path is not None]
-    if not given:
-        return None
-    if len(given) > 1:
-        raise UsageError(f"{' and '.join(g[0] for g in given)} cannot be used together")
-    flag, mode, path = given[0]
-    if mode != "record" and not (path / "run.json").is_file():
-        raise UsageError(f"{path}: {flag} needs a cassette folder (no run.json there)")
-    if mode == "record" and path.exists() and not path.is_dir():
-        raise UsageError(f"{path}: --record needs a folder")
-    from deepsearch.cassettes import CassetteSpec  # only with a cassette: not on a plain run
-
-    return CassetteSpec(mode=mode, directory=path)
-
-
 def _check_usage(question: str, params: Mapping[str, Any]) -> None:
     """Usage errors the option parser cannot see."""
     if not question.strip():
@@ -134,21 +111,3 @@ def _check_usage(question: str, params: Mapping[str, Any]) -> None:
     corpus: Path | None = params["corpus"]
     if corpus is not None and not corpus.is_dir():
         raise UsageError(f"{corpus}: --corpus must be a directory")
-
-
-def _providers(search_provider: str | None, corpus: Path | None) -> list[str] | None:
-    """--search-provider's chain; --corpus adds `local` to it (the web and the notes,
-    fused) or, alone, means the corpus only."""
-    chain = hosts(search_provider)
-    if corpus is None:
-        return chain
-    if not chain:
-        return ["local"]
-    return chain if "local" in chain else [*chain, "local"]
-
-
-def overrides(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The command-line flags as configuration keys; None leaves the key to the config."""
-    values = config_values(params)
-    values["search.providers"] = _providers(params["search_provider"], params["corpus"])
-    return values

@@ -1,203 +1,52 @@
-"""The research options, one table.
-
-Each row is one flag: its names, value type, help line, help panel and the
-configuration key it sets (and how its value becomes that key's). A row declares no
-limits: they are its key's, declared once on the configuration field (config.key_bounds)
-and checked when the configuration is validated, so a flag, a config file, serve's
-knobs, MCP's arguments and the library's keywords share one bound and one message. Everything else is
-derived from `OPTIONS`: the research command's parameters (so its `--help` and its
-parser, which config, doctor, eval and serve reuse through flags.py), the
-configuration overrides, `FLAG_OF` (the flag a bad value is reported as) and the
-README check (tests/cli/test_option_table.py).
-
-Adding a research option is one row here, plus its line in README's "Research
-options"; the command receives it as `params[row.name]`.
-"""
+"""The option table (frontend/options.py) as the research command's Typer parameters:
+each row becomes `Annotated[kind (| None), typer.Option(...)] = default`, so the
+command's `--help` and parser come from the same rows the other front ends read."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
 import typer
 
 from deepsearch.commands.common import ConfigOption
-from deepsearch.config import Bounds, key_bounds
-
-PANEL_PROVIDERS = "Providers"
-PANEL_LIMITS = "Limits"
-PANEL_OUTPUT = "Output"
-PANEL_WEB = "Web and sources"
-PANEL_HISTORY = "History"
+from deepsearch.frontend.options import OPTIONS, ResearchOption
 
 
-def _as_given(value: Any) -> Any:
-    return value
+def _bad_parameter(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The row's parser, its ValueError as Click's own message for a bad value."""
+
+    def parsed(value: Any) -> Any:
+        if not isinstance(value, str):  # a default, or a value already parsed
+            return value
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return parsed
 
 
-def hosts(value: str | None) -> list[str] | None:
-    """A comma-separated list ("a.org, b.org,"), empty items dropped; None stays None."""
-    if value is None:
-        return None
-    return [h.strip() for h in value.split(",") if h.strip()]
+def parameter(option: ResearchOption) -> inspect.Parameter:
+    """The Typer parameter of one row."""
+    switch = option.kind is bool
+    info = typer.Option(
+        *option.flags,
+        rich_help_panel=option.panel,
+        metavar=option.metavar,
+        help=option.help_line(),
+        parser=_bad_parameter(option.parse) if option.parse else None,
+    )
+    # A type built at run time: mypy cannot check a variable inside Annotated[].
+    annotation = Annotated[option.kind if switch else option.kind | None, info]  # type: ignore[valid-type]
+    return inspect.Parameter(
+        option.name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=False if switch else None,
+        annotation=annotation,
+    )
 
-
-def _false_when_set(on: bool) -> bool | None:
-    return False if on else None  # an unset switch leaves the key to the config
-
-
-def _true_when_set(on: bool) -> bool | None:
-    return True if on else None
-
-
-def _resolved(path: Path | None) -> str | None:
-    return str(path.resolve()) if path else None
-
-
-@dataclass(frozen=True)
-class ResearchOption:
-    """One research flag. `kind` bool is a switch (default off); any other kind is an
-    optional value (default None: the configuration decides)."""
-
-    name: str  # the command's parameter name
-    flags: tuple[str, ...]  # the first one is named in errors and in the README
-    kind: type
-    help: str
-    panel: str
-    metavar: str = ""
-    config_key: str | None = None  # None: the command itself uses the value
-    to_config: Callable[[Any], Any] = _as_given
-    # Off for keys whose value cannot be invalid (a switch's constant, a folder checked
-    # before): their source then reads "flag", as `deepsearch config` always showed.
-    names_errors: bool = True
-
-    @property
-    def flag(self) -> str:
-        return self.flags[0]
-
-    @property
-    def bounds(self) -> Bounds:
-        """Its configuration key's bounds (none for a key-less or non-numeric row)."""
-        if self.config_key is None or self.kind not in (int, float):
-            return Bounds()
-        return key_bounds(self.config_key)
-
-    def help_line(self) -> str:
-        """The help line, with the key's range as Typer shows one (`[1<=x<=8]`)."""
-        b = self.bounds
-        low = f"{b.ge:g}<=" if b.ge is not None else f"{b.gt:g}<" if b.gt is not None else ""
-        high = f"<={b.le:g}" if b.le is not None else f"<{b.lt:g}" if b.lt is not None else ""
-        if not high and low:  # `x>=1`, `x>0`, as Typer writes a lower bound alone
-            low, high = "", (">=" if low.endswith("<=") else ">") + low.rstrip("<=")
-        # `\\[`: the help is rich markup, where `[x>=1]` would read as a style tag.
-        return f"{self.help} \\[{low}x{high}]" if low or high else self.help
-
-    def parameter(self) -> inspect.Parameter:
-        """The Typer parameter: `Annotated[kind (| None), typer.Option(...)] = default`."""
-        switch = self.kind is bool
-        info = typer.Option(
-            *self.flags,
-            rich_help_panel=self.panel,
-            metavar=self.metavar,
-            help=self.help_line(),
-        )
-        # A type built at run time: mypy cannot check a variable inside Annotated[].
-        annotation = Annotated[self.kind if switch else self.kind | None, info]  # type: ignore[valid-type]
-        return inspect.Parameter(
-            self.name,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=False if switch else None,
-            annotation=annotation,
-        )
-
-
-def _row(name: str, flags: str | tuple[str, ...], kind: type, panel: str, metavar: str,
-         help: str, **more: Any) -> ResearchOption:  # fmt: skip
-    names = (flags,) if isinstance(flags, str) else flags
-    return ResearchOption(name, names, kind, help, panel, metavar="" if kind is bool else metavar,
-                          **more)  # fmt: skip
-
-
-# The order is the order of `--help` within each panel.
-OPTIONS: tuple[ResearchOption, ...] = (
-    _row("as_json", "--json", bool, PANEL_OUTPUT, "",
-         "Print one JSON object (schema_version 2) on stdout."),
-    _row("quiet", ("--quiet", "-q"), bool, PANEL_OUTPUT, "", "No live view on stderr."),
-    _row("trace", "--trace", Path, PANEL_OUTPUT, "FILE",
-         "Write JSON Lines of every LLM and web call here."),
-    _row("record", "--record", Path, PANEL_OUTPUT, "DIR",
-         "Write every LLM, search and read call and the result to a cassette here."),
-    _row("replay", "--replay", Path, PANEL_OUTPUT, "DIR",
-         "Answer every call from a cassette (no network, no key); a call not in it is exit 1."),
-    _row("replay_lenient", "--replay-lenient", Path, PANEL_OUTPUT, "DIR",
-         "Like --replay, but calls that differ get the recorded ones in order "
-         "(re-scoring after a prompt change)."),
-    _row("budget", "--budget", int, PANEL_LIMITS, "TOKENS", "Token budget (overrides --effort).",
-         config_key="agent.budget"),
-    _row("max_cost", "--max-cost", float, PANEL_LIMITS, "USD",
-         "Cost limit in US dollars: Beast Mode answers at 85%, never more is spent "
-         "(docs/cost.md).", config_key="agent.max_cost"),
-    _row("effort", "--effort", str, PANEL_LIMITS, "LEVEL",
-         "low | medium | high: a preset of budget (100k / 500k / 1M), steps, attempts, reflect, team, re-check.", config_key="agent.effort"),
-    _row("max_steps", "--max-steps", int, PANEL_LIMITS, "N",
-         "Stop researching after this many steps (default 100).",
-         config_key="agent.max_steps"),
-    _row("timeout", "--timeout", float, PANEL_LIMITS, "SECONDS", "Wall-clock limit in seconds.",
-         config_key="agent.timeout_s"),
-    _row("max_bad_attempts", "--max-bad-attempts", int, PANEL_LIMITS, "N",
-         "Failures allowed per evaluation check (default 2).",
-         config_key="agent.max_bad_attempts"),
-    _row("team_size", "--team-size", int, PANEL_LIMITS, "N",
-         "Split a multi-part question into up to N concurrent sub-researches (default 1).",
-         config_key="agent.team_size"),
-    _row("no_direct_answer", "--no-direct-answer", bool, PANEL_LIMITS, "",
-         "Never accept an unevaluated answer at step 1.", config_key="agent.direct_answer",
-         to_config=_false_when_set, names_errors=False),
-    _row("boost_hostnames", "--boost-hostnames", str, PANEL_WEB, "HOSTS",
-         "Comma-separated hosts ranked higher.", config_key="agent.boost_hostnames",
-         to_config=hosts),
-    _row("bad_hostnames", "--bad-hostnames", str, PANEL_WEB, "HOSTS",
-         "Comma-separated hosts never read.", config_key="agent.bad_hostnames", to_config=hosts),
-    _row("only_hostnames", "--only-hostnames", str, PANEL_WEB, "HOSTS",
-         "Comma-separated hosts: search and read only these.",
-         config_key="agent.only_hostnames", to_config=hosts),
-    _row("max_references", "--max-references", int, PANEL_OUTPUT, "N",
-         "Most citations to attach (default 10).", config_key="agent.max_references"),
-    _row("min_confidence", "--min-confidence", float, PANEL_LIMITS, "X",
-         "Report a forced answer below this confidence (0-1) as not found (exit 4).",
-         config_key="agent.min_confidence"),
-    _row("language", "--language", str, PANEL_OUTPUT, "LANG",
-         "Answer language (default: the question's).", config_key="agent.language"),
-    # --corpus joins this chain too: research_cmd.overrides() fuses the two.
-    _row("search_provider", "--search-provider", str, PANEL_PROVIDERS, "CHAIN",
-         "Comma-separated chain: duckduckgo, searxng, jina, brave, serper, local.",
-         config_key="search.providers", to_config=hosts),
-    _row("llm_provider", "--llm-provider", str, PANEL_PROVIDERS, "NAME", "gemini | openai | ollama.",
-         config_key="llm.provider"),
-    _row("model", "--model", str, PANEL_PROVIDERS, "MODEL",
-         "Model name for every tool of the provider.", config_key="llm.model"),
-    _row("corpus", "--corpus", Path, PANEL_WEB, "DIR",
-         "Search a local folder of .md/.txt/.html/.pdf files (with --search-provider: "
-         "the web too, results fused).", config_key="search.corpus_dir", to_config=_resolved,
-         names_errors=False),
-    _row("searxng_url", "--searxng-url", str, PANEL_PROVIDERS, "URL", "SearXNG instance URL.",
-         config_key="search.searxng_url"),
-    _row("allow_private_urls", "--allow-private-urls", bool, PANEL_WEB, "",
-         "Let the reader fetch loopback/private addresses (intranets).",
-         config_key="reader.allow_private_urls", to_config=_true_when_set, names_errors=False),
-    _row("no_cache", "--no-cache", bool, PANEL_WEB, "",
-         "Neither read nor write the search/page cache.", config_key="cache.enabled",
-         to_config=_false_when_set, names_errors=False),
-    # `-c` alone means the last run: cli.route writes it as `--continue=last`.
-    _row("continue_from", ("--continue", "-c"), str, PANEL_HISTORY, "[RUN_ID]",
-         "Follow up the last run (or RUN_ID): start from what it read, fetch none of it again."),
-    _row("no_history", "--no-history", bool, PANEL_HISTORY, "",
-         "Keep nothing of this run in the history (deepsearch history).",
-         config_key="history.enabled", to_config=_false_when_set, names_errors=False),
-)  # fmt: skip
 
 QUESTION = inspect.Parameter(
     "question",
@@ -219,24 +68,5 @@ CONFIG = inspect.Parameter(
 
 def signature(options: Iterable[ResearchOption] = OPTIONS) -> inspect.Signature:
     """The research command's signature: the question, every option, --config."""
-    params = [QUESTION, *(option.parameter() for option in options), CONFIG]
+    params = [QUESTION, *(parameter(option) for option in options), CONFIG]
     return inspect.Signature(params, return_annotation=None)
-
-
-def config_values(
-    params: Mapping[str, Any], options: Iterable[ResearchOption] = OPTIONS
-) -> dict[str, Any]:
-    """Each option's configuration key and value (None leaves the key to the config)."""
-    return {
-        option.config_key: option.to_config(params[option.name])
-        for option in options
-        if option.config_key is not None
-    }
-
-
-# The flag behind each configuration key, so a bad value is reported as the user typed it.
-FLAG_OF: dict[str, str] = {
-    option.config_key: option.flag
-    for option in OPTIONS
-    if option.config_key is not None and option.names_errors
-}

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from deepsearch.commands.units import tokens
 from deepsearch.config import LoadedConfig, ProviderName, Settings, redact_userinfo
 from deepsearch.errors import ConfigError
+from deepsearch.frontend.units import tokens
+
+# Where a provider's SDK sends its calls when no base URL is configured.
+DEFAULT_ENDPOINTS = {
+    "openai": "https://api.openai.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
 
 
 class Decision(NamedTuple):
@@ -58,6 +64,12 @@ def _llm(loaded: LoadedConfig) -> list[Decision]:
         model_why = f"{key} ({sources.get(key, 'built-in')})"
     base = {"openai": settings.llm.openai_base_url, "gemini": settings.llm.gemini_base_url}
     endpoint = settings.llm.ollama_url if name == "ollama" else base.get(name)
+    endpoint_key = {"openai": "llm.openai_base_url", "gemini": "llm.gemini_base_url"}.get(
+        name, "llm.ollama_url"
+    )
+    endpoint_why = f"{endpoint_key} from {sources.get(endpoint_key, 'config')}"
+    if endpoint is None:  # the SDK's own: say where that is
+        endpoint_why = "the provider's default"
     return [
         Decision(
             "llm provider", name, provider_reason(settings, name, sources), "llm_provider", name
@@ -65,8 +77,8 @@ def _llm(loaded: LoadedConfig) -> list[Decision]:
         Decision("model", model, model_why, "model", model),
         Decision(
             "endpoint",
-            redact_userinfo(endpoint or "the provider's default"),
-            "",
+            redact_userinfo(endpoint or DEFAULT_ENDPOINTS.get(name, "")),
+            endpoint_why,
             "endpoint",
             redact_userinfo(endpoint) if endpoint else None,
         ),  # fmt: skip

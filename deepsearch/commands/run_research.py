@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from deepsearch.agent.handover import Carryover
     from deepsearch.agent.result import ResearchResult
     from deepsearch.cassettes import CassetteSpec
-    from deepsearch.commands.live import LiveView
     from deepsearch.config import Settings
+    from deepsearch.frontend.live import LiveView
     from deepsearch.session import ResearchSession
 
 
@@ -30,9 +30,9 @@ def run_research(
 ) -> int:
     """Run, report, and the exit code: the result's, or the signal's when interrupted.
     A configuration that cannot work (no provider) is a ConfigError for the CLI."""
-    from deepsearch.commands.live import LiveView
-    from deepsearch.commands.output import safe_result
     from deepsearch.commands.signals import signals_interrupt
+    from deepsearch.frontend.live import LiveView
+    from deepsearch.frontend.output import safe_result
     from deepsearch.session import ResearchSession
 
     view = LiveView(quiet=quiet)
@@ -54,7 +54,7 @@ def run_research(
 def _warn(warnings: list[str]) -> None:
     """`warning: ...` on stderr, one line each (the history could not keep the run),
     even with --quiet: the user would otherwise look for the run in vain."""
-    from deepsearch.commands.output import clean_line
+    from deepsearch.frontend.output import clean_line
 
     for warning in warnings:
         sys.stderr.write(f"warning: {clean_line(warning)}\n")
@@ -72,9 +72,10 @@ def _result(session: ResearchSession) -> ResearchResult:
 
 def _report(result: ResearchResult, view: LiveView, *, as_json: bool, quiet: bool) -> None:
     """The answer on stdout; the summary and the error on stderr (rich is imported
-    only to draw them on a terminal, see commands/live.py)."""
-    from deepsearch.commands.output import guarded_stdout, safe_result
+    only to draw them on a terminal, see frontend/live.py)."""
     from deepsearch.commands.render import print_answer, summary_line
+    from deepsearch.commands.stdout import guarded_stdout
+    from deepsearch.frontend.output import safe_result
 
     view.stop()
     result = safe_result(result)  # no escape sequence from a source reaches a terminal

@@ -20,6 +20,7 @@ import typer
 from deepsearch.commands.common import ConfigOption
 from deepsearch.config import MIN_BUDGET
 from deepsearch.errors import UsageError
+from deepsearch.frontend.units import parse_tokens, tokens
 
 if TYPE_CHECKING:
     import uvicorn
@@ -43,13 +44,29 @@ HostOption = Annotated[str, typer.Option("--host", metavar="ADDRESS", help="Addr
 PortOption = Annotated[
     int, typer.Option("--port", metavar="PORT", min=0, max=65535, help="Port (0: any free).")
 ]
+
+
+def _budget_cap(value: str | int) -> int:
+    """--max-budget as --budget reads it (`200k`), at least the smallest budget a run
+    can spend."""
+    if isinstance(value, int):
+        return value
+    try:
+        cap = parse_tokens(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if cap < MIN_BUDGET:
+        raise typer.BadParameter(f"{value} is below the smallest budget, {tokens(MIN_BUDGET)}")
+    return cap
+
+
 MaxBudgetOption = Annotated[
     int | None,
     typer.Option(
         "--max-budget",
         metavar="TOKENS",
-        min=MIN_BUDGET,
-        help="Most tokens one request may spend (default: the run budget of the flags).",
+        parser=_budget_cap,
+        help="Most tokens one request may spend, e.g. 200k (default: the run budget of the flags).",
     ),
 ]
 ApiKeyOption = Annotated[
@@ -150,7 +167,7 @@ def _serve(
     typer.echo(
         f"deepsearch serve: listening on http://{_url_host(host)}:{bound}/v1 "
         f"(auth {'on' if key else 'off'}, {max_concurrent} at once, "
-        f"at most {budget_cap} tokens a request)",
+        f"at most {tokens(budget_cap)} tokens a request)",
         err=True,
     )
     _run(app, sock, caught)
@@ -163,8 +180,8 @@ def _run(app: Starlette, sock: socket.socket, caught: Caught) -> None:
 
 def _settings(args: list[str], config: Path | None) -> Settings:
     from deepsearch.commands.flags import research_flags
-    from deepsearch.commands.research_options import FLAG_OF
     from deepsearch.config import load_config
+    from deepsearch.frontend.options import FLAG_OF
 
     for flag in OUTPUT_ONLY:
         if flag in args:

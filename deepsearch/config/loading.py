@@ -8,13 +8,14 @@ knobs): the same validation, the same one-line error naming the knob.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from deepsearch.config.models import ENV_KEYS, LoadedConfig, Settings
 from deepsearch.config.presets import EFFORT_PRESETS, PRESET_KEYS
@@ -66,6 +67,8 @@ def _read_json_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config file (not UTF-8 text)") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file ({exc.strerror or exc})") from None
+    if not text.strip():
+        return {}  # an empty file (a fresh `touch`) sets nothing: no error
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -126,11 +129,28 @@ def describe_validation_error(exc: ValidationError, sources: dict[str, str]) -> 
         if source:
             break
     message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+    if err["type"] == "extra_forbidden" and (near := _near_key(parts)) is not None:
+        message = f"unknown key (did you mean {near}?)"
     message = message.removeprefix("Value error, ")
     index = next((p for p in err["loc"] if isinstance(p, int)), None)
     if index is not None:
         message = f"item {index}: {message}"
     return f"{source or 'config'}: {dotted}: {message}"
+
+
+def _near_key(parts: list[str]) -> str | None:
+    """The dotted key an unknown one most likely meant (`agent.max_step` ->
+    `agent.max_steps`), from the fields of the section it was found in; None when
+    nothing is close or the section is no model (a provider or tool table)."""
+    model: Any = Settings
+    for part in parts[:-1]:
+        field = getattr(model, "model_fields", {}).get(part)
+        model = getattr(field, "annotation", None) if field is not None else None
+        if not isinstance(model, type) or not issubclass(model, BaseModel):
+            return None
+    names = list(getattr(model, "model_fields", {}))
+    match = difflib.get_close_matches(parts[-1], names, n=1, cutoff=0.6)
+    return ".".join([*parts[:-1], match[0]]) if match else None
 
 
 def apply_effort_preset(merged: dict[str, Any], sources: dict[str, str]) -> None:

@@ -1,5 +1,5 @@
 """Effort presets: what `--effort low|medium|high` means (a budget and behaviour), and
-the smallest budget. README "Team mode and effort" lists them (a test checks it)."""
+the smallest budget. docs/configuration.md, "Team mode and effort", lists them (a test checks it)."""
 
 from __future__ import annotations
 

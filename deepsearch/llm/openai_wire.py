@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.clock import SystemClock
 from deepsearch.llm.refusals import names_structured_output
+from deepsearch.llm.waits import announce, retry_words
 from deepsearch.web.host_limits import retry_after_s as header_wait_s
 
 if TYPE_CHECKING:
@@ -252,17 +253,19 @@ class ChatWire:
         }
         attempt = 0
         while True:
-            retry_headers, stream = await self._attempt(content, headers, attempt)
+            status, retry_headers, stream = await self._attempt(content, headers, attempt)
             if stream is not None:
                 return stream
-            await self.sleep(backoff_s(attempt, retry_headers))
+            wait = backoff_s(attempt, retry_headers)
+            announce(retry_words(status, wait))  # the live view: why the call waits
+            await self.sleep(wait)
             attempt += 1
 
     async def _attempt(
         self, content: bytes, headers: dict[str, str], attempt: int
-    ) -> tuple[httpx.Headers | None, ChatStream | None]:
-        """One POST: (None, stream) on success, (headers to wait by, None) when it is
-        to be retried; raises when it is not."""
+    ) -> tuple[int | None, httpx.Headers | None, ChatStream | None]:
+        """One POST: (status, None, stream) on success, (the status retried (None: no
+        answer), headers to wait by, None) when it is to be retried; raises when not."""
         import httpx
 
         from deepsearch.web.tls import CABundleError
@@ -276,22 +279,22 @@ class ChatWire:
         except httpx.TimeoutException:
             if last:
                 raise WireTimeout("Request timed out.") from None
-            return None, None
+            return None, None, None
         except httpx.TransportError as exc:
             if bundle := unreadable_ca_bundle(exc):  # configuration: retrying cannot help
                 raise WireConnectionError(bundle) from None
             if last:
                 raise WireConnectionError("Connection error.") from None
-            return None, None
+            return None, None, None
         if response.status_code < 400:
-            return None, ChatStream(response)
+            return response.status_code, None, ChatStream(response)
         try:
             text = (await response.aread()).decode("utf-8", "replace")
         finally:
             await response.aclose()
         if last or not should_retry(response.status_code, response.headers, content, text):
             raise status_error(response.status_code, text)
-        return response.headers, None
+        return response.status_code, response.headers, None
 
     async def aclose(self) -> None:
         if self._client is not None and self._own_client:

@@ -157,3 +157,24 @@ def how_to_price(model: str) -> str:
         f'add {{"model": "{model}", "input": <$ per 1M tokens>, "output": <$ per 1M tokens>}} '
         "to llm.prices in your config file (docs/cost.md)"
     )
+
+
+def unpriced_notice(settings: Settings, provider: ProviderName, book: PriceBook) -> str | None:
+    """What to say about the run's unpriced models (None: every one is priced).
+
+    Raises:
+        ConfigError: a cost limit is set and a model has no price (exit 2, one line
+            naming the model and the config key).
+    """
+    from deepsearch.errors import ConfigError
+
+    unpriced = unpriced_models(settings, provider, book)
+    if not unpriced:
+        return None
+    if settings.agent.max_cost is not None:
+        raise ConfigError(
+            f"a cost limit (--max-cost, agent.max_cost) needs the price of model "
+            f"{unpriced[0]!r}, which is unknown: {how_to_price(unpriced[0])}"
+        )
+    names = ", ".join(repr(m) for m in unpriced)
+    return f"cost unknown: no price for model {names}; {how_to_price(unpriced[0])}"

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from deepsearch.errors import BudgetExceeded, CostLimitReached
 from deepsearch.llm.base import Usage
+from deepsearch.text import short_count
 
 if TYPE_CHECKING:
     from deepsearch.llm.prices import Price
@@ -151,7 +152,7 @@ class TokenTracker:
         """Raise BudgetStop unless a step like the recent ones still fits under the 85%
         line: predictive, so the final research step cannot eat Beast Mode's reserve."""
         if self.regular_exhausted or self.used + self.next_step_estimate > self.regular_budget:
-            raise BudgetStop(f"85% of the {self.budget}-token budget used")
+            raise BudgetStop(f"85% of the {short_count(self.budget)}-token budget used")
         if self.max_cost is not None:
             line = self.max_cost * REGULAR_BUDGET_SHARE
             if self.spent_usd + max(self._recent_usd, default=0.0) > line:
@@ -190,7 +191,10 @@ class TokenTracker:
         available = self.remaining - prompt_cost
         if available < min_output:
             raise BudgetExceeded(
-                budget=self.budget, used=self.used, needed=prompt_cost + min_output
+                budget=self.budget,
+                used=self.used,
+                needed=prompt_cost + min_output,
+                shown=short_count,
             )
         cap = min(wanted_output, available)
         if self.max_cost is None:

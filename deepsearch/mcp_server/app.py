@@ -29,6 +29,7 @@ from mcp.server.lowlevel import Server
 from deepsearch.agent.events import AgentEvent, StepFinished
 from deepsearch.errors import ConfigError, DeepsearchError
 from deepsearch.mcp_server import tool
+from deepsearch.mcp_server.call_log import log_call
 from deepsearch.mcp_server.tasks import Sender, TaskRunner
 from deepsearch.version import __version__
 
@@ -52,10 +53,10 @@ class McpConfig:
 
 
 def step_line(event: StepFinished) -> str:
-    """The live view's step line, as plain text (commands/live.py renders it)."""
+    """The live view's step line, as plain text (frontend/live.py renders it)."""
     from rich.console import Console
 
-    from deepsearch.commands.live import LiveView
+    from deepsearch.frontend.live import LiveView
 
     view = LiveView(quiet=True, console=Console(file=io.StringIO()))
     return view.step_lines(event, None)[0].plain
@@ -132,6 +133,10 @@ async def call_research(
         settings = tool.call_settings(config.options, knobs, config.max_budget)
         earlier = tool.earlier(settings, knobs)
     except (tool.ArgumentError, DeepsearchError) as exc:
+        log_call(
+            None,
+            rejected="bad arguments" if isinstance(exc, tool.ArgumentError) else "configuration",
+        )
         return error_result(config.mask(f"error: {exc}"))
     session = ResearchSession(question, settings, emit=progress, earlier=earlier)
     try:
@@ -145,6 +150,7 @@ async def call_research(
         result = session.cut_short("interrupted", on_cancel())
     for warning in session.warnings:  # the history could not keep the run (stderr: a log)
         sys.stderr.write(f"deepsearch mcp: warning: {warning}\n")
+    log_call(result)
     structured = masked(tool.output(result).model_dump(mode="json"), config.mask)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=config.mask(tool.text(result)))],

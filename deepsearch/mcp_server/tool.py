@@ -22,8 +22,8 @@ from deepsearch.errors import ConfigError
 if TYPE_CHECKING:
     from deepsearch.agent.handover import Carryover
     from deepsearch.agent.result import ResearchResult
-    from deepsearch.commands.research_options import ResearchOption
     from deepsearch.config import Settings
+    from deepsearch.frontend.options import ResearchOption
 
 TOOL_NAME = "research"
 # The options a caller may set per call; everything else is the server's.
@@ -75,7 +75,7 @@ class ToolOutput(BaseModel):
 
 
 def _rows() -> dict[str, ResearchOption]:
-    from deepsearch.commands.research_options import OPTIONS
+    from deepsearch.frontend.options import OPTIONS
 
     return {row.name: row for row in OPTIONS if row.name in KNOBS}
 

@@ -7,6 +7,7 @@ Starlette app with auth, the concurrency limit and the request log (`app`).
 
 It may import `deepsearch.agent`, `deepsearch.runtime` (every run is built through the
 same code path as the CLI's, so budget, steps and timeout are enforced identically) and
-the research flags table of `deepsearch.commands`. Nothing imports it but the serve
-command, and that only when the server starts (Starlette and uvicorn load lazily).
+what the front ends share (`deepsearch.frontend`), never the CLI's `deepsearch.commands`.
+Nothing imports it but the serve command (and `mcp`'s HTTP transport, which mounts its
+app), and that only when the server starts (Starlette and uvicorn load lazily).
 """

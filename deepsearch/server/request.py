@@ -180,7 +180,7 @@ def _turn(asked: str, replied: str) -> KnowledgeItem:
     )
 
 
-# Each research knob and the configuration key it sets (the flag's: README "Research
+# Each research knob and the configuration key it sets (the flag's: docs/configuration.md, "Research
 # options"). `max_completion_tokens` also sets agent.budget (see request_budget).
 KNOB_KEYS: dict[str, str] = {
     "budget_tokens": "agent.budget",

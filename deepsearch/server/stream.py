@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import Receive, Scope, Send
 
 from deepsearch.agent.result import ResearchResult
-from deepsearch.commands.output import clean_block, safe_result
+from deepsearch.frontend.output import clean_block, safe_result
 from deepsearch.server import shapes
 from deepsearch.server.research import RequestRun
 

@@ -26,7 +26,7 @@ def test_the_budget_stops_before_a_step_that_would_cross_85_percent() -> None:
     tracker.check_room_for_step()  # 400 + a step like the last (400) = 800: fits
     _spend(tracker, 300)
     assert tracker.last_step_cost == 300
-    with pytest.raises(BudgetStop, match="85% of the 1000-token budget used"):
+    with pytest.raises(BudgetStop, match="85% of the 1k-token budget used"):
         tracker.check_room_for_step()  # 700 + 300 > 850, though 700 is under the line
 
 

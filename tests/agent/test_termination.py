@@ -337,7 +337,7 @@ async def test_research_stops_at_85_percent_of_the_budget_then_beast_mode_answer
     beast = next(
         i for i, e in enumerate(events) if isinstance(e, PhaseChanged) and e.phase == "beast"
     )
-    assert "85% of the 60000-token budget" in events[beast].reason
+    assert "85% of the 60k-token budget" in events[beast].reason
     used = [e.tokens_used for e in events[:beast] if isinstance(e, StepFinished)]
     costs = [b - a for a, b in zip(used, used[1:], strict=False)]
     line = int(60_000 * 0.85)

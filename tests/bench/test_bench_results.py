@@ -1,5 +1,6 @@
 """bench/__main__.py and the lean benchmark's load: a run rewrites its own result and
-never the hand-kept history beside it; the loaded pass proves it was loaded."""
+never the hand-kept history beside it, which BENCHMARKS.md links to (it shows the current
+figures, each with its command); the loaded pass proves it was loaded."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def test_a_run_rewrites_its_result_and_never_its_history(
     results = tmp_path / "bench" / "results"
     results.mkdir(parents=True)
     (results / "fake.md").write_text("## Fake\n\nlast run\n", "utf-8")
-    history = "## Fake: the history\n\nkept by hand\n"
+    history = "## Fake: the history\n\nthe figures of old\n"
     (results / "fake-history.md").write_text(history, "utf-8")
     module = types.ModuleType("bench.fake")
     module.run = lambda: "## Fake\n\nthis run\n"  # type: ignore[attr-defined]
@@ -35,7 +36,10 @@ def test_a_run_rewrites_its_result_and_never_its_history(
     assert (results / "fake-history.md").read_text("utf-8") == history
     assembled = (tmp_path / "BENCHMARKS.md").read_text("utf-8")
     assert "last run" not in assembled
-    assert assembled.index("this run") < assembled.index("kept by hand")
+    # The current figures with their command; the history linked, never copied in.
+    assert "## Fake\n\nCommand: `.venv/bin/python -m bench fake`" in assembled
+    assert "the figures of old" not in assembled
+    assert "[bench/results/fake-history.md](bench/results/fake-history.md)" in assembled
 
 
 def test_the_cpu_bound_processes_report_the_cpu_they_used() -> None:

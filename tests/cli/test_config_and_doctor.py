@@ -213,7 +213,7 @@ def test_doctor_probes_search_live_and_reports_missing_keys(
         )
     assert done.returncode == 1, done.stdout + done.stderr
     rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines() if "│" in line}
-    assert "ok" in rows["search searxng"] and "3 result(s)" in rows["search searxng"]
+    assert "ok" in rows["search searxng"] and "3 results in" in rows["search searxng"]
     assert "FAIL" in rows["search brave"] and "BRAVE_API_KEY" in rows["search brave"]
     probe = search_fake.requests_for("searxng")
     assert len(probe) == 1 and probe[0].param("format") == "json"

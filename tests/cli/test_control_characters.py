@@ -13,7 +13,7 @@ import pytest
 
 from deepsearch.agent.result import ResearchResult, UsageReport
 from deepsearch.agent.types import Reference
-from deepsearch.commands.output import safe_result
+from deepsearch.frontend.output import safe_result
 from tests.cli.test_end_to_end import (
     ANSWER,
     FIXTURE,

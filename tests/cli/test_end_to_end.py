@@ -143,7 +143,7 @@ ANSWER_STEP = {"think": "enough", "action": {"answer": {"answer": ANSWER}}}
 # no `openai` (chat goes over httpx, `llm/openai_wire.py`; the SDK's import alone cost
 # about a second of CPU a run) and, with `--json` and stderr a pipe, no rich, markdown-it,
 # pygments or click (nothing is drawn: the live view writes its lines as they are,
-# commands/live.py; httpx's command-line tool, which imports them, is marked absent).
+# frontend/live.py; httpx's command-line tool, which imports them, is marked absent).
 REPORTING_SCRIPT = """
 import gc, os, sys
 from deepsearch import entry

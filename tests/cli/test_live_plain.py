@@ -11,9 +11,9 @@ from rich.console import Console
 
 from deepsearch.agent.events import AgentEvent, Notice, PhaseChanged, StepFinished
 from deepsearch.agent.result import ResearchResult, UsageReport
-from deepsearch.commands import live
-from deepsearch.commands.live import LiveView
 from deepsearch.commands.render import print_answer
+from deepsearch.frontend import live
+from deepsearch.frontend.live import LiveView
 from tests.fakes.clock import FakeClock
 
 EVENTS: list[AgentEvent] = [

@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from deepsearch.agent.events import Activity, Notice, PhaseChanged, StepFinished, StepStarted
-from deepsearch.commands.live import LiveView
-from deepsearch.commands.units import size, tokens
+from deepsearch.frontend.live import LiveView
+from deepsearch.frontend.units import size, tokens
 from deepsearch.runtime import ActivityReader, ActivitySearch, llm_tap
 from deepsearch.web.types import SearchQuery
 from tests.fakes.clock import FakeClock
@@ -56,8 +56,8 @@ def test_a_wide_terminal_also_gets_the_cost_and_a_log_gets_everything() -> None:
 def test_the_spinner_names_the_work_in_flight() -> None:
     view, _ = view_at(100)
     view.start("starting")
-    view(Activity(what="llm", delta=1, tool="evaluator"))
-    assert view.doing() == "reading the question"
+    view(Activity(what="llm", delta=1, tool="classifier"))
+    assert view.doing() == "classifying the question"
     view(StepStarted(step=2, question="q", allowed=["search"]))
     view(Activity(what="llm", delta=1, tool="agent"))
     assert view.doing() == "choosing the next step"

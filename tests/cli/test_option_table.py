@@ -1,6 +1,6 @@
 """One table of research options (issue 9, item 5): the Typer parameters, `--help`,
-the configuration overrides, the flag named in errors and the README all come from
-`research_options.OPTIONS`, so a new row reaches every one of them."""
+the configuration overrides, the flag named in errors and docs/configuration.md all come from
+`frontend.options.OPTIONS`, so a new row reaches every one of them."""
 
 from __future__ import annotations
 
@@ -11,26 +11,21 @@ from typing import Any
 import typer
 
 from deepsearch.commands.flags import overrides_of, parse_research_args
-from deepsearch.commands.research_options import (
-    FLAG_OF,
-    OPTIONS,
-    ResearchOption,
-    config_values,
-    signature,
-)
+from deepsearch.commands.research_options import signature
+from deepsearch.frontend.options import FLAG_OF, OPTIONS, ResearchOption, config_values
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
-def _readme_section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
+def _docs_section(title: str) -> str:
+    text = CONFIGURATION.read_text(encoding="utf-8")
     start = text.index(f"\n## {title}\n")
     end = text.index("\n## ", start + 1)
     return text[start:end]
 
 
-def test_the_readme_lists_every_research_option_and_no_other() -> None:
-    table = [line for line in _readme_section("Research options").splitlines() if line[:1] == "|"]
+def test_the_docs_list_every_research_option_and_no_other() -> None:
+    table = [line for line in _docs_section("Research options").splitlines() if line[:1] == "|"]
     listed = set(re.findall(r"`(--[a-z-]+)", "\n".join(table)))
     assert listed == {option.flag for option in OPTIONS}
 

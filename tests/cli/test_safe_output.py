@@ -13,8 +13,8 @@ import pytest
 
 from deepsearch.agent.result import ResearchResult, UsageReport
 from deepsearch.agent.types import Reference
-from deepsearch.commands.live import LiveView
-from deepsearch.commands.output import clean_block, clean_line, safe_result
+from deepsearch.frontend.live import LiveView
+from deepsearch.frontend.output import clean_block, clean_line, safe_result
 from tests.cli.inprocess import run_cli_in_process
 from tests.cli.test_config_and_doctor import run_in_process
 from tests.cli.test_end_to_end import SECRET

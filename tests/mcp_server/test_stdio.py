@@ -66,3 +66,10 @@ def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_server(
     progress = [m["params"]["message"].split()[:2] for m in lines if "method" in m]
     assert progress == [["1", "search"], ["2", "visit"], ["3", "answer"]]
     assert "Traceback" not in errors
+    # One log line per call (issue 36, item 13), the question never in them; a piped
+    # stdin is no terminal: no "start me from an MCP client".
+    calls = [line for line in errors.splitlines() if line.startswith("deepsearch mcp: call ")]
+    assert len(calls) == 2 and QUESTION not in errors
+    # The two calls run at once: the refused one logs first.
+    assert sorted(line.split()[4] for line in calls) == ["status=answered", "status=rejected"]
+    assert "start me from an MCP client" not in errors

@@ -75,9 +75,9 @@ def _clean_environment(home: Path, base_url: str) -> None:
 def record_one(question: Question, directory: Path, searxng_url: str) -> dict[str, Any]:
     from deepsearch.cassettes import CassetteSpec
     from deepsearch.commands.flags import research_flags
-    from deepsearch.commands.research_cmd import FLAG_OF
     from deepsearch.commands.run_research import run_research
     from deepsearch.config import load_config
+    from deepsearch.frontend.options import FLAG_OF
 
     flags = [
         *RESEARCH_FLAGS,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from deepsearch.commands.output import display_path, paths_in_text
-from deepsearch.commands.research_cmd import _providers
 from deepsearch.errors import ConfigError
+from deepsearch.frontend.options import providers as _providers
+from deepsearch.frontend.output import display_path, paths_in_text
 from deepsearch.runtime import corpus_progress, index_summary
 from deepsearch.web.search import build_search
 from deepsearch.web.search import local as local_module

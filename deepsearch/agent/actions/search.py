@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deepsearch.agent import diary
 from deepsearch.agent.context import warm_vocabulary
 from deepsearch.agent.deps import AgentDeps, RunOptions
+from deepsearch.agent.events import Notice, safe_emit
 from deepsearch.agent.gating import GateView
 from deepsearch.agent.outcomes import Continue
 from deepsearch.agent.prefetch import after_sent, warm_reader
@@ -194,7 +196,7 @@ async def _second_pass(
     )
 
 
-def _record(state: AgentState, batch: Batch) -> Continue:
+def _record(state: AgentState, batch: Batch, only: Sequence[str] = ()) -> Continue:
     """Write the step to the diary; the short detail for the step log."""
     errors = batch.errors
     state.note(
@@ -207,7 +209,24 @@ def _record(state: AgentState, batch: Batch) -> Continue:
     )
     # The step log leads with what came back: a narrow terminal cuts the end of the line.
     failed = f", {len(errors)} failed" if errors else ""
-    return Continue(f"{len(batch.results)} results{failed}: {' | '.join(batch.queries)}")
+    found = f"{len(batch.results)} result{'' if len(batch.results) == 1 else 's'}"
+    if not batch.results and not errors and only:
+        found += f" on {', '.join(only)}"
+    return Continue(f"{found}{failed}: {' | '.join(batch.queries)}")
+
+
+def _say_only_hosts_found_nothing(ctx: StepContext, batch: Batch) -> None:
+    """A search that found nothing under a host restriction says why, once a run: the
+    engines' results elsewhere were dropped, not missing."""
+    only = ctx.options.only_hostnames
+    if batch.results or batch.errors or not only:
+        return
+    hosts = ", ".join(only)
+    text = (
+        f"nothing found on {hosts}: only-hostnames keeps search results on these hosts "
+        "and drops every other"
+    )
+    safe_emit(ctx.deps.emit, Notice(text=text, once="only-hostnames-empty"))
 
 
 async def handle_search(payload: SearchPayload, ctx: StepContext) -> Continue:
@@ -227,4 +246,5 @@ async def handle_search(payload: SearchPayload, ctx: StepContext) -> Continue:
     if batch.results:  # a visit is likely next: the reader's set-up starts now
         warm_reader(deps.reader)
     batch = await _second_pass(batch, state, deps, options, ctx.gate)
-    return _record(state, batch)
+    _say_only_hosts_found_nothing(ctx, batch)
+    return _record(state, batch, options.only_hostnames)

@@ -7,7 +7,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Collection
 from functools import partial
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from deepsearch.agent import diary
 from deepsearch.agent.deps import AgentDeps, RunOptions
@@ -24,6 +24,7 @@ from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.step import StepContext
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
 from deepsearch.agent.wording import knowledge_question
+from deepsearch.text import cut_at_word
 from deepsearch.web.types import Page, ReadFailure
 from deepsearch.web.urls import hostname, normalize_url
 
@@ -33,6 +34,10 @@ LINK_WEIGHT = 0.1
 MAX_PAGE_CHARS = 400_000
 MAX_LINKS_PER_PAGE = 50
 MAX_LINK_CANDIDATES = 150
+# The step log names a read page by its title, at most this long; another by its host
+# and the last part of its path, at most this long.
+TITLE_CHARS = 60
+ADDRESS_TAIL_CHARS = 40
 
 
 def choose_targets(state: AgentState, indices: list[int], ahead: Collection[str] = ()) -> list[str]:
@@ -131,6 +136,7 @@ async def handle_visit(payload: VisitPayload, ctx: StepContext) -> Continue:
     read_one = prefetch.read if prefetch is not None else partial(safe_read, deps.reader)
     outcomes = await asyncio.gather(*(read_one(url) for url in targets))
     read, failed = [], []
+    labels = {url: short_address(url) for url in targets}
     for url, outcome in zip(targets, outcomes, strict=True):
         if isinstance(outcome, ReadFailure):
             status = f"HTTP {outcome.status} " if outcome.status else ""
@@ -141,15 +147,33 @@ async def handle_visit(payload: VisitPayload, ctx: StepContext) -> Continue:
             continue
         await _keep_page(state, deps, options, url, outcome)
         read.append(url)
+        if outcome.title.strip():
+            labels[url] = cut_at_word(" ".join(outcome.title.split()), TITLE_CHARS)
     state.note(
         "read",
         count=len(read),
         pages=diary.part("pages_read", urls=", ".join(read)) if read else "",
         failures=diary.part("read_failures", failed=", ".join(failed)) if failed else "",
     )
-    # Readable addresses in the step log (the state keeps them normalized).
-    shown = ", ".join(unquote(u) for u in targets)
+    # The step log names pages as people do: a read page by its title, any other by
+    # its host and the end of its path (a raw URL cut at the width named none).
+    shown = " | ".join(labels[u] for u in targets)
     return Continue(f"read {len(read)}{_failure_summary(state, targets)}: {shown}")
+
+
+def short_address(url: str) -> str:
+    """`en.wikipedia.org/…/Eiffel_Tower` for a URL, a local file's name for a path."""
+    parts = urlsplit(url)
+    segments = [seg for seg in unquote(parts.path).split("/") if seg]
+    if parts.scheme == "file":
+        return segments[-1] if segments else url
+    host = (parts.hostname or url).removeprefix("www.")
+    if not segments:
+        return host
+    last = segments[-1]
+    if len(last) > ADDRESS_TAIL_CHARS:
+        last = last[: ADDRESS_TAIL_CHARS - 1] + "…"
+    return f"{host}/{last}" if len(segments) == 1 else f"{host}/…/{last}"
 
 
 def _failure_summary(state: AgentState, targets: list[str]) -> str:

@@ -12,7 +12,7 @@
                    an answer citing none: if a page the run read does)
     c       = 0    if there is no supported answer (not found, failed, empty)
 
-rounded to 2 decimals. The README documents the same formula; keep them together.
+rounded to 2 decimals. docs/output.md documents the same formula; keep them together.
 """
 
 from __future__ import annotations

@@ -180,10 +180,10 @@ def test_explicit_settings_win_over_the_preset(tmp_path: Path) -> None:
     assert settings_for(effort="high", budget=50_000).settings.agent.token_budget == 50_000
 
 
-def test_the_readme_lists_each_presets_exact_settings() -> None:
+def test_the_docs_list_each_presets_exact_settings() -> None:
     from deepsearch.config import EFFORT_PRESETS
 
-    readme = (Path(__file__).parents[3] / "README.md").read_text("utf-8")
+    readme = (Path(__file__).parents[3] / "docs" / "configuration.md").read_text("utf-8")
     section = readme.split("## Team mode and effort", 1)[1].split("\n## ", 1)[0]
     rows = [
         [cell.strip() for cell in line.strip("|").split("|")]

@@ -12,8 +12,8 @@ from bench import team_world
 from bench.team_world import QUESTION, World
 from deepsearch.agent.events import Notice, PhaseChanged, StepFinished, StepStarted
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.commands.live import LiveView
-from deepsearch.commands.output import safe_result
+from deepsearch.frontend.live import LiveView
+from deepsearch.frontend.output import safe_result
 from tests.agent.helpers import make_deps, options
 from tests.fakes.clock import FakeClock
 

@@ -1,33 +1,23 @@
-"""Output that cannot hurt: no terminal escapes from sources, no traceback on a full disk
-or a closed pipe.
+"""Output that cannot hurt: no terminal escapes from sources (every front end's output).
 
 * Titles, quotes, file names and URLs come from pages and files nobody vetted: a
   heading holding `ESC]0;…BEL` would retitle the terminal, `ESC[2J` clear it. C0 and C1
   control characters are removed from everything printed (markdown, JSON, the live
   view); JSON would escape them, but the program reading it may print them raw.
-* A write error on stdout ends the command with one line on stderr (full disk) or,
-  for a closed pipe (`| head -1`), quietly with 141 = 128 + SIGPIPE, as a shell would.
+* The CLI's writes to stdout are guarded in commands/stdout.py.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
-
-import typer
-
-from deepsearch.errors import CommandFailed
 
 if TYPE_CHECKING:
     from deepsearch.agent.result import ResearchResult
 
-EXIT_BROKEN_PIPE = 141
 # C0 (but tab and newline), DEL and C1; "line" text loses tab and newline too.
 _CONTROL_BLOCK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CONTROL_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
@@ -97,27 +87,3 @@ def plain_stream(stream: Any) -> bool:
         return not stream.isatty()
     except (AttributeError, ValueError):  # no stream, or a closed one: rich decides
         return False
-
-
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # no real fd (a test runner's buffer)
-        pass
-
-
-@contextmanager
-def guarded_stdout() -> Iterator[None]:
-    """Run the block's writes to stdout (and a final flush) with write errors handled."""
-    try:
-        yield
-        sys.stdout.flush()
-    except OSError as exc:
-        _silence_stdout()
-        if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
-            raise typer.Exit(EXIT_BROKEN_PIPE) from None
-        reason = exc.strerror or type(exc).__name__
-        raise CommandFailed(f"cannot write the output to stdout: {reason}") from None

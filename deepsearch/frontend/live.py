@@ -29,11 +29,12 @@ from deepsearch.agent.events import (
     StepStarted,
 )
 from deepsearch.clock import Clock, SystemClock
-from deepsearch.commands.output import clean_line, paths_in_text, plain_stream
-from deepsearch.commands.units import dollars, tokens
+from deepsearch.frontend.output import clean_line, paths_in_text, plain_stream
+from deepsearch.frontend.units import dollars, tokens
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.measure import Measurement
     from rich.status import Status
     from rich.text import Text
 
@@ -45,9 +46,15 @@ ACTION_STYLE = {
     "coding": "yellow",
     "error": "red",
 }
-# What an LLM call of each tool is doing, in words.
+# Columns of a terminal line the spinner text leaves free (see _Ticker).
+SPINNER_ROOM = 4
+# An LLM call in flight this long gets "no reply yet after N s" and its limit.
+SLOW_CALL_S = 15.0
+# What an LLM call of each tool is doing, in words. "classifier" is the evaluator's
+# first call, classifying the question (runtime.llm_tap names it by its schema).
 TOOL_WORDS = {
     "agent": "choosing the next step",
+    "classifier": "classifying the question",
     "agent_beast": "Beast Mode: forcing the best answer",
     "evaluator": "evaluating the answer",
     "error_analyzer": "analysing the rejected answer",
@@ -85,10 +92,24 @@ class _Ticker:
     def __init__(self, view: LiveView) -> None:
         self.view = view
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+    def _text(self, width: int) -> Text:
         from rich.text import Text
 
-        yield Text(short(self.view.status_text(), max(10, options.max_width - 2)))
+        return Text(short(self.view.status_text(), max(10, width)))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self._text(options.max_width)  # the width its measure asked for
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        """As wide as the text, which leaves SPINNER_ROOM columns of the line free: the
+        spinner's frame and a space, and 2 for the terminal's `^C` echo. Unmeasured,
+        the spinner's grid padded the line to the whole width; the echo then wrapped,
+        and the wrapped line is one the spinner does not erase when it stops (its last
+        frame was left on the screen)."""
+        from rich.measure import Measurement
+
+        width = self._text(options.max_width - SPINNER_ROOM).cell_len
+        return Measurement(width, width)
 
 
 class LiveView:
@@ -115,6 +136,10 @@ class LiveView:
         self._max_cost: float | None = None
         self._shown_once: set[str] = set()
         self._last_step = 0  # the main research's last finished step
+        # The LLM calls in flight: when the oldest of each tool's started, and the
+        # first-token limit the client reported (for "no reply yet after 40 s").
+        self._llm_since: dict[str, float] = {}
+        self._first_token_limit = ""
 
     @property
     def console(self) -> Console:
@@ -191,14 +216,34 @@ class LiveView:
         self._in_flight[key] += event.delta
         if self._in_flight[key] <= 0:
             del self._in_flight[key]
+        if event.what == "llm":
+            self._track_llm_call(key, event)
         if event.tokens_used is not None:
             self._tokens = event.tokens_used
             self._cost, self._max_cost = event.cost_usd, event.max_cost
+
+    def _track_llm_call(self, key: str, event: Activity) -> None:
+        if event.delta > 0:
+            self._llm_since.setdefault(key, self._clock.monotonic())
+            self._first_token_limit = event.detail or self._first_token_limit
+        elif key not in self._in_flight:
+            self._llm_since.pop(key, None)
 
     def _forget_llm_calls(self) -> None:
         """No LLM call spans a step boundary; a call that failed never reported its end."""
         for key in [k for k in self._in_flight if k.startswith("llm:")]:
             del self._in_flight[key]
+        self._llm_since.clear()
+
+    def _waiting(self, tool: str) -> str:
+        """` — no reply yet after 40 s (limit 600 s to the first token)`, for a slow call."""
+        since = self._llm_since.get(f"llm:{tool}")
+        waited = self._clock.monotonic() - since if since is not None else 0.0
+        if waited < SLOW_CALL_S:
+            return ""
+        limit = self._first_token_limit
+        limit = f" (limit {limit} s to the first token)" if limit else ""
+        return f" — no reply yet after {int(waited)} s{limit}"
 
     def _notice(self, event: Notice) -> None:
         if event.once:
@@ -226,7 +271,8 @@ class LiveView:
     def research_ended(self, reason: str) -> str:
         """When and why the research phase ended, and what happens now."""
         why = f": {clean_line(reason)}" if reason.strip() else ""
-        return f"research ended after step {self._last_step}{why} — Beast Mode answers"
+        when = f"after step {self._last_step}" if self._last_step else "before its first step"
+        return f"research ended {when}{why} — Beast Mode answers"
 
     def doing(self) -> str:
         """What is in flight, most telling first (an index build, searches, reads)."""
@@ -239,11 +285,9 @@ class LiveView:
         if flight.get("read"):
             return f"reading {_plural(flight['read'], 'page')}"
         tools = [k.removeprefix("llm:") for k in flight if k.startswith("llm:")]
-        if self._label == "starting" and "evaluator" in tools:
-            return "reading the question"  # the first evaluator call classifies it
         for tool in TOOL_WORDS:  # a stable order: the agent's own call first
             if tool in tools:
-                return TOOL_WORDS[tool]
+                return TOOL_WORDS[tool] + self._waiting(tool)
         return "working"
 
     def status_text(self) -> str:
