@@ -62,7 +62,7 @@ from deepsearch.llm.schema_dialects import (
     UnsupportedSchema,
     to_dialect,
 )
-from deepsearch.llm.streaming import CallTimedOut, StreamedReply, collect
+from deepsearch.llm.streaming import CallTimedOut, StreamCutOff, StreamedReply
 
 if TYPE_CHECKING:
     import httpx
@@ -298,7 +298,7 @@ class OpenAIProvider:
         kwargs = self._build_kwargs(request, mode)
         try:
             body = {**kwargs, "stream": True, "stream_options": {"include_usage": True}}
-            resp = await collect(lambda: self.wire.open(body), self.limits, self.clock)
+            resp = await self.wire.reply(body, self.limits, self.clock)
         except Exception as exc:  # any wire/transport failure becomes a typed ProviderError
             error = self._map_error(exc, request.settings.model)
             if mode in NATIVE_MODES | {"json_object"} and _is_mode_rejection(exc):
@@ -326,6 +326,8 @@ class OpenAIProvider:
             return wording.context(message)
         if isinstance(exc, CallTimedOut):
             return wording.call_limit(exc.limit, exc.seconds)
+        if isinstance(exc, StreamCutOff):
+            return wording.cut_off(str(exc))
         if transport == "timeout":
             return wording.timeout(self.limits.first_token_s)
         if transport == "unreachable":

@@ -19,6 +19,10 @@ What the SDK did for this request, done here the same way:
   message "Error code: N - <error.message>"); the SSE stream is read line by line
   (`data:` lines, comments and other fields ignored, `data: [DONE]` ends it, an
   `error` object in it raises `WireError`).
+A stream that ends with neither `[DONE]` nor a `finish_reason`, or breaks mid-reply
+(the server killed, the connection dropped, a last event cut mid-JSON), is cut off
+(`streaming.StreamCutOff`): sent again like a request that got no answer, the two
+kinds of retry counted together against `max_retries` (`Attempts`), never used.
 The call's own limits are the caller's (`streaming.collect`), whose cancellation a
 retry never outlives; closing the stream is what stops the server generating.
 """
@@ -35,10 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.clock import SystemClock
 from deepsearch.llm.refusals import names_structured_output
+from deepsearch.llm.streaming import StreamCutOff, StreamedReply, collect
 from deepsearch.web.host_limits import retry_after_s as header_wait_s
 
 if TYPE_CHECKING:
     import httpx
+
+    from deepsearch.clock import Clock
+    from deepsearch.llm.call_limits import CallLimits
 
 INITIAL_RETRY_DELAY_S = 0.5
 MAX_RETRY_DELAY_S = 8.0
@@ -154,11 +162,20 @@ def backoff_s(attempt: int, headers: httpx.Headers | None) -> float:
     return delay * (1 - 0.25 * random.random())
 
 
+class Attempts:
+    """The requests one call has sent so far, less one: its retries (of every kind)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class ChatStream:
-    """The chunks (parsed JSON objects) of one streamed reply; `close()` hangs up."""
+    """The chunks (parsed JSON objects) of one streamed reply; `close()` hangs up.
+    Raises StreamCutOff when the stream ends or breaks before the reply's end."""
 
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
+        self.finished = False  # a finish_reason was read
 
     def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         return self._chunks()
@@ -166,7 +183,7 @@ class ChatStream:
     async def _chunks(self) -> AsyncIterator[dict[str, Any]]:
         data: list[str] = []
         done = False
-        async for line in self._response.aiter_lines():
+        async for line in self._lines():
             # After [DONE] the rest is read, unparsed, so the connection can serve the
             # next call; comments (": keep-alive"), `event:`, `id:` carry no chunk.
             if done:
@@ -177,12 +194,45 @@ class ChatStream:
                 event, data = "\n".join(data), []
                 done = event.startswith("[DONE]")
                 if not done:
-                    yield _chunk(event)
+                    yield self._seen(_chunk(event))
         if data and not data[0].startswith("[DONE]"):  # the last event, unterminated
-            yield _chunk("\n".join(data))
+            yield self._seen(_last_chunk("\n".join(data)))
+        elif data:
+            done = True
+        if not done and not self.finished:
+            raise StreamCutOff("the stream ended before the reply did (no finish_reason)")
+
+    async def _lines(self) -> AsyncIterator[str]:
+        import httpx
+
+        lines = self._response.aiter_lines()
+        while True:
+            try:
+                line = await anext(lines)
+            except StopAsyncIteration:
+                return
+            except httpx.TransportError as exc:  # the connection broke mid-reply
+                raise StreamCutOff(f"the stream broke ({type(exc).__name__})") from None
+            yield line
+
+    def _seen(self, chunk: dict[str, Any]) -> dict[str, Any]:
+        for part in chunk.get("choices") or []:
+            if isinstance(part, dict) and part.get("finish_reason"):
+                self.finished = True
+        return chunk
 
     async def close(self) -> None:
         await self._response.aclose()
+
+
+def _last_chunk(event: str) -> dict[str, Any]:
+    """An event the stream ended inside of: cut off when it does not parse."""
+    try:
+        return _chunk(event)
+    except WireError as exc:
+        if exc.body is not None:  # an error object the server sent
+            raise
+        raise StreamCutOff("the stream ended inside an event") from None
 
 
 def _chunk(event: str) -> dict[str, Any]:
@@ -241,8 +291,9 @@ class ChatWire:
             )
         return self._client
 
-    async def open(self, body: dict[str, Any]) -> ChatStream:
-        """POST `body` (retried as the module doc says); the stream of a 2xx answer."""
+    async def open(self, body: dict[str, Any], attempts: Attempts | None = None) -> ChatStream:
+        """POST `body` (retried as the module doc says); the stream of a 2xx answer.
+        `attempts` carries the call's retry count across a cut-off stream's resends."""
         content = json.dumps(body).encode()
         headers = {
             "Authorization": f"Bearer {self._api_key}",
@@ -250,13 +301,34 @@ class ChatWire:
             "Accept": "application/json",
             "User-Agent": USER_AGENT,
         }
-        attempt = 0
+        attempts = attempts or Attempts()
         while True:
-            retry_headers, stream = await self._attempt(content, headers, attempt)
+            retry_headers, stream = await self._attempt(content, headers, attempts.count)
             if stream is not None:
                 return stream
-            await self.sleep(backoff_s(attempt, retry_headers))
-            attempt += 1
+            await self.sleep(backoff_s(attempts.count, retry_headers))
+            attempts.count += 1
+
+    async def reply(
+        self, body: dict[str, Any], limits: CallLimits, clock: Clock | None
+    ) -> StreamedReply:
+        """The whole streamed reply to `body`, read under `limits` (`streaming.collect`);
+        the wire's retries and a cut-off stream's resends share one count."""
+        tries = Attempts()
+        return await collect(
+            lambda: self.open(body, tries),
+            limits,
+            clock,
+            retry=lambda _cut: self.retry_cut_off(tries),
+        )
+
+    async def retry_cut_off(self, attempts: Attempts) -> bool:
+        """Whether a cut-off stream is sent again (after the backoff pause)."""
+        if attempts.count >= self.max_retries:
+            return False
+        await self.sleep(backoff_s(attempts.count, None))
+        attempts.count += 1
+        return True
 
     async def _attempt(
         self, content: bytes, headers: dict[str, str], attempt: int

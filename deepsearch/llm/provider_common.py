@@ -114,6 +114,13 @@ class ErrorWording:
             "was closed, which stops the server generating (llm.timeout_s sets the limit)"
         )
 
+    def cut_off(self, message: str) -> ProviderError:
+        """A reply stream that ended before the reply did, after the retries."""
+        return self._error(
+            f"{self.where} left its reply incomplete{self._for_model}: {message}; "
+            "the partial reply was not used"
+        )
+
     def unreachable(self, message: str) -> ProviderError:
         return self._error(f"cannot reach {self.where}: {message}")
 

@@ -10,6 +10,12 @@ its own allowance, then the whole call its limit (`call_limits`).
 `collect` returns the chunks (parsed JSON objects, `openai_wire.ChatStream`) assembled
 into the shape of a non-streamed reply (`choices[0].message.content`, `finish_reason`,
 `usage` as the server's object). No SDK is involved.
+
+A stream that ends before the reply does (no `finish_reason`, no end marker: a
+server killed mid-reply, a connection dropped) raises `StreamCutOff` where it is read;
+such a stream is never an answer. `collect` asks its `retry` hook whether to send the
+request again (a dropped connection is retried like one dropped before the headers),
+inside the same call limits, and starts the reply afresh.
 """
 
 from __future__ import annotations
@@ -20,6 +26,10 @@ from typing import Any
 
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.llm.call_limits import CallLimits
+
+
+class StreamCutOff(Exception):
+    """The stream ended, or broke, before the reply was complete."""
 
 
 class CallTimedOut(Exception):
@@ -71,30 +81,48 @@ class StreamedReply:
 
 
 Opener = Callable[[], Awaitable[Any]]
+Retry = Callable[[StreamCutOff], Awaitable[bool]]
 
 
 async def collect(
-    open_stream: Opener, limits: CallLimits, clock: Clock | None = None
+    open_stream: Opener,
+    limits: CallLimits,
+    clock: Clock | None = None,
+    *,
+    retry: Retry | None = None,
 ) -> StreamedReply:
     """Send the request (`open_stream` returns an async stream of chunks with an async
     `close()`) and read it to the end; raise CallTimedOut when the first chunk or the
-    whole reply takes longer than allowed on `clock` (real time by default). The stream
-    is closed however this ends (a cancellation included)."""
+    whole reply takes longer than allowed on `clock` (real time by default). A stream
+    cut off before its end is sent again while `retry` says so (it pauses first), else
+    its StreamCutOff is raised. The stream is closed however this ends (a cancellation
+    included)."""
     clock = clock or SystemClock()
     started = clock.monotonic()
     reply = StreamedReply()
+    generating = False
     try:
         async with clock.timeout_at(started + limits.first_token_s) as limit:
-            stream = await open_stream()
-            try:
-                async for chunk in stream:
-                    if reply.chunks == 0:  # the server is generating: the call's limit now
-                        limit.reschedule(started + limits.total_s)
-                    reply.add(chunk)
-            finally:
-                await stream.close()
+            while True:
+                try:
+                    return await _read(await open_stream(), reply, limit, started + limits.total_s)
+                except StreamCutOff as exc:
+                    generating = generating or reply.chunks > 0
+                    if retry is None or not await retry(exc):
+                        raise
+                    reply = StreamedReply()  # the cut-off reply is dropped whole
     except TimeoutError:
-        if reply.chunks == 0:
+        if reply.chunks == 0 and not generating:
             raise CallTimedOut("first token", limits.first_token_s) from None
         raise CallTimedOut("whole reply", limits.total_s) from None
+
+
+async def _read(stream: Any, reply: StreamedReply, limit: Any, ends_at: float) -> StreamedReply:
+    try:
+        async for chunk in stream:
+            if reply.chunks == 0:  # the server is generating: the call's limit now
+                limit.reschedule(ends_at)
+            reply.add(chunk)
+    finally:
+        await stream.close()
     return reply
