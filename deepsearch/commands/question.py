@@ -17,10 +17,26 @@ def question_text(words: list[str] | None) -> str:
     """The question: the words joined by spaces, or stdin for `-` / no words at all."""
     words = list(words or [])
     if words in ([], ["-"]):
-        return _read_stdin()
+        return checked_text(_read_stdin(), "on stdin")
     if "-" in words:
         raise UsageError("'-' (read the question from stdin) must be the only word")
-    return " ".join(w.strip() for w in words if w.strip())
+    return checked_text(" ".join(w.strip() for w in words if w.strip()), "")
+
+
+def checked_text(text: str, where: str) -> str:
+    """`text` when it is text a request can carry; a UsageError (exit 2, before any
+    call) for bytes that are no UTF-8 (a Latin-1 argument, arriving as surrogates) or
+    that are binary (NUL bytes)."""
+    where = f" {where}" if where else ""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"the question{where} is not UTF-8 text (convert it, e.g. with iconv -t UTF-8)"
+        ) from None
+    if "\x00" in text:
+        raise UsageError(f"the question{where} is binary data (it holds NUL bytes), not text")
+    return text
 
 
 def _read_stdin() -> str:
@@ -29,7 +45,11 @@ def _read_stdin() -> str:
         raise UsageError('no question: deepsearch "your question" (or pipe it on stdin)')
     try:
         text = stream.read(MAX_STDIN_CHARS + 1)
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise UsageError(
+            "the question on stdin is not UTF-8 text (convert it, e.g. with iconv -t UTF-8)"
+        ) from None
+    except OSError as exc:
         raise UsageError(f"cannot read the question from stdin ({type(exc).__name__})") from None
     if len(text) > MAX_STDIN_CHARS:
         raise UsageError(f"the question on stdin is longer than {MAX_STDIN_CHARS} characters")

@@ -64,6 +64,15 @@ Extracted = tuple[str, list[str]] | str  # (title, passages), or why the file is
 # ----------------------------------------------------------------- the corpus
 
 
+def _utf8(name: str) -> bool:
+    """A file name as os.walk gives it is UTF-8 unless it carries surrogate escapes."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class LocalCorpus:
     """A folder of documents with a persisted, self-refreshing BM25 index."""
 
@@ -91,15 +100,26 @@ class LocalCorpus:
         self.last_build: IndexProgress | None = None  # what the last build did
         self._lock = threading.Lock()
         self._loaded: tuple[str, Any, list[list[Any]], list[dict[str, str]]] | None = None
+        self.bad_names = 0  # files and folders skipped by the last files(): names not UTF-8
 
     # -- files
     def files(self) -> list[Path]:
+        """The documents under the folder, in a stable order. A file or folder whose
+        name is not UTF-8 (it could never be a URL, a cache key or a JSON string) is
+        skipped and counted in `bad_names`."""
         found = []
+        self.bad_names = 0
         for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            kept = sorted(d for d in dirnames if not d.startswith("."))
+            dirnames[:] = [d for d in kept if _utf8(d)]
+            self.bad_names += len(kept) - len(dirnames)
             for name in sorted(filenames):
                 path = Path(dirpath) / name
                 if name.startswith(".") or path.suffix.lower() not in CONTENT_TYPES:
+                    continue
+                if not _utf8(name):
+                    self.bad_names += 1
+                    log.info("corpus: skipping a file whose name is not UTF-8 in %s", dirpath)
                     continue
                 # A symlink pointing outside the folder must not leak into snippets.
                 if not path.resolve().is_relative_to(self.root):
@@ -173,7 +193,7 @@ class LocalCorpus:
         files = self.files()
         sizes = [p.stat().st_size for p in files]
         read = sum(s for s in sizes if s <= MAX_FILE_BYTES)  # a skipped file is not read
-        progress = IndexProgress(files_total=len(files), bytes_total=read)
+        progress = IndexProgress(files_total=len(files), bytes_total=read, bad_names=self.bad_names)
         docs: list[dict[str, str]] = []
         passages: list[list[Any]] = []
         for path, size in zip(files, sizes, strict=True):
