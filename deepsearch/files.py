@@ -32,16 +32,18 @@ class FileWriteError(OSError):
     """A kept file could not be written; the message names the file and the cause."""
 
     def __init__(self, path: Path, cause: BaseException) -> None:
-        super().__init__(describe(cause, path))
+        number = getattr(cause, "errno", None)
+        reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+        super().__init__(number, reason, str(path))  # .errno, .strerror, .filename
         self.path = path
-        self.errno = getattr(cause, "errno", None)
+
+    def __str__(self) -> str:
+        return describe(self)
 
 
 def describe(exc: BaseException, path: Path | str | None = None) -> str:
     """ "cannot write PATH: CAUSE" for an OSError (its strerror, not its repr); the
     path is the one given, else the error's own filename."""
-    if isinstance(exc, FileWriteError):
-        return str(exc.args[0]) if exc.args else str(exc)
     name = path if path is not None else getattr(exc, "filename", None)
     cause = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return f"cannot write {name}: {cause}" if name else f"cannot write: {cause}"

@@ -98,10 +98,12 @@ def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> 
                 update={"status": "failed", "error": miss, "error_kind": "fatal"}
             )
     else:
+        from deepsearch.files import describe
+
         try:
             session.write_result(result)
-        except OSError as exc:  # the calls are on disk; say the result is not
-            error = f"{session.directory}: result.json not written ({exc.strerror or exc})"
+        except OSError as exc:  # the run is unaltered; the recording is not whole
+            error = f"the recording in {session.directory} is incomplete: {describe(exc)}"
             if result.error is None:
                 result = result.model_copy(update={"error": error, "error_kind": "runtime"})
     return result

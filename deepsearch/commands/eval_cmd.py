@@ -235,10 +235,11 @@ def _merge(dirs: list[Path], out: Path | None, *, as_json: bool) -> int:
         by_id.update({line.id: line for line in read_results(directory / RESULTS_FILE)})
     lines = sorted(by_id.values(), key=lambda line: line.id)
     if out is not None:
+        from deepsearch.files import write_atomic
+
         merged = ResultsFile(out)
-        merged.path.write_text("", encoding="utf-8")
-        for line in lines:
-            merged.append(line)
+        rows = [json.dumps(line.model_dump(mode="json"), ensure_ascii=False) for line in lines]
+        write_atomic(merged.path, "".join(f"{row}\n" for row in rows))
     _report(lines, out, as_json=as_json)
     for gap in merge_gaps([read_manifest(directory) for directory in dirs], lines):
         typer.echo(f"eval --merge: {gap}", err=True)
@@ -254,7 +255,9 @@ def _report(lines: list[ResultLine], out: Path | None, *, as_json: bool) -> None
     summary = summarize(lines)
     data = summary.model_dump(mode="json")
     if out is not None:
-        (out / SUMMARY_FILE).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        from deepsearch.files import write_atomic
+
+        write_atomic(out / SUMMARY_FILE, json.dumps(data, indent=2) + "\n")
     with guarded_stdout():
         if as_json:
             typer.echo(json.dumps(data))

@@ -11,8 +11,6 @@ unreadable or unwritable file is an empty memory.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ValidationError
 
 from deepsearch.config import redact_userinfo
+from deepsearch.files import write_atomic
 
 if TYPE_CHECKING:
     from deepsearch.config import Settings
@@ -80,11 +79,9 @@ class RungMemory:
         data = {k: v.model_dump() for k, v in sorted(entries.items())}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Write-then-rename: two runs finishing together never leave half a file.
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".output-modes.")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, indent=1)
-            os.replace(tmp, self.path)
+            # Write-then-rename: two runs finishing together never leave half a file,
+            # and a failed write leaves no temporary file behind.
+            write_atomic(self.path, json.dumps(data, indent=1))
         except OSError:
             return
 

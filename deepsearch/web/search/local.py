@@ -33,6 +33,7 @@ from urllib.parse import unquote, urlsplit
 
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import ConfigError
+from deepsearch.files import write_atomic
 from deepsearch.web.search.local_files import (
     best_snippet,
     extract_document,
@@ -182,9 +183,7 @@ class LocalCorpus:
         if not isinstance(result, str) and not result[1]:
             result = "empty"  # no text at all: not a document
         # Written aside and renamed: a concurrent run never reads half an entry.
-        part = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
-        part.write_text(json.dumps({"stamp": stamp, "result": result}), encoding="utf-8")
-        os.replace(part, cached)
+        write_atomic(cached, json.dumps({"stamp": stamp, "result": result}))
         return result, False
 
     def _gather(
