@@ -122,6 +122,8 @@ async def build_deps(
 
     With a cassette Player nothing outside is built (no key, no network, no corpus
     index): the cassette answers every call; with a Recorder every client is wrapped."""
+    if trace is not None:  # a trace that cannot be written: said once, the run goes on
+        trace.on_failure = lambda why: safe_emit(emit, Notice(text=why, once="trace"))
     if cassette is not None:  # the cassette package only when a cassette is in use
         from deepsearch.cassettes import Player
 
