@@ -8,7 +8,8 @@ diskcache's own `expire` is set too, so expired rows are also culled on disk.
 A cache must never be the reason a run fails, nor what it waits for: a locked,
 corrupt or unwritable cache turns into a miss (get) or a no-op (set), with one warning
 naming the folder and the cause, and from the first failure on the run goes truly
-without it (no later call waits on the lock again). Another process holding the lock
+without it (no later call waits on the lock again). A damaged database file is moved
+aside (`cache.db.corrupt`) and a fresh cache started: it heals in one run. Another process holding the lock
 (a run suspended with Ctrl-Z) costs at most `lock_timeout_s` (1 s) once: diskcache's
 own opening retries a locked database for 60 s, which `_BoundedCache` cuts to the same
 limit.
@@ -28,6 +29,7 @@ from deepsearch.clock import Clock, SystemClock
 
 log = logging.getLogger(__name__)
 LOCK_TIMEOUT_S = 1.0  # the most a run waits on another process's cache lock
+DB_FILE = "cache.db"  # diskcache's database in the cache folder
 
 
 def default_cache_dir() -> Path:
@@ -83,11 +85,27 @@ class WebCache:
                 path.mkdir(parents=True, exist_ok=True)
                 # SQLite in WAL mode; `timeout` bounds how long a writer waits for another
                 # process's lock before giving up (we then treat it as a miss/no-op).
-                self._cache = _bounded_cache(str(path), lock_timeout_s)
+                self._cache = self._open(path, lock_timeout_s)
                 self.directory = path
             except Exception as exc:  # unwritable or not a directory: run without a cache
                 self._warn("open", exc)
                 self._cache = None
+
+    def _open(self, path: Path, lock_timeout_s: float) -> Any:
+        """The cache; a damaged database file (not a lock) is moved aside, said once
+        naming both files, and a fresh one started: it heals instead of warning on
+        every run."""
+        try:
+            return _bounded_cache(str(path), lock_timeout_s)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise  # locked, read-only, no space: not the file's fault
+            aside = _move_aside(path / DB_FILE)
+            log.warning(
+                "cache at %s: %s was damaged (%s); moved aside to %s, starting a fresh cache",
+                path, DB_FILE, exc, aside.name,
+            )  # fmt: skip
+            return _bounded_cache(str(path), lock_timeout_s)
 
     def _now(self) -> float:
         return self._clock.now().timestamp()
@@ -147,6 +165,16 @@ class WebCache:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _move_aside(db: Path) -> Path:
+    """Rename a damaged database to `<name>.corrupt` (replacing an older one); its
+    write-ahead files go with it. The path it now has."""
+    aside = db.with_name(db.name + ".corrupt")
+    db.replace(aside)
+    for suffix in ("-wal", "-shm"):
+        db.with_name(db.name + suffix).unlink(missing_ok=True)
+    return aside
 
 
 def _bounded_cache(directory: str, lock_timeout_s: float) -> Any:

@@ -34,6 +34,7 @@ from urllib.parse import unquote, urlsplit
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import ConfigError
 from deepsearch.files import write_atomic
+from deepsearch.web.search.local_checks import check_index_shape, utf8_name
 from deepsearch.web.search.local_files import (
     best_snippet,
     extract_document,
@@ -63,15 +64,6 @@ Extracted = tuple[str, list[str]] | str  # (title, passages), or why the file is
 
 
 # ----------------------------------------------------------------- the corpus
-
-
-def _utf8(name: str) -> bool:
-    """A file name as os.walk gives it is UTF-8 unless it carries surrogate escapes."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class LocalCorpus:
@@ -112,13 +104,13 @@ class LocalCorpus:
         self.bad_names = 0
         for dirpath, dirnames, filenames in os.walk(self.root):
             kept = sorted(d for d in dirnames if not d.startswith("."))
-            dirnames[:] = [d for d in kept if _utf8(d)]
+            dirnames[:] = [d for d in kept if utf8_name(d)]
             self.bad_names += len(kept) - len(dirnames)
             for name in sorted(filenames):
                 path = Path(dirpath) / name
                 if name.startswith(".") or path.suffix.lower() not in CONTENT_TYPES:
                     continue
-                if not _utf8(name):
+                if not utf8_name(name):
                     self.bad_names += 1
                     log.info("corpus: skipping a file whose name is not UTF-8 in %s", dirpath)
                     continue
@@ -267,6 +259,7 @@ class LocalCorpus:
 
         passages = json.loads((target / "passages.json").read_text(encoding="utf-8"))
         docs = json.loads((target / "docs.json").read_text(encoding="utf-8"))
+        check_index_shape(passages, docs)  # valid JSON of the wrong shape: rebuilt, not used
         retriever = None
         if passages:
             retriever = bm25s.BM25.load(str(target / "bm25"), show_progress=False)
@@ -292,7 +285,10 @@ class LocalCorpus:
                     self._report_unchanged(target)
                     return
                 except Exception as exc:  # damaged on disk: build it again
-                    log.warning("corpus index unreadable (%s); rebuilding", type(exc).__name__)
+                    log.warning(
+                        "corpus index at %s unreadable (%s: %s); rebuilding it",
+                        target, type(exc).__name__, exc,
+                    )  # fmt: skip
                     shutil.rmtree(target, ignore_errors=True)
             self._build(target)
             self.last_index_event = "built"
