@@ -6,8 +6,8 @@ CPU, most of what a research run spends of its own (issue 21), for one POST. The
 stays for what is off a run's path (`ping`, embeddings; see `openai_provider`).
 
 What the SDK did for this request, done here the same way:
-* one `POST {base_url}/chat/completions` with the JSON body, `Authorization: Bearer`,
-  a JSON content type and a User-Agent; redirects followed;
+* one `POST {base_url}/chat/completions` (JSON body, `Authorization: Bearer`, a JSON
+  content type, a User-Agent; redirects followed);
 * retries (`max_retries` more attempts) on a connection error or timeout before an
   answer, and on HTTP 408, 409, 429 and 5xx: the wait is the server's `retry-after-ms`
   / `Retry-After` (seconds or a date) when 0 < it <= 120 s, else 0.5 s doubling to
@@ -19,12 +19,12 @@ What the SDK did for this request, done here the same way:
   message "Error code: N - <error.message>"); the SSE stream is read line by line
   (`data:` lines, comments and other fields ignored, `data: [DONE]` ends it, an
   `error` object in it raises `WireError`).
-A stream that ends with neither `[DONE]` nor a `finish_reason`, or breaks mid-reply
-(the server killed, the connection dropped, a last event cut mid-JSON), is cut off
-(`streaming.StreamCutOff`): sent again like a request that got no answer, the two
-kinds of retry counted together against `max_retries` (`Attempts`), never used.
-The call's own limits are the caller's (`streaming.collect`), whose cancellation a
-retry never outlives; closing the stream is what stops the server generating.
+A stream ending with neither `[DONE]` nor a `finish_reason`, or broken mid-reply, is
+cut off (`streaming.StreamCutOff`): never used, sent again like a request that got no
+answer, both kinds of retry counted against `max_retries` (`Attempts`). An HTML page
+for an answer, or a 429 `insufficient_quota`, is `WireUnusable`: no retry can help.
+The call's limits are the caller's (`streaming.collect`), whose cancellation a retry
+never outlives; closing the stream is what stops the server generating.
 """
 
 from __future__ import annotations
@@ -35,11 +35,12 @@ import math
 import random
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deepsearch.clock import SystemClock
 from deepsearch.llm.refusals import names_structured_output
-from deepsearch.llm.streaming import StreamCutOff, StreamedReply, collect
+from deepsearch.llm.streaming import CallTimedOut, StreamCutOff, StreamedReply, collect
 from deepsearch.web.host_limits import retry_after_s as header_wait_s
 
 if TYPE_CHECKING:
@@ -52,6 +53,9 @@ INITIAL_RETRY_DELAY_S = 0.5
 MAX_RETRY_DELAY_S = 8.0
 MAX_RETRY_AFTER_S = 120.0
 _RETRIED_STATUSES = frozenset({408, 409, 429})
+QUOTA_CODE = "insufficient_quota"  # OpenAI's 429 for an account without credit: no retry
+# A 2xx of these types is a web page (a base URL without /v1, a proxy's login page).
+_NOT_API_TYPES = ("text/html", "application/xhtml", "text/xml")
 USER_AGENT = "deepsearch (OpenAI-compatible wire)"
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -79,6 +83,10 @@ class WireConnectionError(WireError):
 
 class WireTimeout(WireConnectionError):
     """No answer within the transport's own timeouts (after the retries)."""
+
+
+class WireUnusable(WireStatusError):
+    """An endpoint no retry can help (an HTML page, no quota): the message says what to do."""
 
 
 def transport_failure(exc: Exception) -> str | None:
@@ -162,11 +170,12 @@ def backoff_s(attempt: int, headers: httpx.Headers | None) -> float:
     return delay * (1 - 0.25 * random.random())
 
 
+@dataclass
 class Attempts:
-    """The requests one call has sent so far, less one: its retries (of every kind)."""
+    """One call's retries (of every kind) and the last error status it was answered."""
 
-    def __init__(self) -> None:
-        self.count = 0
+    count: int = 0
+    last_status: int | None = None
 
 
 class ChatStream:
@@ -197,9 +206,7 @@ class ChatStream:
                     yield self._seen(_chunk(event))
         if data and not data[0].startswith("[DONE]"):  # the last event, unterminated
             yield self._seen(_last_chunk("\n".join(data)))
-        elif data:
-            done = True
-        if not done and not self.finished:
+        if not (done or self.finished or (data and data[0].startswith("[DONE]"))):
             raise StreamCutOff("the stream ended before the reply did (no finish_reason)")
 
     async def _lines(self) -> AsyncIterator[str]:
@@ -303,9 +310,12 @@ class ChatWire:
         }
         attempts = attempts or Attempts()
         while True:
-            retry_headers, stream = await self._attempt(content, headers, attempts.count)
+            answered, stream = await self._attempt(content, headers, attempts.count)
             if stream is not None:
                 return stream
+            retry_headers = None
+            if answered is not None:  # an error status, to be retried
+                attempts.last_status, retry_headers = answered
             await self.sleep(backoff_s(attempts.count, retry_headers))
             attempts.count += 1
 
@@ -315,12 +325,16 @@ class ChatWire:
         """The whole streamed reply to `body`, read under `limits` (`streaming.collect`);
         the wire's retries and a cut-off stream's resends share one count."""
         tries = Attempts()
-        return await collect(
-            lambda: self.open(body, tries),
-            limits,
-            clock,
-            retry=lambda _cut: self.retry_cut_off(tries),
-        )
+        try:
+            return await collect(
+                lambda: self.open(body, tries),
+                limits,
+                clock,
+                retry=lambda _cut: self.retry_cut_off(tries),
+            )
+        except CallTimedOut as exc:  # a limit cut the retries of an error status short
+            exc.answered, exc.retries = tries.last_status, tries.count
+            raise
 
     async def retry_cut_off(self, attempts: Attempts) -> bool:
         """Whether a cut-off stream is sent again (after the backoff pause)."""
@@ -332,9 +346,10 @@ class ChatWire:
 
     async def _attempt(
         self, content: bytes, headers: dict[str, str], attempt: int
-    ) -> tuple[httpx.Headers | None, ChatStream | None]:
-        """One POST: (None, stream) on success, (headers to wait by, None) when it is
-        to be retried; raises when it is not."""
+    ) -> tuple[tuple[int, httpx.Headers] | None, ChatStream | None]:
+        """One POST: (None, stream) on success, ((status, headers to wait by), None)
+        for an error status to be retried, (None, None) for no answer to be retried;
+        raises when it is not to be retried."""
         import httpx
 
         from deepsearch.web.tls import CABundleError
@@ -356,14 +371,29 @@ class ChatWire:
                 raise WireConnectionError("Connection error.") from None
             return None, None
         if response.status_code < 400:
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind.startswith(_NOT_API_TYPES):
+                await response.aclose()
+                raise WireUnusable(
+                    f"this endpoint does not answer like an OpenAI API ({kind}): check its "
+                    "URL (an OpenAI-compatible one usually ends in /v1)",
+                    status_code=response.status_code,
+                )
             return None, ChatStream(response)
         try:
             text = (await response.aread()).decode("utf-8", "replace")
         finally:
             await response.aclose()
+        if response.status_code == 429 and QUOTA_CODE in text:
+            detail = status_error(429, text).message.removeprefix("Error code: 429 - ")
+            raise WireUnusable(
+                f"the account's quota is exhausted (HTTP 429 {QUOTA_CODE}: {detail}); add "
+                "credit or use another key (retrying cannot help)",
+                status_code=429,
+            )
         if last or not should_retry(response.status_code, response.headers, content, text):
             raise status_error(response.status_code, text)
-        return response.headers, None
+        return (response.status_code, response.headers), None
 
     async def aclose(self) -> None:
         if self._client is not None and self._own_client:

@@ -39,6 +39,10 @@ class CallTimedOut(Exception):
         super().__init__(f"{limit} not within {seconds:g} s")
         self.limit = limit  # "first token" or "whole reply"
         self.seconds = seconds
+        # Set by the wire: the error status the server kept answering (429, 5xx) while
+        # the call was retried until the limit, and how many retries there were.
+        self.answered: int | None = None
+        self.retries = 0
 
 
 @dataclass
