@@ -8,9 +8,10 @@ import sys
 
 from deepsearch.commands.common import SUBCOMMANDS
 from deepsearch.errors import UsageError
+from deepsearch.text import MAX_QUESTION_CHARS
 
 COMMAND_WORDS = (*sorted(SUBCOMMANDS), "help", "version")
-MAX_STDIN_CHARS = 100_000
+MAX_STDIN_CHARS = MAX_QUESTION_CHARS  # one cap, an argument's too (checked_text)
 
 
 def question_text(words: list[str] | None) -> str:
@@ -36,6 +37,8 @@ def checked_text(text: str, where: str) -> str:
         ) from None
     if "\x00" in text:
         raise UsageError(f"the question{where} is binary data (it holds NUL bytes), not text")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question{where} is longer than {MAX_QUESTION_CHARS:,} characters")
     return text
 
 
@@ -52,7 +55,7 @@ def _read_stdin() -> str:
     except OSError as exc:
         raise UsageError(f"cannot read the question from stdin ({type(exc).__name__})") from None
     if len(text) > MAX_STDIN_CHARS:
-        raise UsageError(f"the question on stdin is longer than {MAX_STDIN_CHARS} characters")
+        raise UsageError(f"the question on stdin is longer than {MAX_STDIN_CHARS:,} characters")
     return " ".join(text.split())
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from deepsearch.errors import ConfigError
+from deepsearch.text import MAX_QUESTION_CHARS as QUESTION_CAP
 
 if TYPE_CHECKING:
     from deepsearch.agent.result import ResearchResult
@@ -29,7 +30,7 @@ KNOBS = (
     "effort", "budget", "max_steps", "timeout", "team_size", "language", "max_references",
     "min_confidence", "no_direct_answer", "boost_hostnames", "bad_hostnames", "only_hostnames",
 )  # fmt: skip
-MAX_QUESTION_CHARS = 100_000  # as serve's conversation limit
+MAX_QUESTION_CHARS = QUESTION_CAP  # every front end's one cap (deepsearch.text)
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
