@@ -96,11 +96,13 @@ def eval_command(
     plan = _plan(settings, out, GRADERS[grader], concurrency, replay_from, allow_answer_key_hosts)
     items = _items(paths[0], shard_spec)
     _check_replay(plan, items)
+    from deepsearch.evaluation.lock import out_folder_lock
     from deepsearch.evaluation.manifest import write_manifest
 
-    out.mkdir(parents=True, exist_ok=True)
-    write_manifest(out, _manifest(paths[0], shard_spec, items))
-    raise typer.Exit(_run(plan, items, quiet=params["quiet"], as_json=params["as_json"]))
+    with out_folder_lock(out):  # a second eval on the same folder is refused
+        write_manifest(out, _manifest(paths[0], shard_spec, items))
+        code = _run(plan, items, quiet=params["quiet"], as_json=params["as_json"])
+    raise typer.Exit(code)
 
 
 def _verdict(lines: list[ResultLine]) -> int:

@@ -114,3 +114,20 @@ def test_a_partial_failure_is_counted_apart_from_wrong_answers() -> None:
     ]
     assert [line.failed for line in lines] == [False, True, False]
     assert summarize(lines).failed == 1
+
+
+def test_a_second_eval_on_the_same_folder_is_refused(tmp_path: Path) -> None:
+    fcntl = pytest.importorskip("fcntl")
+    from deepsearch.evaluation.lock import LOCK_FILE
+
+    questions, out = write_questions(tmp_path / "q.jsonl", n=2), tmp_path / "out"
+    out.mkdir()
+    with open(out / LOCK_FILE, "w") as held:  # the first eval, still running
+        held.write("4242")
+        held.flush()
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        done = run_offline(str(questions), "--out", str(out), "--quiet")
+    assert done.returncode == 2 and not (out / "results.jsonl").exists()
+    assert f"{out}: another deepsearch eval is running on this folder (process 4242)" in (
+        done.stderr
+    )
