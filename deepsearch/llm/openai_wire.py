@@ -35,12 +35,18 @@ import math
 import random
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deepsearch.clock import SystemClock
 from deepsearch.llm.refusals import names_structured_output
-from deepsearch.llm.streaming import CallTimedOut, StreamCutOff, StreamedReply, collect
+from deepsearch.llm.streaming import (
+    Attempts,
+    CallTimedOut,
+    StallGuard,
+    StreamCutOff,
+    StreamedReply,
+    collect,
+)
 from deepsearch.web.host_limits import retry_after_s as header_wait_s
 
 if TYPE_CHECKING:
@@ -170,14 +176,6 @@ def backoff_s(attempt: int, headers: httpx.Headers | None) -> float:
     return delay * (1 - 0.25 * random.random())
 
 
-@dataclass
-class Attempts:
-    """One call's retries (of every kind) and the last error status it was answered."""
-
-    count: int = 0
-    last_status: int | None = None
-
-
 class ChatStream:
     """The chunks (parsed JSON objects) of one streamed reply; `close()` hangs up.
     Raises StreamCutOff when the stream ends or breaks before the reply's end."""
@@ -282,6 +280,7 @@ class ChatWire:
         self._client = http_client
         self._own_client = http_client is None
         self.sleep: Sleep = asyncio.sleep  # the retry pause (a test records it instead)
+        self.stall = StallGuard()
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -322,19 +321,18 @@ class ChatWire:
     async def reply(
         self, body: dict[str, Any], limits: CallLimits, clock: Clock | None
     ) -> StreamedReply:
-        """The whole streamed reply to `body`, read under `limits` (`streaming.collect`);
-        the wire's retries and a cut-off stream's resends share one count."""
-        tries = Attempts()
+        """The whole streamed reply to `body`, read under `limits` (`streaming.collect`,
+        `StallGuard`); the retries and a cut-off stream's resends share one count."""
+        tries, opened = Attempts(), lambda: self.open(body, tries)
+        retry, limits = (lambda _cut: self.retry_cut_off(tries)), self.stall.limits(limits)
         try:
-            return await collect(
-                lambda: self.open(body, tries),
-                limits,
-                clock,
-                retry=lambda _cut: self.retry_cut_off(tries),
-            )
-        except CallTimedOut as exc:  # a limit cut the retries of an error status short
+            reply = await collect(opened, limits, clock, retry=retry)
+        except CallTimedOut as exc:  # a limit cut the retries of an error status short?
             exc.answered, exc.retries = tries.last_status, tries.count
+            self.stall.saw(exc)
             raise
+        self.stall.saw(None)
+        return reply
 
     async def retry_cut_off(self, attempts: Attempts) -> bool:
         """Whether a cut-off stream is sent again (after the backoff pause)."""

@@ -84,6 +84,38 @@ class StreamedReply:
                 choice.finish_reason = part["finish_reason"]
 
 
+@dataclass
+class Attempts:
+    """One call's retries (of every kind) and the last error status it was answered."""
+
+    count: int = 0
+    last_status: int | None = None
+
+
+class StallGuard:
+    """A server that sent no first token within the allowance is paid for once, not
+    per call: until a call of it answers, later calls (the next step, Beast Mode) get
+    a first-token allowance of at most STALLED_FIRST_TOKEN_S. (A hung server on
+    loopback held a run 1,201 s: the 600 s local allowance, twice.)"""
+
+    STALLED_FIRST_TOKEN_S = 30.0
+
+    def __init__(self) -> None:
+        self.stalled = False
+
+    def limits(self, limits: CallLimits) -> CallLimits:
+        if not self.stalled:
+            return limits
+        return CallLimits(min(limits.first_token_s, self.STALLED_FIRST_TOKEN_S), limits.total_s)
+
+    def saw(self, timed_out: CallTimedOut | None) -> None:
+        """A call's end: answered (None), or cut by a limit."""
+        if timed_out is None:
+            self.stalled = False
+        elif timed_out.limit == "first token" and timed_out.answered is None:
+            self.stalled = True  # no answer at all, not a rate limit being retried
+
+
 Opener = Callable[[], Awaitable[Any]]
 Retry = Callable[[StreamCutOff], Awaitable[bool]]
 
