@@ -29,6 +29,7 @@ BENCHMARKS = [
     "lean",
     "team",
     "stopping",
+    "cache_memory",
     "local_servers",  # needs live servers: without them it keeps the recorded figures
 ]
 

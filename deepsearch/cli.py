@@ -184,7 +184,8 @@ def run(argv: list[str]) -> int:
     """Run one command line; the exit code. A deepsearch error is one line and the code
     it carries (error_boundary); a usage error gets a hint; a write error on stdout
     (help to a full disk, a closed pipe) is never a traceback."""
-    from deepsearch.commands.stdout import guarded_stdout
+    from deepsearch.commands import streams
+    from deepsearch.commands.stdout import EXIT_BROKEN_PIPE, guarded_stdout
 
     ClickException, NoArgsIsHelpError, UsageError = _click_errors()
 
@@ -194,6 +195,9 @@ def run(argv: list[str]) -> int:
         return complete(typer.main.get_command(make_app(full=True)))
     args = _with_continue(route(argv, stdin_is_tty=_stdin_is_tty()))
     full = bool(args) and args[0] in SUBCOMMANDS
+    if streams.mend(args[0] if args else None):  # stdout closed (`>&-`): no traceback
+        _error_line(streams.STDOUT_CLOSED)
+        return EXIT_BROKEN_PIPE
     # Only the command this line runs is registered (its modules alone imported).
     command = typer.main.get_command(make_app(full=full, only=args[0] if full else None))
     try:

@@ -28,7 +28,7 @@ def exit_now(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more to say
+        except (OSError, ValueError, AttributeError):  # closed, or None (`>&-`): no more
             pass
     os._exit(code)
 

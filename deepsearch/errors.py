@@ -10,6 +10,7 @@
         ├── ProviderError           an LLM provider failed (provider, model kept)
         │   ├── ProviderAuthError   401/403: names the environment variable to fix
         │   ├── ModelNotFoundError  404 model_not_found: the model name is wrong (exit 2)
+        │   ├── EndpointUnusable    not an OpenAI API (HTML), quota exhausted (exit 2)
         │   ├── ContextLengthError  the prompt does not fit the model's window
         │   └── StructuredOutputError  no valid object after every recovery step
         ├── SearchError             every search provider in the chain failed
@@ -123,6 +124,14 @@ class ProviderAuthError(ProviderError):
 
 class ModelNotFoundError(ProviderError):
     """The provider does not know the configured model (HTTP 404 model_not_found)."""
+
+    configuration = True
+    fatal = True
+
+
+class EndpointUnusable(ProviderError):
+    """The endpoint cannot serve a run whatever is retried: it does not speak the API
+    (an HTML page answered with 200), or the account's quota is exhausted."""
 
     configuration = True
     fatal = True

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deepsearch.errors import ConfigError, RunError, UsageError
+from deepsearch.text import MAX_QUESTION_CHARS
 
 if TYPE_CHECKING:
     from deepsearch.agent.events import AgentEvent
@@ -132,6 +133,8 @@ async def _run(
 
     if not isinstance(question, str) or not question.strip():
         raise UsageError("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question is longer than {MAX_QUESTION_CHARS:,} characters")
     settings = load_settings(options)
     paths = {k: Path(options[k]) if options.get(k) else None for k in _CASSETTE_KEYS}
     trace = options.get("trace")

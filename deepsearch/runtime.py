@@ -90,6 +90,7 @@ def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> 
     if session is None:
         return result
     from deepsearch.cassettes import Player  # only when a cassette is in use
+    from deepsearch.files import describe
 
     if isinstance(session, Player):
         miss = session.first_miss(result.visited_urls, question=result.question)
@@ -100,8 +101,8 @@ def finish_cassette(session: CassetteSession | None, result: ResearchResult) -> 
     else:
         try:
             session.write_result(result)
-        except OSError as exc:  # the calls are on disk; say the result is not
-            error = f"{session.directory}: result.json not written ({exc.strerror or exc})"
+        except OSError as exc:  # the run is unaltered; the recording is not whole
+            error = f"the recording in {session.directory} is incomplete: {describe(exc)}"
             if result.error is None:
                 result = result.model_copy(update={"error": error, "error_kind": "runtime"})
     return result
@@ -120,6 +121,8 @@ async def build_deps(
 
     With a cassette Player nothing outside is built (no key, no network, no corpus
     index): the cassette answers every call; with a Recorder every client is wrapped."""
+    if trace is not None:  # a trace that cannot be written: said once, the run goes on
+        trace.on_failure = lambda why: safe_emit(emit, Notice(text=why, once="trace"))
     if cassette is not None:  # the cassette package only when a cassette is in use
         from deepsearch.cassettes import Player
 

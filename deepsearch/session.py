@@ -151,11 +151,19 @@ class ResearchSession:
         from deepsearch.runtime import build_deps, build_trace, open_cassette, run_options
 
         settings, question = self.settings, self.question
+        if (note := question_share(question, settings.agent.token_budget)) is not None:
+            from deepsearch.agent.events import Notice, safe_emit
+
+            safe_emit(self.emit, Notice(text=note, once="question-share"))
         trace = build_trace(self.trace_path, settings, question, tags=self.trace_tags)
         async with AsyncExitStack() as stack:
             if trace is not None:
                 stack.callback(trace.close)
             self.cassette = open_cassette(self.cassette_spec, settings)
+            if (note := foreign_cassette(self.cassette, question)) is not None:
+                from deepsearch.agent.events import Notice, safe_emit
+
+                safe_emit(self.emit, Notice(text=note, once="foreign-cassette"))
             deps = await build_deps(
                 settings, stack=stack, emit=self.emit, trace=trace, cassette=self.cassette,
                 question=question,
@@ -211,6 +219,42 @@ class ResearchSession:
     def _file_error(self, exc: OSError) -> str:
         where = exc.filename or (f"--trace {self.trace_path}" if self.trace_path else "a file")
         return f"{where}: {exc.strerror or exc}"
+
+
+def foreign_cassette(cassette: CassetteSession | None, question: str) -> str | None:
+    """A notice when a lenient replay's cassette was recorded for another question:
+    its answers are that question's (a strict replay misses at once and says so)."""
+    if cassette is None:
+        return None
+    from deepsearch.cassettes import Player
+
+    if not isinstance(cassette, Player) or not cassette.lenient:
+        return None
+    recorded = str(cassette.run.get("question") or "")
+    asked = cassette.redactor.text(question)
+    if not recorded or " ".join(recorded.split()) == " ".join(asked.split()):
+        return None
+    return (
+        f"--replay-lenient: this cassette was recorded for another question ({recorded!r}); "
+        "its answers are that question's, not this one's"
+    )
+
+
+# The question is resent with every step: past this share of the budget it alone
+# leaves few steps (a 90 kB question cost 213k tokens in 3 steps).
+QUESTION_SHARE_WARNED = 0.1
+
+
+def question_share(question: str, budget: int) -> str | None:
+    """A notice when the question alone (~4 characters a token) takes a large share of
+    the token budget; None otherwise."""
+    tokens = len(question) // 4
+    if budget <= 0 or tokens < budget * QUESTION_SHARE_WARNED:
+        return None
+    return (
+        f"the question alone is ~{tokens:,} tokens, {tokens / budget:.0%} of the "
+        f"{budget:,}-token budget, and every step sends it again: shorten it or raise --budget"
+    )
 
 
 def _internal(exc: BaseException) -> str:

@@ -32,6 +32,9 @@ HAN = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
 KANA = ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0xFF65, 0xFF9F))  # + small, halfwidth
 HANGUL = ((0xAC00, 0xD7AF), (0x1100, 0x11FF))
 
+# The longest question taken, whichever way it comes in (a CLI argument or stdin,
+# serve, mcp, the library): a question, not a corpus.
+MAX_QUESTION_CHARS = 100_000
 LATIN_STOPS = ".!?"
 CJK_STOPS = "。！？"
 

@@ -1,10 +1,17 @@
-"""`--trace FILE`: JSON Lines of every LLM request/response and web call, secrets redacted."""
+"""`--trace FILE`: JSON Lines of every LLM request/response and web call, secrets redacted.
+
+The trace watches the run; it never changes it. A record that cannot be written (a
+full disk, a file system gone read-only) stops the trace: `on_failure` hears of it
+once (the live view's notice, naming the file and the cause) and the run goes on
+exactly as without `--trace`. A file that ends mid-line (an earlier run killed while
+writing) gets a line break first, so the first record of this run stands on its own.
+"""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +42,37 @@ class TraceWriter:
         self.clock = clock or SystemClock()  # record times and call durations
         self._secrets = maskable(secrets)
         self._lock = threading.Lock()
+        self.failed: str | None = None  # why the trace stopped, once it has
+        self._on_failure: Callable[[str], None] | None = None
+        torn = _ends_mid_line(self.path)
         self._file = self.path.open("a", encoding="utf-8")
+        if torn:
+            self._write("\n")
+
+    @property
+    def on_failure(self) -> Callable[[str], None] | None:
+        return self._on_failure
+
+    @on_failure.setter
+    def on_failure(self, hook: Callable[[str], None] | None) -> None:
+        """Told once why the trace stopped (at once, when it already has)."""
+        self._on_failure = hook
+        if hook is not None and self.failed is not None:
+            hook(self.failed)
+
+    def _write(self, text: str) -> None:
+        """Write and flush, under the lock; a failure stops the trace (module doc)."""
+        if self.failed is not None:
+            return
+        try:
+            self._file.write(text)
+            self._file.flush()
+        except (OSError, ValueError) as exc:
+            from deepsearch.files import describe
+
+            self.failed = f"--trace stopped: {describe(exc, self.path)}; the run goes on without it"
+            if self._on_failure is not None:
+                self._on_failure(self.failed)
 
     def redact(self, text: str) -> str:
         return redact_secrets(text, self._secrets)
@@ -47,8 +84,7 @@ class TraceWriter:
             ensure_ascii=False,
         )
         with self._lock:
-            self._file.write(self.redact(line) + "\n")
-            self._file.flush()
+            self._write(self.redact(line) + "\n")
 
     def header(self, question: str, settings: dict[str, Any]) -> None:
         """The first record of a run: which program, which question, when, with what
@@ -67,7 +103,22 @@ class TraceWriter:
 
     def close(self) -> None:
         with self._lock:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:  # the last flush of a full disk: already said, if anything
+                pass
+
+
+def _ends_mid_line(path: Path) -> bool:
+    """A regular file whose last byte is not a line break."""
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return False
+        with path.open("rb") as handle:
+            handle.seek(-1, 2)
+            return handle.read(1) != b"\n"
+    except OSError:
+        return False
 
 
 class TracedSearch:

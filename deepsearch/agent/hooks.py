@@ -43,6 +43,7 @@ class RecheckHook(LoopHook):
                 st,
                 ctx.deps,
                 as_queries(queries, ctx.options),
+                options=ctx.options,
                 question=results_question(queries),
                 shown=RESULTS_SHOWN,
             )

@@ -163,6 +163,11 @@ def prompt_options(settings: Settings) -> dict[str, Any]:
     options = {f"agent.{k}": v for k, v in agent.items() if not k.startswith("sandbox_")}
     options["agent.budget"] = settings.agent.token_budget
     options["llm.model"] = settings.llm.model
+    # Where search looks changes every prompt's sources: a miss must be able to name
+    # it (--corpus: the folder's name only, a cassette holds no path of this machine).
+    options["search.providers"] = list(settings.search.providers)
+    corpus = settings.search.corpus_dir
+    options["search.corpus_dir"] = Path(corpus).name if corpus else None
     return options
 
 

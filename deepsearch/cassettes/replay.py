@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.cassettes import calls
 from deepsearch.cassettes.record import FrozenClock
-from deepsearch.cassettes.store import KINDS, CassetteMiss, Redactor, load_run, read_lines
+from deepsearch.cassettes.store import (
+    KINDS,
+    RESULT_FILE,
+    CassetteMiss,
+    Redactor,
+    load_run,
+    read_lines,
+)
 from deepsearch.cassettes.table import Table
 from deepsearch.llm.base import Completion, CompletionRequest
 from deepsearch.llm.provider_common import Embeddings
@@ -41,6 +48,8 @@ class Player:
         self.lenient = lenient
         self.options = options or {}  # this run's research options, for the miss hint
         self.run = load_run(self.directory)
+        # A recording killed mid-run has no result.json: its calls stop early.
+        self.complete = (self.directory / RESULT_FILE).is_file()
         self.redactor = Redactor(secrets, aliases)
         self.tables = {
             kind: Table(kind, read_lines(self.directory / f"{kind}.jsonl"), lenient=lenient)
@@ -80,6 +89,11 @@ class Player:
         recorded_question = str(self.run.get("question") or "")
         asked = self.redactor.text(question) if question is not None else None
         hints = []
+        if not self.complete:
+            hints.append(
+                f"the recording is incomplete (no {RESULT_FILE}: the recorded run was cut "
+                "short, so its calls end early)"
+            )
         if (
             asked is not None
             and recorded_question

@@ -1,6 +1,12 @@
 """The cassette directory on disk: canonical request keys, the JSON Lines writer,
 the loaded tables and the strict / lenient matching rules.
 
+Every line is appended as its call finishes (a killed run keeps what it recorded);
+the final rewrite in call order, run.json and result.json are written whole or not at
+all (`files.write_atomic`): a kill or a full disk then leaves the appended file, never
+an empty one. A write that fails stops the recording (the run goes on unaltered) and
+is reported by `write_result` naming the file and the cause.
+
 One file per call kind (`llm.jsonl`, `search.jsonl`, ...), one line per call:
 `{"key", "n", "request", "response" | "error"}`. `key` is a hash of the canonical
 request (sorted-key JSON of exactly the parts that decide the answer); `n` numbers
@@ -20,6 +26,7 @@ from typing import Any, NamedTuple
 
 from deepsearch.config.redaction import SECRET_MASK, maskable, redact_secrets
 from deepsearch.errors import RunError
+from deepsearch.files import FileWriteError, write_atomic
 
 KINDS = ("llm", "embed", "search", "read", "sandbox")
 RUN_FILE = "run.json"
@@ -113,6 +120,7 @@ class CassetteWriter:
         self._started: dict[str, int] = defaultdict(int)
         self._seq = 0
         self._written: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        self.failed: FileWriteError | None = None  # the first write that failed
 
     def start(self, kind: str, request: dict[str, Any]) -> Started:
         """Call when the call is made: `n` and the file order are the order of issue."""
@@ -128,21 +136,32 @@ class CassetteWriter:
         """Appended at once (a killed run keeps what it recorded), in finishing order."""
         line = {"key": started.key, "n": started.n, "request": started.request}
         text = json.dumps({**line, **self.redactor.obj(outcome)}, ensure_ascii=False, default=str)
-        with self._lock, (self.directory / f"{kind}.jsonl").open("a", encoding="utf-8") as f:
-            f.write(text + "\n")
+        path = self.directory / f"{kind}.jsonl"
+        with self._lock:
+            if self.failed is not None:
+                return  # the recording is already incomplete: the run goes on
+            try:
+                with path.open("a", encoding="utf-8") as f:
+                    f.write(text + "\n")
+            except OSError as exc:  # a full disk: said once, by write_result
+                self.failed = FileWriteError(path, exc)
+                return
             self._written[kind].append((started.seq, text))
 
     def sort(self) -> None:
         """Rewrite each file in the order the calls were made (concurrent calls finish in
-        any order): a re-recording then differs only where behaviour did."""
+        any order): a re-recording then differs only where behaviour did. Written
+        aside and renamed: a failure leaves the appended file whole."""
         with self._lock:
+            if self.failed is not None:
+                raise self.failed
             for kind, lines in self._written.items():
                 ordered = "".join(f"{text}\n" for _, text in sorted(lines))
-                (self.directory / f"{kind}.jsonl").write_text(ordered, encoding="utf-8")
+                write_atomic(self.directory / f"{kind}.jsonl", ordered)
 
     def write_json(self, name: str, value: Any) -> None:
         text = json.dumps(self.redactor.obj(value), ensure_ascii=False, indent=2, default=str)
-        (self.directory / name).write_text(text + "\n", encoding="utf-8")
+        write_atomic(self.directory / name, text + "\n")
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
@@ -151,17 +170,29 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
         return []
     lines = []
     kind = path.stem
-    for number, raw in enumerate(path.read_text("utf-8").splitlines(), 1):
+    for number, raw in enumerate(_text_of(path).splitlines(), 1):
         if not raw.strip():
             continue
         try:
             line = json.loads(_current_mask(raw))
         except json.JSONDecodeError as exc:
             raise CassetteMiss(f"{path}: line {number} is not JSON ({exc.msg})") from None
-        if LEGACY_MASK in raw and isinstance(line, dict):
+        if not isinstance(line, dict) or not isinstance(line.get("request"), dict):
+            raise CassetteMiss(f"{path}: line {number} is not a recorded call")
+        if LEGACY_MASK in raw:
             line["key"] = request_key(kind, line.get("request") or {})
         lines.append(line)
     return lines
+
+
+def _text_of(path: Path) -> str:
+    """A cassette file's text; a binary or unreadable one is a one-line error naming it."""
+    try:
+        return path.read_text("utf-8")
+    except UnicodeDecodeError:
+        raise CassetteMiss(f"{path}: not a cassette file (not UTF-8 text)") from None
+    except OSError as exc:
+        raise CassetteMiss(f"{path}: unreadable ({exc.strerror or exc})") from None
 
 
 def _current_mask(text: str) -> str:
@@ -171,11 +202,11 @@ def _current_mask(text: str) -> str:
 def load_run(directory: Path) -> dict[str, Any]:
     """run.json of a cassette; a missing or broken one is a one-line error."""
     path = directory / RUN_FILE
+    if not path.is_file():
+        raise CassetteMiss(f"{directory}: not a cassette (no {RUN_FILE})")
     try:
-        value = json.loads(_current_mask(path.read_text("utf-8")))
-    except FileNotFoundError:
-        raise CassetteMiss(f"{directory}: not a cassette (no {RUN_FILE})") from None
-    except (OSError, json.JSONDecodeError) as exc:
+        value = json.loads(_current_mask(_text_of(path)))
+    except json.JSONDecodeError as exc:
         raise CassetteMiss(f"{path}: unreadable ({exc})") from None
     if not isinstance(value, dict):
         raise CassetteMiss(f"{path}: not a JSON object")
@@ -187,7 +218,10 @@ def load_result(directory: Path) -> dict[str, Any] | None:
     path = directory / RESULT_FILE
     if not path.is_file():
         return None
-    value = json.loads(path.read_text("utf-8"))
+    try:
+        value = json.loads(_text_of(path))
+    except json.JSONDecodeError as exc:
+        raise CassetteMiss(f"{path}: unreadable ({exc})") from None
     return value if isinstance(value, dict) else None
 
 
@@ -238,8 +272,8 @@ def rewrite(
                 page["fetched_at"] = fetched_at
             line["key"] = request_key(kind, line.get("request") or {})
             out.append(json.dumps(line, ensure_ascii=False))
-        path.write_text("".join(f"{text}\n" for text in out), encoding="utf-8")
+        write_atomic(path, "".join(f"{text}\n" for text in out))
     for name in (RUN_FILE, RESULT_FILE):
         path = directory / name
         if path.is_file():
-            path.write_text(swap(path.read_text("utf-8")), encoding="utf-8")
+            write_atomic(path, swap(path.read_text("utf-8")))

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from deepsearch.config import Settings
     from deepsearch.evaluation.dataset import EvalItem
     from deepsearch.evaluation.grading import GraderName
+    from deepsearch.evaluation.manifest import Manifest
     from deepsearch.evaluation.results import ResultLine
     from deepsearch.evaluation.runner import EvalPlan
 
@@ -94,7 +95,31 @@ def eval_command(
     settings = _settings(params, allow_answer_key_hosts)
     plan = _plan(settings, out, GRADERS[grader], concurrency, replay_from, allow_answer_key_hosts)
     items = _items(paths[0], shard_spec)
-    raise typer.Exit(_run(plan, items, quiet=params["quiet"], as_json=params["as_json"]))
+    _check_replay(plan, items)
+    from deepsearch.evaluation.lock import out_folder_lock
+    from deepsearch.evaluation.manifest import write_manifest
+
+    with out_folder_lock(out):  # a second eval on the same folder is refused
+        write_manifest(out, _manifest(paths[0], shard_spec, items))
+        code = _run(plan, items, quiet=params["quiet"], as_json=params["as_json"])
+    raise typer.Exit(code)
+
+
+def _verdict(lines: list[ResultLine]) -> int:
+    """Exit 1 when every question failed before any answer (a dead endpoint: the
+    accuracy would say 0% of nothing); a partial failure is said on stderr and counted
+    in the summary (`failed`). Either way the same command runs the failed ones again."""
+    failed = [line for line in lines if line.failed]
+    if not failed:
+        return 0
+    first = f"{failed[0].id}: {failed[0].error}"
+    again = "run the same command again to re-run the failed questions"
+    if len(failed) == len(lines):
+        raise CommandFailed(
+            f"every question failed ({len(lines)} of {len(lines)}; {first}); {again}"
+        )
+    typer.echo(f"eval: {len(failed)} of {len(lines)} questions failed ({first}); {again}", err=True)
+    return 0
 
 
 def _settings(params: dict[str, Any], allow_answer_keys: bool) -> Settings:
@@ -141,11 +166,33 @@ def _plan(
     )
 
 
+def _check_replay(plan: EvalPlan, items: list[EvalItem]) -> None:
+    from deepsearch.evaluation.runner import CASSETTES, EvalRunner
+
+    missing = EvalRunner.missing_cassettes_in(plan.replay_from, items)
+    if items and len(missing) == len(items):
+        where = plan.replay_from / CASSETTES if plan.replay_from else ""
+        raise UsageError(
+            f"{where}: no cassette for any of these {len(items)} questions (such as "
+            f"{items[0].id!r}); --replay-from needs the eval folder that ran them"
+        )
+
+
 def _items(path: Path, shard_spec: str | None) -> list[EvalItem]:
     from deepsearch.evaluation.dataset import load_items, parse_shard, shard
 
     items = load_items(path)
     return items if shard_spec is None else shard(items, *parse_shard(shard_spec))
+
+
+def _manifest(path: Path, shard_spec: str | None, items: list[EvalItem]) -> Manifest:
+    from deepsearch.evaluation.dataset import load_items, parse_shard
+    from deepsearch.evaluation.manifest import Manifest
+
+    if shard_spec is None:
+        return Manifest(questions=len(items), ids=[item.id for item in items])
+    total = len(load_items(path))
+    return Manifest(shard=parse_shard(shard_spec), questions=total, ids=[i.id for i in items])
 
 
 def _run(plan: EvalPlan, items: list[EvalItem], *, quiet: bool, as_json: bool) -> int:
@@ -155,7 +202,8 @@ def _run(plan: EvalPlan, items: list[EvalItem], *, quiet: bool, as_json: bool) -
 
     progress = EvalProgress(total=len(items), quiet=quiet)
     runner = EvalRunner(plan, on_done=progress.advance)
-    done_before = [line for line in runner.results.done() if line.id in {i.id for i in items}]
+    wanted = {item.id for item in items}
+    done_before = [line for line in runner.results.done() if line.id in wanted and not line.failed]
     todo = runner.pending(items)
     progress.start(done_before)
     # SIGTERM / SIGHUP (a CI cancel, `timeout`, `docker stop`) unwind as Ctrl-C does:
@@ -171,13 +219,13 @@ def _run(plan: EvalPlan, items: list[EvalItem], *, quiet: bool, as_json: bool) -
             ) from None
         finally:
             progress.stop()  # before any line: the progress bar owns stderr until then
-    wanted = {item.id for item in items}
     lines = [line for line in runner.results.done() if line.id in wanted]
     _report(lines, plan.out, as_json=as_json)
-    return 0
+    return _verdict(lines)
 
 
 def _merge(dirs: list[Path], out: Path | None, *, as_json: bool) -> int:
+    from deepsearch.evaluation.manifest import merge_gaps, read_manifest
     from deepsearch.evaluation.results import RESULTS_FILE, ResultsFile, read_results
 
     if not dirs:
@@ -189,11 +237,14 @@ def _merge(dirs: list[Path], out: Path | None, *, as_json: bool) -> int:
         by_id.update({line.id: line for line in read_results(directory / RESULTS_FILE)})
     lines = sorted(by_id.values(), key=lambda line: line.id)
     if out is not None:
+        from deepsearch.files import write_atomic
+
         merged = ResultsFile(out)
-        merged.path.write_text("", encoding="utf-8")
-        for line in lines:
-            merged.append(line)
+        rows = [json.dumps(line.model_dump(mode="json"), ensure_ascii=False) for line in lines]
+        write_atomic(merged.path, "".join(f"{row}\n" for row in rows))
     _report(lines, out, as_json=as_json)
+    for gap in merge_gaps([read_manifest(directory) for directory in dirs], lines):
+        typer.echo(f"eval --merge: {gap}", err=True)
     return 0
 
 
@@ -206,7 +257,9 @@ def _report(lines: list[ResultLine], out: Path | None, *, as_json: bool) -> None
     summary = summarize(lines)
     data = summary.model_dump(mode="json")
     if out is not None:
-        (out / SUMMARY_FILE).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        from deepsearch.files import write_atomic
+
+        write_atomic(out / SUMMARY_FILE, json.dumps(data, indent=2) + "\n")
     with guarded_stdout():
         if as_json:
             typer.echo(json.dumps(data))

@@ -8,19 +8,38 @@ import sys
 
 from deepsearch.commands.common import SUBCOMMANDS
 from deepsearch.errors import UsageError
+from deepsearch.text import MAX_QUESTION_CHARS
 
 COMMAND_WORDS = (*sorted(SUBCOMMANDS), "help", "version")
-MAX_STDIN_CHARS = 100_000
+MAX_STDIN_CHARS = MAX_QUESTION_CHARS  # one cap, an argument's too (checked_text)
 
 
 def question_text(words: list[str] | None) -> str:
     """The question: the words joined by spaces, or stdin for `-` / no words at all."""
     words = list(words or [])
     if words in ([], ["-"]):
-        return _read_stdin()
+        return checked_text(_read_stdin(), "on stdin")
     if "-" in words:
         raise UsageError("'-' (read the question from stdin) must be the only word")
-    return " ".join(w.strip() for w in words if w.strip())
+    return checked_text(" ".join(w.strip() for w in words if w.strip()), "")
+
+
+def checked_text(text: str, where: str) -> str:
+    """`text` when it is text a request can carry; a UsageError (exit 2, before any
+    call) for bytes that are no UTF-8 (a Latin-1 argument, arriving as surrogates) or
+    that are binary (NUL bytes)."""
+    where = f" {where}" if where else ""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"the question{where} is not UTF-8 text (convert it, e.g. with iconv -t UTF-8)"
+        ) from None
+    if "\x00" in text:
+        raise UsageError(f"the question{where} is binary data (it holds NUL bytes), not text")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question{where} is longer than {MAX_QUESTION_CHARS:,} characters")
+    return text
 
 
 def _read_stdin() -> str:
@@ -29,10 +48,14 @@ def _read_stdin() -> str:
         raise UsageError('no question: deepsearch "your question" (or pipe it on stdin)')
     try:
         text = stream.read(MAX_STDIN_CHARS + 1)
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise UsageError(
+            "the question on stdin is not UTF-8 text (convert it, e.g. with iconv -t UTF-8)"
+        ) from None
+    except OSError as exc:
         raise UsageError(f"cannot read the question from stdin ({type(exc).__name__})") from None
     if len(text) > MAX_STDIN_CHARS:
-        raise UsageError(f"the question on stdin is longer than {MAX_STDIN_CHARS} characters")
+        raise UsageError(f"the question on stdin is longer than {MAX_STDIN_CHARS:,} characters")
     return " ".join(text.split())
 
 

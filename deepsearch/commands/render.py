@@ -94,9 +94,17 @@ def split_definitions(text: str) -> tuple[str, str]:
     return re.sub(r"\[\^(\d+)\]", r"[\1]", body), "\n".join(lines[cut:]).strip()
 
 
+UNVERIFIED = "*Unverified: the run was interrupted before this answer was checked.*"
+
+
 def answer_markdown(result: ResearchResult) -> str:
-    """The answer text; reference definitions are already appended by the finalizer."""
-    return result.answer or "(no answer)"
+    """The answer text; reference definitions are already appended by the finalizer.
+    An interrupted run's answer (the candidate being evaluated, or one not yet
+    finalized) is printed under a line saying it is unverified."""
+    text = result.answer or "(no answer)"
+    if result.status == "interrupted" and result.answer:
+        return f"{UNVERIFIED}\n\n{text}"
+    return text
 
 
 STATUS_WORDS = {"not_found": "not found"}

@@ -58,6 +58,8 @@ def research(**params: Any) -> None:
         config_file=params["config"], overrides=overrides(params), override_labels=FLAG_OF
     ).settings
     trace: Path | None = params["trace"]
+    if trace is not None and str(trace) == "-":  # it made a file named "-"
+        raise UsageError("--trace -: give a file name (stdout carries the answer)")
     if trace is not None and (trace.is_dir() or not trace.parent.is_dir()):
         raise UsageError(
             f"{trace}: cannot write the trace there (not a file in an existing folder)"

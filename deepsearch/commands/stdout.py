@@ -34,6 +34,8 @@ def guarded_stdout() -> Iterator[None]:
         yield
         sys.stdout.flush()
     except OSError as exc:
+        if exc.filename is not None:  # a file the command uses, not stdout: name it
+            raise CommandFailed(f"{exc.filename}: {exc.strerror or exc}") from None
         _silence_stdout()
         if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
             raise typer.Exit(EXIT_BROKEN_PIPE) from None

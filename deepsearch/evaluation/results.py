@@ -30,6 +30,13 @@ class ResultLine(BaseModel):
     error: str | None = None
     grader: str = ""  # which grader gave `grade` (llm grades are reused on replay)
 
+    @property
+    def failed(self) -> bool:
+        """The research failed before any answer (a dead endpoint, a missing cassette,
+        a crash): nothing was judged, so a resume runs the question again. A wrong or
+        not-found answer, or an answer the grader failed on, is a result."""
+        return self.error is not None and not self.answer.strip()
+
 
 def repair_tail(path: Path) -> int:
     """Cut a half-written last line off `path`; the number of bytes removed."""

@@ -69,8 +69,17 @@ class EvalRunner:
         self._earlier = _earlier_grades(plan.replay_from, plan.grader)
 
     def pending(self, items: list[EvalItem]) -> list[EvalItem]:
-        done = {line.id for line in self.results.done()}
+        """The questions without a result: never run, or failed before any answer
+        (`ResultLine.failed`: run again, their new line replaces the old one)."""
+        done = {line.id for line in self.results.done() if not line.failed}
         return [item for item in items if item.id not in done]
+
+    @staticmethod
+    def missing_cassettes_in(source: Path | None, items: list[EvalItem]) -> list[EvalItem]:
+        """The questions the eval at `source` (--replay-from) has no cassette for."""
+        if source is None:
+            return []
+        return [i for i in items if not (cassette_dir(source, i.id) / "run.json").is_file()]
 
     async def run(self, items: list[EvalItem]) -> None:
         gate = asyncio.Semaphore(self.plan.concurrency)

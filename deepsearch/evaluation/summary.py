@@ -24,6 +24,7 @@ class Summary(BaseModel):
     incorrect: int
     not_attempted: int
     errors: int
+    failed: int = 0  # errors before any answer: run again by a resume
     accuracy: float
     accuracy_given_attempted: float
     f_score: float
@@ -64,6 +65,7 @@ def summarize(lines: Sequence[ResultLine]) -> Summary:
         incorrect=incorrect,
         not_attempted=grades.count("not_attempted"),
         errors=sum(1 for line in lines if line.error),
+        failed=sum(1 for line in lines if line.failed),
         accuracy=accuracy,
         accuracy_given_attempted=given,
         f_score=f_score,
@@ -115,6 +117,8 @@ def summary_table(summary: Summary) -> Table:
     ]
     if summary.errors:
         rows.append(("errors (graded not attempted)", f"{summary.errors}"))
+    if summary.failed:
+        rows.append(("failed before any answer (re-run on resume)", f"{summary.failed}"))
     for name, value in rows:
         table.add_row(name, value)
     return table

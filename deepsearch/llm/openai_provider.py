@@ -24,8 +24,8 @@ imports no `openai` module: the SDK's import alone (its pydantic types) cost abo
 second of CPU a run (issue 21). The SDK stays a dependency for what is off that path,
 `ping` (models.list) and embeddings, imported lazily there; its errors and the
 wire's are mapped alike (`_map_error`).
-A keyless server (vLLM, LM Studio) needs only OPENAI_BASE_URL: a placeholder key is
-sent, since the SDK insists on one.
+A keyless server (vLLM, LM Studio) needs only OPENAI_BASE_URL (a placeholder key is
+sent). An HTML page for an answer, or an exhausted quota, is `EndpointUnusable` (exit 2).
 
 Ollama's context window is NOT set from here: its OpenAI-compatible endpoint has no
 per-request `options`/`num_ctx` field (unknown fields are dropped), so a prompt
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from deepsearch.errors import ProviderError
 from deepsearch.llm.base import Completion, CompletionRequest, OutputMode
 from deepsearch.llm.call_limits import CONNECT_TIMEOUT_S, CallLimits, call_limits
-from deepsearch.llm.openai_wire import ChatWire, transport_failure
+from deepsearch.llm.openai_wire import ChatWire, WireUnusable, transport_failure
 from deepsearch.llm.output_modes import NATIVE_MODES, ModeRejected, OutputModeLadder, system_for
 from deepsearch.llm.provider_common import (
     Embeddings,
@@ -63,7 +63,7 @@ from deepsearch.llm.schema_dialects import (
     UnsupportedSchema,
     to_dialect,
 )
-from deepsearch.llm.streaming import CallTimedOut, StreamedReply, collect
+from deepsearch.llm.streaming import CallTimedOut, StreamCutOff, StreamedReply
 
 if TYPE_CHECKING:
     import httpx
@@ -299,7 +299,7 @@ class OpenAIProvider:
         kwargs = self._build_kwargs(request, mode)
         try:
             body = {**kwargs, "stream": True, "stream_options": {"include_usage": True}}
-            resp = await collect(lambda: self.wire.open(body), self.limits, self.clock)
+            resp = await self.wire.reply(body, self.limits, self.clock)
         except Exception as exc:  # any wire/transport failure becomes a typed ProviderError
             error = self._map_error(exc, request.settings.model)
             if mode in NATIVE_MODES | {"json_object"} and _is_mode_rejection(exc):
@@ -326,7 +326,11 @@ class OpenAIProvider:
         if status in (400, 413) and _is_context_error(exc):
             return wording.context(message)
         if isinstance(exc, CallTimedOut):
-            return wording.call_limit(exc.limit, exc.seconds)
+            return wording.call_limit(exc.limit, exc.seconds, exc.answered, exc.retries)
+        if isinstance(exc, WireUnusable):  # not the API, or no quota: no retry can help
+            return wording.unusable(str(exc))
+        if isinstance(exc, StreamCutOff):
+            return wording.cut_off(str(exc))
         if transport == "timeout":
             return wording.timeout(self.limits.first_token_s)
         if transport == "unreachable":

@@ -6,8 +6,8 @@ CPU, most of what a research run spends of its own (issue 21), for one POST. The
 stays for what is off a run's path (`ping`, embeddings; see `openai_provider`).
 
 What the SDK did for this request, done here the same way:
-* one `POST {base_url}/chat/completions` with the JSON body, `Authorization: Bearer`,
-  a JSON content type and a User-Agent; redirects followed;
+* one `POST {base_url}/chat/completions` (JSON body, `Authorization: Bearer`, a JSON
+  content type, a User-Agent; redirects followed);
 * retries (`max_retries` more attempts) on a connection error or timeout before an
   answer, and on HTTP 408, 409, 429 and 5xx: the wait is the server's `retry-after-ms`
   / `Retry-After` (seconds or a date) when 0 < it <= 120 s, else 0.5 s doubling to
@@ -19,8 +19,12 @@ What the SDK did for this request, done here the same way:
   message "Error code: N - <error.message>"); the SSE stream is read line by line
   (`data:` lines, comments and other fields ignored, `data: [DONE]` ends it, an
   `error` object in it raises `WireError`).
-The call's own limits are the caller's (`streaming.collect`), whose cancellation a
-retry never outlives; closing the stream is what stops the server generating.
+A stream ending with neither `[DONE]` nor a `finish_reason`, or broken mid-reply, is
+cut off (`streaming.StreamCutOff`): never used, sent again like a request that got no
+answer, both kinds of retry counted against `max_retries` (`Attempts`). An HTML page
+for an answer, or a 429 `insufficient_quota`, is `WireUnusable`: no retry can help.
+The call's limits are the caller's (`streaming.collect`), whose cancellation a retry
+never outlives; closing the stream is what stops the server generating.
 """
 
 from __future__ import annotations
@@ -35,16 +39,30 @@ from typing import TYPE_CHECKING, Any
 
 from deepsearch.clock import SystemClock
 from deepsearch.llm.refusals import names_structured_output
+from deepsearch.llm.streaming import (
+    Attempts,
+    CallTimedOut,
+    StallGuard,
+    StreamCutOff,
+    StreamedReply,
+    collect,
+)
 from deepsearch.llm.waits import announce, retry_words
 from deepsearch.web.host_limits import retry_after_s as header_wait_s
 
 if TYPE_CHECKING:
     import httpx
 
+    from deepsearch.clock import Clock
+    from deepsearch.llm.call_limits import CallLimits
+
 INITIAL_RETRY_DELAY_S = 0.5
 MAX_RETRY_DELAY_S = 8.0
 MAX_RETRY_AFTER_S = 120.0
 _RETRIED_STATUSES = frozenset({408, 409, 429})
+QUOTA_CODE = "insufficient_quota"  # OpenAI's 429 for an account without credit: no retry
+# A 2xx of these types is a web page (a base URL without /v1, a proxy's login page).
+_NOT_API_TYPES = ("text/html", "application/xhtml", "text/xml")
 USER_AGENT = "deepsearch (OpenAI-compatible wire)"
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -72,6 +90,10 @@ class WireConnectionError(WireError):
 
 class WireTimeout(WireConnectionError):
     """No answer within the transport's own timeouts (after the retries)."""
+
+
+class WireUnusable(WireStatusError):
+    """An endpoint no retry can help (an HTML page, no quota): the message says what to do."""
 
 
 def transport_failure(exc: Exception) -> str | None:
@@ -156,10 +178,12 @@ def backoff_s(attempt: int, headers: httpx.Headers | None) -> float:
 
 
 class ChatStream:
-    """The chunks (parsed JSON objects) of one streamed reply; `close()` hangs up."""
+    """The chunks (parsed JSON objects) of one streamed reply; `close()` hangs up.
+    Raises StreamCutOff when the stream ends or breaks before the reply's end."""
 
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
+        self.finished = False  # a finish_reason was read
 
     def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         return self._chunks()
@@ -167,7 +191,7 @@ class ChatStream:
     async def _chunks(self) -> AsyncIterator[dict[str, Any]]:
         data: list[str] = []
         done = False
-        async for line in self._response.aiter_lines():
+        async for line in self._lines():
             # After [DONE] the rest is read, unparsed, so the connection can serve the
             # next call; comments (": keep-alive"), `event:`, `id:` carry no chunk.
             if done:
@@ -178,12 +202,43 @@ class ChatStream:
                 event, data = "\n".join(data), []
                 done = event.startswith("[DONE]")
                 if not done:
-                    yield _chunk(event)
+                    yield self._seen(_chunk(event))
         if data and not data[0].startswith("[DONE]"):  # the last event, unterminated
-            yield _chunk("\n".join(data))
+            yield self._seen(_last_chunk("\n".join(data)))
+        if not (done or self.finished or (data and data[0].startswith("[DONE]"))):
+            raise StreamCutOff("the stream ended before the reply did (no finish_reason)")
+
+    async def _lines(self) -> AsyncIterator[str]:
+        import httpx
+
+        lines = self._response.aiter_lines()
+        while True:
+            try:
+                line = await anext(lines)
+            except StopAsyncIteration:
+                return
+            except httpx.TransportError as exc:  # the connection broke mid-reply
+                raise StreamCutOff(f"the stream broke ({type(exc).__name__})") from None
+            yield line
+
+    def _seen(self, chunk: dict[str, Any]) -> dict[str, Any]:
+        for part in chunk.get("choices") or []:
+            if isinstance(part, dict) and part.get("finish_reason"):
+                self.finished = True
+        return chunk
 
     async def close(self) -> None:
         await self._response.aclose()
+
+
+def _last_chunk(event: str) -> dict[str, Any]:
+    """An event the stream ended inside of: cut off when it does not parse."""
+    try:
+        return _chunk(event)
+    except WireError as exc:
+        if exc.body is not None:  # an error object the server sent
+            raise
+        raise StreamCutOff("the stream ended inside an event") from None
 
 
 def _chunk(event: str) -> dict[str, Any]:
@@ -226,6 +281,7 @@ class ChatWire:
         self._client = http_client
         self._own_client = http_client is None
         self.sleep: Sleep = asyncio.sleep  # the retry pause (a test records it instead)
+        self.stall = StallGuard()
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -242,8 +298,9 @@ class ChatWire:
             )
         return self._client
 
-    async def open(self, body: dict[str, Any]) -> ChatStream:
-        """POST `body` (retried as the module doc says); the stream of a 2xx answer."""
+    async def open(self, body: dict[str, Any], attempts: Attempts | None = None) -> ChatStream:
+        """POST `body` (retried as the module doc says); the stream of a 2xx answer.
+        `attempts` carries the call's retry count across a cut-off stream's resends."""
         content = json.dumps(body).encode()
         headers = {
             "Authorization": f"Bearer {self._api_key}",
@@ -251,21 +308,48 @@ class ChatWire:
             "Accept": "application/json",
             "User-Agent": USER_AGENT,
         }
-        attempt = 0
+        attempts = attempts or Attempts()
         while True:
-            status, retry_headers, stream = await self._attempt(content, headers, attempt)
+            answered, stream = await self._attempt(content, headers, attempts.count)
             if stream is not None:
                 return stream
-            wait = backoff_s(attempt, retry_headers)
+            status, retry_headers = answered if answered is not None else (None, None)
+            if status is not None:  # an error status, to be retried
+                attempts.last_status = status
+            wait = backoff_s(attempts.count, retry_headers)
             announce(retry_words(status, wait))  # the live view: why the call waits
             await self.sleep(wait)
-            attempt += 1
+            attempts.count += 1
+
+    async def reply(
+        self, body: dict[str, Any], limits: CallLimits, clock: Clock | None
+    ) -> StreamedReply:
+        """The whole streamed reply to `body`, read under `limits` (`streaming.collect`,
+        `StallGuard`); the retries and a cut-off stream's resends share one count."""
+        tries, opened = Attempts(), lambda: self.open(body, tries)
+        retry, limits = (lambda _cut: self.retry_cut_off(tries)), self.stall.limits(limits)
+        try:
+            reply = await collect(opened, limits, clock, retry=retry)
+        except CallTimedOut as exc:  # a limit cut the retries of an error status short?
+            exc.answered, exc.retries = tries.last_status, tries.count
+            self.stall.saw(exc)
+            raise
+        self.stall.saw(None)
+        return reply
+
+    async def retry_cut_off(self, attempts: Attempts) -> bool:
+        """Whether a cut-off stream is sent again (after the backoff pause)."""
+        if attempts.count >= self.max_retries:
+            return False
+        await self.sleep(backoff_s(attempts.count, None))
+        attempts.count += 1
+        return True
 
     async def _attempt(
         self, content: bytes, headers: dict[str, str], attempt: int
-    ) -> tuple[int | None, httpx.Headers | None, ChatStream | None]:
-        """One POST: (status, None, stream) on success, (the status retried (None: no
-        answer), headers to wait by, None) when it is to be retried; raises when not."""
+    ) -> tuple[tuple[int, httpx.Headers] | None, ChatStream | None]:
+        """One POST: (None, stream) on success, ((status, headers to wait by), None) for an
+        error status to retry, (None, None) for no answer to retry; raises when not."""
         import httpx
 
         from deepsearch.web.tls import CABundleError
@@ -279,22 +363,37 @@ class ChatWire:
         except httpx.TimeoutException:
             if last:
                 raise WireTimeout("Request timed out.") from None
-            return None, None, None
+            return None, None
         except httpx.TransportError as exc:
             if bundle := unreadable_ca_bundle(exc):  # configuration: retrying cannot help
                 raise WireConnectionError(bundle) from None
             if last:
                 raise WireConnectionError("Connection error.") from None
-            return None, None, None
+            return None, None
         if response.status_code < 400:
-            return response.status_code, None, ChatStream(response)
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind.startswith(_NOT_API_TYPES):
+                await response.aclose()
+                raise WireUnusable(
+                    f"this endpoint does not answer like an OpenAI API ({kind}): check its "
+                    "URL (an OpenAI-compatible one usually ends in /v1)",
+                    status_code=response.status_code,
+                )
+            return None, ChatStream(response)
         try:
             text = (await response.aread()).decode("utf-8", "replace")
         finally:
             await response.aclose()
+        if response.status_code == 429 and QUOTA_CODE in text:
+            detail = status_error(429, text).message.removeprefix("Error code: 429 - ")
+            raise WireUnusable(
+                f"the account's quota is exhausted (HTTP 429 {QUOTA_CODE}: {detail}); add "
+                "credit or use another key (retrying cannot help)",
+                status_code=429,
+            )
         if last or not should_retry(response.status_code, response.headers, content, text):
             raise status_error(response.status_code, text)
-        return response.status_code, response.headers, None
+        return (response.status_code, response.headers), None
 
     async def aclose(self) -> None:
         if self._client is not None and self._own_client:

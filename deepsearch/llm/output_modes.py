@@ -15,7 +15,8 @@ call or per run. Until a model's rung is known its calls climb one at a time (th
 first one finds the rung, the others then use it). A rung remembered in this run that
 is refused later raises that refusal (nothing lower is tried behind the model's
 back); one remembered from an earlier run that is refused now climbs on from there
-(the server changed). `why` says, per model, why its rung was chosen (for `doctor`).
+(the server changed), and a demotion kept on disk is re-checked after a day
+(`rung_memory`). `why` says, per model, why its rung was chosen (for `doctor`).
 The client parses whatever text comes back (`parse`).
 """
 
@@ -142,4 +143,5 @@ class OutputModeLadder:
         if refused or model not in self.why:
             self.why[model] = "; ".join(refused) or f"accepts {RUNG_WORDS.get(mode, mode)}"
         if self.memory is not None:
-            self.memory.put(self.server, model, mode, self.why[model])
+            demoted = mode != self.rungs[0]  # a refusal's rung: re-checked in a day
+            self.memory.put(self.server, model, mode, self.why[model], demoted=demoted)

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from deepsearch.config import redact_secrets, redact_userinfo
 from deepsearch.errors import (
     ContextLengthError,
+    EndpointUnusable,
     ModelNotFoundError,
     ProviderAuthError,
     ProviderError,
@@ -115,9 +116,20 @@ class ErrorWording:
         model = f" (model {self.model})" if self.model else ""
         return self._error(f"{self.where} timed out after {timeout_s:g}s{model}")
 
-    def call_limit(self, limit: str, seconds: float) -> ProviderError:
-        """A call cut by its first-token allowance or whole-call limit (call_limits)."""
+    def call_limit(
+        self, limit: str, seconds: float, answered: int | None = None, retries: int = 0
+    ) -> ProviderError:
+        """A call cut by its first-token allowance or whole-call limit (call_limits);
+        `answered`: the error status the server kept answering while it was retried
+        (a rate limit is no slow server)."""
         model = f" (model {self.model})" if self.model else ""
+        if limit == "first token" and answered is not None:
+            what = "rate limited" if answered == 429 else "failing"
+            return self._error(
+                f"{self.where} kept answering HTTP {answered} ({what}){model}: "
+                f"{retries} {'retry' if retries == 1 else 'retries'} within the "
+                f"{seconds:g}s first-token allowance, then the call was given up"
+            )
         if limit == "first token":
             return self._error(
                 f"{self.where} sent no first token within {seconds:g}s{model}; the request "
@@ -126,6 +138,19 @@ class ErrorWording:
         return self._error(
             f"{self.where} did not finish its reply within {seconds:g}s{model}; the stream "
             "was closed, which stops the server generating (llm.timeout_s sets the limit)"
+        )
+
+    def cut_off(self, message: str) -> ProviderError:
+        """A reply stream that ended before the reply did, after the retries."""
+        return self._error(
+            f"{self.where} left its reply incomplete{self._for_model}: {message}; "
+            "the partial reply was not used"
+        )
+
+    def unusable(self, message: str) -> EndpointUnusable:
+        """An endpoint no retry can help (`openai_wire.WireUnusable`): exit 2."""
+        return EndpointUnusable(
+            f"{self.where}: {message}", provider=self.provider, model=self.model
         )
 
     def unreachable(self, message: str) -> ProviderError:

@@ -19,9 +19,10 @@ import gzip
 import hashlib
 import threading
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from deepsearch.memo import text_bytes, weighed_cache
 
 if TYPE_CHECKING:
     import tiktoken
@@ -124,7 +125,7 @@ def upper_bound_tokens(text: str) -> int:
     return len(text.encode("utf-8")) + 1
 
 
-@lru_cache(maxsize=8192)
+@weighed_cache(32 * 2**20, text_bytes)  # a paragraph's count: bounded in bytes, not entries
 def _count_block(text: str, encoding: str) -> int:
     return len(get_encoding(encoding).encode(text, disallowed_special=()))
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from deepsearch.errors import ConfigError
+from deepsearch.text import MAX_QUESTION_CHARS as QUESTION_CAP
 
 if TYPE_CHECKING:
     from deepsearch.agent.handover import Carryover
@@ -33,7 +34,7 @@ KNOBS = (
     "max_cost",
     "continue_from",
 )  # fmt: skip
-MAX_QUESTION_CHARS = 100_000  # as serve's conversation limit
+MAX_QUESTION_CHARS = QUESTION_CAP  # every front end's one cap (deepsearch.text)
 CONTINUE_HELP = (
     'The run_id of an earlier result (or "last"): a follow-up question, researched with '
     "that run's knowledge in hand (nothing it read is fetched again)."

@@ -44,8 +44,9 @@ from deepsearch.config import (
 )
 from deepsearch.errors import ConfigError
 from deepsearch.prompts import render
+from deepsearch.text import MAX_QUESTION_CHARS
 
-MAX_CONVERSATION_CHARS = 100_000  # like the CLI's stdin limit: a question, not a corpus
+MAX_CONVERSATION_CHARS = MAX_QUESTION_CHARS  # every front end's (deepsearch.text)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 

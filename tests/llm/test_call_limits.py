@@ -114,8 +114,8 @@ def _client(
     if clock is not None:
         wire, paced = provider.wire, clock
 
-        async def open_paced(body: dict[str, Any]) -> Any:
-            return _PacedStream(await ChatWire.open(wire, body), paced, chunk_s)
+        async def open_paced(body: dict[str, Any], attempts: Any = None) -> Any:
+            return _PacedStream(await ChatWire.open(wire, body, attempts), paced, chunk_s)
 
         wire.open = open_paced  # type: ignore[method-assign]
     return LLMClient(

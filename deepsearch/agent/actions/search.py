@@ -24,6 +24,7 @@ from deepsearch.agent.wording import knowledge_question
 from deepsearch.text import cut_at_word
 from deepsearch.web.search.chain import SearchUnavailable
 from deepsearch.web.types import SearchQuery, SearchResult
+from deepsearch.web.urls import host_matches_any, hostname
 
 # A raw pass with this many on-topic results needs no second (rewritten) pass.
 MIN_ON_TOPIC_TO_SKIP_REWRITE = 3
@@ -139,19 +140,29 @@ class Batch:
     errors: list[str]
 
 
+def without_banned(results: list[SearchResult], banned: list[str]) -> list[SearchResult]:
+    """The hits not on a banned host (--bad-hostnames): such a hit is never pooled nor
+    kept as a snippet, so it can be neither read nor cited."""
+    if not banned:
+        return results
+    return [r for r in results if not host_matches_any(hostname(r.url), banned)]
+
+
 async def run_batch(
     state: AgentState,
     deps: AgentDeps,
     queries: list[SearchQuery],
     *,
+    options: RunOptions,
     question: str | None = None,
     shown: int = SNIPPETS_SHOWN,
 ) -> Batch:
     """The one search pipeline (the search step's passes, the re-check's second
-    search): run the queries, record them as searched, pool the hits, keep the
-    snippets as knowledge answering `question` (by default: what the results say
-    about these queries)."""
+    search): run the queries, record them as searched, pool the hits (none from a
+    banned host), keep the snippets as knowledge answering `question` (by default:
+    what the results say about these queries)."""
     results, errors = await run_queries(deps, queries)
+    results = without_banned(results, list(options.bad_hostnames))
     texts = [q.q for q in queries]
     state.record_queries(texts)
     if question is None:
@@ -188,7 +199,7 @@ async def _second_pass(
     followups = await _new_followups(state, proposed, options, deps.similarity)
     if not followups:
         return batch
-    more = await run_batch(state, deps, followups)
+    more = await run_batch(state, deps, followups, options=options)
     return Batch(
         queries=batch.queries + more.queries,
         results=batch.results + more.results,
@@ -242,7 +253,7 @@ async def handle_search(payload: SearchPayload, ctx: StepContext) -> Continue:
     if not queries:
         state.note("queries_repeated")
         return Continue("no new queries")
-    batch = await run_batch(state, deps, as_queries(queries, options))
+    batch = await run_batch(state, deps, as_queries(queries, options), options=options)
     if batch.results:  # a visit is likely next: the reader's set-up starts now
         warm_reader(deps.reader)
     batch = await _second_pass(batch, state, deps, options, ctx.gate)

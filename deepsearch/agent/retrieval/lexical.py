@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import cache, lru_cache
 
+from deepsearch.memo import weighed_cache
 from deepsearch.text import CJK_RANGES, is_cjk
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -43,7 +44,14 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", kept)
 
 
-@lru_cache(maxsize=16384)
+# Caches bounded in bytes (deepsearch.memo), from sizes measured with tracemalloc: a
+# text's word tuple ~9 bytes a character, its TF blocks ~140-280 (the char n-grams).
+# Bounded in entries, they held up to 1.6 GB in a long-lived `serve` (issue 36, item 23).
+WORDS_CACHE_BYTES = 32 * 2**20
+TF_CACHE_BYTES = 96 * 2**20
+
+
+@weighed_cache(WORDS_CACHE_BYTES, lambda text: 64 + 12 * len(text))
 def words(text: str) -> tuple[str, ...]:
     """Folded word tokens; Han and kana (written without spaces) one character each."""
     out: list[str] = []
@@ -61,7 +69,7 @@ def _char_grams(tok: str) -> tuple[str, ...]:
     return tuple(padded[i : i + n] for n in (3, 4, 5) for i in range(len(padded) - n + 1))
 
 
-@lru_cache(maxsize=8192)
+@weighed_cache(TF_CACHE_BYTES, lambda text: 512 + 200 * len(text))
 def tf_features(text: str) -> tuple[dict[str, float], dict[str, float]]:
     """(word block, char block) of sublinear term frequencies; cached because the
     same snippets are re-scored on every step.

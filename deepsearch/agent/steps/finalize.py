@@ -5,7 +5,7 @@ references anchored to quotes) over what the run's state saw and read."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from deepsearch.agent.deps import AgentDeps, RunOptions
@@ -36,9 +36,11 @@ def unanchored_answer(answer: str, state: AgentState) -> str:
     return clean_unanchored(answer, seen_urls(state))
 
 
-def citation_sources(state: AgentState) -> list[SourceText]:
-    """Full texts of every page read, plus every snippet seen (never invented text)."""
+def citation_sources(state: AgentState, banned: Sequence[str] = ()) -> list[SourceText]:
+    """Full texts of every page read, plus every snippet seen (never invented text);
+    none from a banned host (--bad-hostnames), whatever brought it in."""
     from deepsearch.agent.citations.references import SourceText
+    from deepsearch.web.urls import host_matches_any, hostname
 
     sources: list[SourceText] = []
     for url, page in state.pages.items():
@@ -57,6 +59,8 @@ def citation_sources(state: AgentState) -> list[SourceText]:
                     kind="snippet",
                 )
             )
+    if banned:
+        return [src for src in sources if not host_matches_any(hostname(src.url), banned)]
     return sources
 
 
@@ -107,7 +111,7 @@ async def _anchor(
 
     return await anchor_answer(
         text,
-        citation_sources(state),
+        citation_sources(state, options.bad_hostnames),
         deps.similarity,
         seen=seen_urls(state),
         max_refs=options.max_references,

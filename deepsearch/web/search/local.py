@@ -19,12 +19,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -33,12 +33,21 @@ from urllib.parse import unquote, urlsplit
 
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import ConfigError
+from deepsearch.files import describe, write_atomic
 from deepsearch.web.search.local_files import (
     best_snippet,
     extract_document,
     split_passages,
+    utf8_name,
 )
 from deepsearch.web.search.local_progress import MAX_FILE_BYTES, IndexProgress, human_size
+from deepsearch.web.search.local_store import (
+    SUMMARY_FILE,
+    bm25_index,
+    load_index,
+    prune_index,
+    save_index,
+)
 from deepsearch.web.types import Page, ReadFailure, SearchQuery, SearchResult
 
 log = logging.getLogger(__name__)
@@ -53,7 +62,6 @@ CONTENT_TYPES = {
 }
 _INDEX_FORMAT = 3  # 2: encodings detected, binary files skipped; 3: empty files, .txt titles
 FILE_CACHE = ".files"
-SUMMARY_FILE = "summary.json"  # the build's IndexProgress: the summary of a reused index
 __all__ = ["MAX_FILE_BYTES", "IndexProgress", "LocalCorpus"]
 
 
@@ -91,15 +99,26 @@ class LocalCorpus:
         self.last_build: IndexProgress | None = None  # what the last build did
         self._lock = threading.Lock()
         self._loaded: tuple[str, Any, list[list[Any]], list[dict[str, str]]] | None = None
+        self.bad_names = 0  # files and folders skipped by the last files(): names not UTF-8
 
     # -- files
     def files(self) -> list[Path]:
+        """The documents under the folder, in a stable order. A file or folder whose
+        name is not UTF-8 (it could never be a URL, a cache key or a JSON string) is
+        skipped and counted in `bad_names`."""
         found = []
+        self.bad_names = 0
         for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            kept = sorted(d for d in dirnames if not d.startswith("."))
+            dirnames[:] = [d for d in kept if utf8_name(d)]
+            self.bad_names += len(kept) - len(dirnames)
             for name in sorted(filenames):
                 path = Path(dirpath) / name
                 if name.startswith(".") or path.suffix.lower() not in CONTENT_TYPES:
+                    continue
+                if not utf8_name(name):
+                    self.bad_names += 1
+                    log.info("corpus: skipping a file whose name is not UTF-8 in %s", dirpath)
                     continue
                 # A symlink pointing outside the folder must not leak into snippets.
                 if not path.resolve().is_relative_to(self.root):
@@ -161,10 +180,10 @@ class LocalCorpus:
         result: Extracted = "binary" if got is None else (got[0], split_passages(got[1]))
         if not isinstance(result, str) and not result[1]:
             result = "empty"  # no text at all: not a document
-        # Written aside and renamed: a concurrent run never reads half an entry.
-        part = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
-        part.write_text(json.dumps({"stamp": stamp, "result": result}), encoding="utf-8")
-        os.replace(part, cached)
+        # Written aside and renamed: a concurrent run never reads half an entry; a cache
+        # that cannot be written only means the file is read again next time.
+        with contextlib.suppress(OSError):
+            write_atomic(cached, json.dumps({"stamp": stamp, "result": result}))
         return result, False
 
     def _gather(
@@ -173,7 +192,7 @@ class LocalCorpus:
         files = self.files()
         sizes = [p.stat().st_size for p in files]
         read = sum(s for s in sizes if s <= MAX_FILE_BYTES)  # a skipped file is not read
-        progress = IndexProgress(files_total=len(files), bytes_total=read)
+        progress = IndexProgress(files_total=len(files), bytes_total=read, bad_names=self.bad_names)
         docs: list[dict[str, str]] = []
         passages: list[list[Any]] = []
         for path, size in zip(files, sizes, strict=True):
@@ -213,50 +232,23 @@ class LocalCorpus:
             built = IndexProgress(documents=len(self._loaded[3]) if self._loaded else 0)
         self._report(built.model_copy(update={"finished": True, "unchanged": True}))
 
-    def _build(self, target: Path) -> None:
-        import bm25s
-
+    def _build(self, target: Path, fp: str) -> None:
+        """Build the index (in memory, then saved under `target`). A save that fails (a
+        full disk, a read-only cache folder) keeps it in memory for this run, said once
+        naming the folder and the cause: the run goes on."""
         cache_dir = self.index_home / FILE_CACHE
-        cache_dir.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # no cache folder: every file is read
+            cache_dir.mkdir(parents=True, exist_ok=True)
         docs, passages, progress = self._gather(cache_dir)
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=self.index_home))
-        try:
-            if passages:
-                retriever = bm25s.BM25()
-                tokens = bm25s.tokenize(
-                    [p[1] for p in passages], stopwords="en", show_progress=False
-                )
-                retriever.index(tokens, show_progress=False)
-                retriever.save(str(tmp / "bm25"), show_progress=False)
-            (tmp / "passages.json").write_text(json.dumps(passages), encoding="utf-8")
-            (tmp / "docs.json").write_text(json.dumps(docs), encoding="utf-8")
-            done = progress.model_copy(update={"finished": True})
-            (tmp / SUMMARY_FILE).write_text(done.model_dump_json(), encoding="utf-8")
-            try:
-                tmp.rename(target)
-            except OSError:  # another run renamed its identical build first
-                shutil.rmtree(tmp, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        retriever = bm25_index(passages)
         progress.finished = True
+        try:
+            save_index(self.index_home, target, retriever, passages, docs, progress)
+        except OSError as exc:
+            log.warning("corpus index not saved (%s); kept in memory for this run", describe(exc))
+        self._loaded = (fp, retriever, passages, docs)
         self.last_build = progress
         self._report(progress)
-
-    def _load(self, target: Path, fp: str) -> None:
-        import bm25s
-
-        passages = json.loads((target / "passages.json").read_text(encoding="utf-8"))
-        docs = json.loads((target / "docs.json").read_text(encoding="utf-8"))
-        retriever = None
-        if passages:
-            retriever = bm25s.BM25.load(str(target / "bm25"), show_progress=False)
-        self._loaded = (fp, retriever, passages, docs)
-
-    def _prune(self, keep: str) -> None:
-        for child in self.index_home.iterdir():
-            if child.name not in (keep, FILE_CACHE) and not child.name.startswith(".build-"):
-                shutil.rmtree(child, ignore_errors=True)
 
     def ensure_index(self) -> None:
         """Load the index for the current files, building it first if needed."""
@@ -264,21 +256,22 @@ class LocalCorpus:
             fp = self.fingerprint()
             if self._loaded is not None and self._loaded[0] == fp:
                 return
-            self.index_home.mkdir(parents=True, exist_ok=True)
             target = self.index_home / fp
             if (target / "docs.json").is_file():
                 try:
-                    self._load(target, fp)
+                    self._loaded = (fp, *load_index(target))
                     self.last_index_event = "loaded"
                     self._report_unchanged(target)
                     return
                 except Exception as exc:  # damaged on disk: build it again
-                    log.warning("corpus index unreadable (%s); rebuilding", type(exc).__name__)
+                    log.warning(
+                        "corpus index at %s unreadable (%s: %s); rebuilding it",
+                        target, type(exc).__name__, exc,
+                    )  # fmt: skip
                     shutil.rmtree(target, ignore_errors=True)
-            self._build(target)
+            self._build(target, fp)
             self.last_index_event = "built"
-            self._prune(keep=fp)
-            self._load(target, fp)
+            prune_index(self.index_home, keep={fp, FILE_CACHE})
 
     def search(self, query: SearchQuery) -> list[SearchResult]:
         import bm25s

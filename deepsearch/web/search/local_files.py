@@ -68,6 +68,15 @@ def decode_text(raw: bytes) -> str | None:
     return None if _mostly_controls(text) else text
 
 
+def utf8_name(name: str) -> bool:
+    """A file name as os.walk gives it is UTF-8 unless it carries surrogate escapes."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def title_from_markdown(text: str) -> str:
     match = re.search(r"^\s{0,3}#\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
     return match.group(1).strip() if match else ""

@@ -37,6 +37,7 @@ class IndexProgress(BaseModel):
     too_large_bytes: int = 0
     empty: int = 0  # files with no text: not documents
     unreadable: int = 0
+    bad_names: int = 0  # files and folders whose names are not UTF-8: skipped
     documents: int = 0  # files in the index
     finished: bool = False
     unchanged: bool = False  # nothing changed: the index on disk was loaded as it was
@@ -63,4 +64,6 @@ class IndexProgress(BaseModel):
             line += f"; {plural(self.empty, 'empty file')} skipped"
         if self.unreadable:
             line += f"; {plural(self.unreadable, 'unreadable file')}"
+        if self.bad_names:
+            line += f"; {plural(self.bad_names, 'name')} not in UTF-8 skipped"
         return line
