@@ -24,6 +24,11 @@ Fairness: a URL that several searches returned (`hits >= 2`) is exempt from the
 per-host cap and shown before any single-hit URL is (it is never left out while
 weaker ones are in). Harvested in-page links take at most `max_links` places, at LINK_SCORE_FACTOR of
 their score.
+Focus (`focus.py`, where the research stands): each URL's title and snippet (a link's
+anchor) add FOCUS_FACTOR * `Focus.score`: a URL naming a bridge term the run learned
+(the next hop's name) ranks first, and such a link (a chain link) is not scaled down.
+Links found inside a read page's passages join the pool beyond the link cap
+(`actions/visit.py`), so the next hop's link is there when search no longer finds it.
 Each shown URL says whether its title and snippet share enough of the question's
 words to count as relevant (`ScoredUrl.relevant`, read by the search gate).
 """
@@ -35,6 +40,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from deepsearch.agent.retrieval.focus import Focus
 from deepsearch.agent.retrieval.lexical import word_coverage
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import ScoredUrl, UrlRecord
@@ -56,6 +62,8 @@ MAX_PER_HOST = 2
 # their score is scaled down so search results usually rank first.
 MAX_LINKS_SHOWN = 5
 LINK_SCORE_FACTOR = 0.5
+# Weight of where the research stands (focus.py) in a URL's score.
+FOCUS_FACTOR = 1.5
 # Share of the question's content words a title + snippet must carry to be relevant.
 RELEVANT_WORD_SHARE = 0.25
 
@@ -203,6 +211,7 @@ async def rank_urls(
     top_k: int = 20,
     rerank_limit: int | None = 60,
     max_links: int = MAX_LINKS_SHOWN,
+    focus: Focus | None = None,
 ) -> list[ScoredUrl]:
     """Filter, score (priors + same-step rerank), cap per host, number 1..top_k.
 
@@ -227,13 +236,16 @@ async def rank_urls(
             rel[i] = score
     else:
         rel = await relevance(pool, question, sim)
+    texts = [f"{r.title} {r.snippet[:RERANK_SNIPPET_CHARS]}" for r in pool]
+    chain = {rec.url for rec, t in zip(pool, texts, strict=True) if focus and focus.names_bridge(t)}
+    focused = [focus.score(t) if focus else 0.0 for t in texts]
     scored = [
         (
-            min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r))
-            * (LINK_SCORE_FACTOR if rec.origin == "link" else 1.0),
+            min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r + FOCUS_FACTOR * f))
+            * (LINK_SCORE_FACTOR if rec.origin == "link" and rec.url not in chain else 1.0),
             rec,
         )
-        for p, r, rec in zip(priors, rel, pool, strict=True)
+        for p, r, f, rec in zip(priors, rel, focused, pool, strict=True)
     ]
     scored.sort(key=lambda item: (-item[0], item[1].url))
     shown = select_shown(scored, max_per_host, top_k, max_links)
@@ -247,6 +259,7 @@ async def rank_urls(
             origin=rec.origin,
             hits=rec.hits,
             relevant=is_relevant(question, rec),
+            chain=rec.url in chain,
         )
         for i, (s, rec) in enumerate(shown, start=1)
     ]
