@@ -28,6 +28,7 @@ BENCHMARKS = [
     "lean",
     "team",
     "stopping",
+    "chains",
     "local_servers",  # needs live servers: without them it keeps the recorded figures
 ]
 

@@ -345,6 +345,7 @@ class ResearchRun:
     async def _beast_mode(self) -> None:
         """One last answer from what was gathered, forced and unjudged."""
         st = self.state
+        self.progress.judge(st)  # the last step's hop is learned: its passage stays in view
         self._emit(PhaseChanged(phase="beast", reason=self.stop_reason))
         st.focus_on_question()
         st.begin_step()

@@ -27,6 +27,8 @@ their score.
 Focus (`focus.py`, where the research stands): each URL's title and snippet (a link's
 anchor) add FOCUS_FACTOR * `Focus.score`: a URL naming a bridge term the run learned
 (the next hop's name) ranks first, and such a link (a chain link) is not scaled down.
+Only search results and links inside a read page's passages get the term: navigation,
+footers and navboxes are no step of anything.
 Links found inside a read page's passages join the pool beyond the link cap
 (`actions/visit.py`), so the next hop's link is there when search no longer finds it.
 Each shown URL says whether its title and snippet share enough of the question's
@@ -236,9 +238,13 @@ async def rank_urls(
             rel[i] = score
     else:
         rel = await relevance(pool, question, sim)
-    texts = [f"{r.title} {r.snippet[:RERANK_SNIPPET_CHARS]}" for r in pool]
+    # Navigation, footers and navboxes (links outside the passages) get no focus term.
+    texts = [
+        f"{r.title} {r.snippet[:RERANK_SNIPPET_CHARS]}" if r.origin == "search" or r.passage else ""
+        for r in pool
+    ]
     chain = {rec.url for rec, t in zip(pool, texts, strict=True) if focus and focus.names_bridge(t)}
-    focused = [focus.score(t) if focus else 0.0 for t in texts]
+    focused = [focus.score(t) if focus and t else 0.0 for t in texts]
     scored = [
         (
             min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r + FOCUS_FACTOR * f))
