@@ -22,6 +22,7 @@ import asyncio
 
 from deepsearch.agent import later
 from deepsearch.agent.context import build_system_prompt, knowledge_allowance
+from deepsearch.agent.cuts import report_cut
 from deepsearch.agent.deadline import Deadline
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.events import (
@@ -30,7 +31,6 @@ from deepsearch.agent.events import (
     PhaseChanged,
     StepFinished,
     StepStarted,
-    omitted_knowledge_notice,
     safe_emit,
 )
 from deepsearch.agent.gating import Gate
@@ -305,7 +305,7 @@ class ResearchRun:
             beast=beast,
         )
         if omitted:
-            self._emit(omitted_knowledge_notice())
+            report_cut(st, self.deps, allowance, tool)
         st.prompt_shown = system
         messages = [Message(role="user", content=st.current_question)]
         try:

@@ -126,9 +126,7 @@ def _off_topic(title: str) -> list[str]:
     ]
 
 
-def chain_world(
-    seed: int, hops: int, *, link_only: bool = False, dead_end: bool = False
-) -> Chain:
+def chain_world(seed: int, hops: int, *, link_only: bool = False, dead_end: bool = False) -> Chain:
     """A `hops`-hop question (2..5) with its pages; deterministic per seed."""
     rng = random.Random(seed * 7919 + hops)
     place = rng.choice(_PLACE)

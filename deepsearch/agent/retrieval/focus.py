@@ -150,8 +150,8 @@ class Focus:
                 hits = wanted & names[i]
                 if not hits or self.touches(stems, names[i]) is None:
                     continue
-                for stem in sorted(hits):
-                    found.append(Bridge(stem, _word(ev.chunks[i], stem), ev.url, i, self.hops + 1))
+                for stem, word in _in_order(ev.chunks[i], hits):
+                    found.append(Bridge(stem, word, ev.url, i, self.hops + 1))
                 wanted -= hits
                 ev.chain.add(i)
                 ev.item.pinned = True
@@ -169,9 +169,10 @@ class Focus:
         return names
 
 
-def _word(text: str, stem: str) -> str:
-    """The passage's own spelling of a stem (for the evidence choice's hop query)."""
+def _in_order(text: str, stems: frozenset[str]) -> list[tuple[str, str]]:
+    """(stem, the passage's own spelling) of each of `stems`, in the passage's order."""
+    out: dict[str, str] = {}
     for word in _NAME.findall(text):
-        if stems_of(word) == frozenset([stem]):
-            return word
-    return stem
+        for stem in stems_of(word) & stems:
+            out.setdefault(stem, word)
+    return list(out.items())
