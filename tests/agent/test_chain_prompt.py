@@ -34,16 +34,28 @@ def page(url: str, text: str) -> PageEvidence:
     return PageEvidence(url=url, title=url, chunks=evidence_chunks(text), item=item)
 
 
-async def test_a_passage_that_answered_a_hop_is_shown_at_the_smallest_share() -> None:
-    text = f"{FILLER}\n\n{FILLER.replace('river', 'canal')}\n\n{HOP} {FILLER}"
+async def test_passages_that_answered_hops_are_shown_at_the_smallest_share() -> None:
+    mason = "The Harlow Mill Bridge deed, first recorded in 1702, names the mason Piet Odell."
+    text = f"{FILLER}\n\n{HOP} {FILLER}\n\n{FILLER}\n\n{mason} {FILLER}"
     ev = page("https://w.org/bridge", text)
-    assert len(ev.chunks) == 3
+    assert len(ev.chunks) == 4
     focus = Focus.of(QUESTION)
-    focus.learn("Greta Gorrin", [ev])  # the model followed the name: the hop's passage
-    assert ev.chain == {2} and ev.item.pinned
+    focus.learn("Greta Gorrin Piet Odell", [ev])  # the model followed both names
+    assert ev.chain == {1, 3} and ev.item.pinned
     await refresh_page(ev, ["unrelated words only"], LEX, max_chars=200)
-    assert "Greta Gorrin" in ev.item.answer  # not cut to 200 characters, not left out
-    assert ev.item.answer.endswith(ev.chunks[2])
+    assert ev.shown == [1, 3]  # neither cut to 200 characters nor left out
+    assert "Greta Gorrin" in ev.item.answer and ev.item.answer.endswith(ev.chunks[3])
+
+
+async def test_the_evidence_choice_looks_for_the_hops_learned() -> None:
+    state = AgentState.start(QUESTION)
+    hop2 = page("https://w.org/gorrin", f"{FILLER}\n\n{FILLER}\n\nGreta Gorrin {FILLER}")
+    state.focus.learn("Greta Gorrin", [page("https://w.org/bridge", HOP)])
+    assert state.focus_queries() == [QUESTION, "Greta Gorrin"]
+    await refresh_page(hop2, state.research_queries(), LEX, max_chars=600)
+    assert "Greta Gorrin" not in hop2.item.answer  # the question's words find nothing
+    await refresh_page(hop2, state.focus_queries(), LEX, max_chars=600)
+    assert "Greta Gorrin" in hop2.item.answer
 
 
 async def test_what_the_prompt_left_out_is_in_the_trace_and_a_cut_chain_is_said() -> None:

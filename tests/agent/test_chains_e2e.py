@@ -87,3 +87,14 @@ async def test_beast_mode_sees_every_hop_at_effort_low() -> None:
     assert result.stop_reason == "step limit of 10 reached"
     assert all(model.in_view(model.prompts[-1])), "Beast Mode's prompt lost a hop"
     assert result.status == "forced" and chain.gold in result.answer
+
+
+@pytest.mark.timeout(60)
+async def test_at_a_tiny_budget_beast_mode_still_sees_every_hop_read() -> None:
+    """--budget 15000: research ends (85%) right after the search for hop 3's name; Beast
+    Mode's knowledge allowance is its 200-token floor, and the two hops read stay in it."""
+    chain = chain_world(0, 4)
+    result, model, _ = await research(chain, budget=15_000)
+    assert result.stop_reason == "85% of the 15000-token budget used"
+    assert model.in_view(model.prompts[-1])[:2] == [True, True], "Beast Mode lost a hop"
+    assert result.status == "not_found"  # hops 3 and 4 were never read: honestly so

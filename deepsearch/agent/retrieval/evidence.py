@@ -14,7 +14,8 @@ page's knowledge item is always shown (`KnowledgeItem.pinned`).
 
 Chain: a passage that answered a hop of the research (`focus.Focus.learn`) is shown
 whatever the page's share, down to the smallest budget: without it the next hop's
-page makes no sense.
+page makes no sense. Its item is pinned, which the prompt's knowledge choice
+shows first, even past the allowance (`context.PINNED_ROOM`).
 
 Every excerpt is chunks of the page text joined by `SEPARATOR`; each chunk is an
 exact slice of the page text, so quotes taken from an excerpt stay verbatim.
