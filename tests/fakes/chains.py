@@ -9,7 +9,8 @@ to it inline, its title as the anchor, among ~150 other links (menu, "See also",
 
 - `link_only`: no search finds the last hop's page; only the link in the page of the
   hop before leads there;
-- `dead_end`: a middle hop's page is missing (404) and no search finds it;
+- `dead_end`: a middle hop's page is missing (404); searches for its name return
+  other pages in the question's words, a new group for each rephrasing;
 - distractors (always): searches in the question's words also return pages that
   share the question's words ("... Society", "Journal of ...", "President of ...")
   and answer nothing.
@@ -62,6 +63,7 @@ _FILLER = (
     "the cost of lodging, and mention many visitors who stayed for a season."
 )
 _REPHRASE = ["{n} biography", "{n} life", "{n} records", "{n} archive", "{n} family"]
+DISTRACTORS = 7  # per search
 _URL_LINE = re.compile(r"^\[(\d+)\] \(score [^)]*\) (\S+)", re.M)
 _KNOWLEDGE = re.compile(r"<knowledge>(.*?)</knowledge>", re.S)
 
@@ -103,12 +105,15 @@ class Chain:
 
         def search(query: SearchQuery) -> list[SearchResult]:
             q = _words(query.q)
+            titles = list(self.distractors)
             for title in self.titles[1:]:
                 if _words(title.split()[-1]) <= q:
-                    hidden = title in self.unsearchable or title in self.missing
-                    return [] if hidden else [result(title)]
+                    if title in self.missing:  # a dead end: pages in the question's words
+                        group = sum(map(ord, query.q)) % (len(titles) // DISTRACTORS)
+                        return [result(t) for t in titles[group * DISTRACTORS :][:DISTRACTORS]]
+                    return [] if title in self.unsearchable else [result(title)]
             if len(q & question) >= 2:
-                return [result(self.titles[0]), *(result(t) for t in self.distractors)]
+                return [result(self.titles[0]), *(result(t) for t in titles[:DISTRACTORS])]
             return []
 
         return FakeSearch(search, delay_s=delay_s)
@@ -164,17 +169,20 @@ def chain_world(seed: int, hops: int, *, link_only: bool = False, dead_end: bool
 def _distractors(
     landmark: str, relations: list[tuple[str, str]], rng: random.Random
 ) -> dict[str, list[str]]:
-    """Pages in the question's words that answer nothing (a wrong year each)."""
+    """Pages in the question's words that answer nothing (a wrong year each), in groups
+    of DISTRACTORS: the question's search returns the first group, a search for a
+    missing hop's name one of the others."""
     words = " and ".join(f"{r}s" for r, _ in relations) or "friends"
     pages = {}
-    for name in ("Society", "Trust", "Journal", "Friends", "Survey", "Guild", "Museum"):
-        title = f"{landmark} {name}"
-        pages[title] = [
-            f"The {title} was first recorded in a deed of {rng.randrange(1900, 1990)}. "
-            f"Its members, among them {words}, meet every year to discuss the {landmark}.",
-            f"The President of the {title} is elected each year; the deed of the "
-            f"{landmark} is kept in its library.",
-        ]
+    for where in ("", " of the North", " of the West", " of the Coast", " of the Valley"):
+        for name in ("Society", "Trust", "Journal", "Friends", "Survey", "Guild", "Museum"):
+            title = f"{landmark} {name}{where}"
+            pages[title] = [
+                f"The {title} was first recorded in a deed of {rng.randrange(1900, 1990)}. "
+                f"Its members, among them {words}, meet every year to discuss the {landmark}.",
+                f"The President of the {title} is elected each year; the deed of the "
+                f"{landmark} is kept in its library.",
+            ]
     return pages
 
 
