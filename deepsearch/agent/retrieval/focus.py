@@ -120,13 +120,10 @@ class Focus:
 
     def score(self, text: str) -> float:
         """0..1: a title or snippet naming the newest hop's bridge scores 1, an older
-        hop's less; otherwise the share of the question's (or a sub-question's) words."""
-        stems = stems_of(text)
+        hop's less, one naming none 0 (the question's words are the ranking's own
+        similarity term already)."""
         hops = [b.hop for s in name_stems(text) if (b := self.bridges.get(s)) is not None]
-        if hops:
-            return 0.5 + 0.5 * max(hops) / max(1, self.hops)
-        shares = [len(q & stems) / len(q) for q in [self.question, *self.open] if q]
-        return 0.5 * max(shares, default=0.0)
+        return 0.5 + 0.5 * max(hops) / max(1, self.hops) if hops else 0.0
 
     def hop_queries(self) -> list[str]:
         """One query per learned hop (its bridge words), newest last: what the evidence

@@ -200,6 +200,28 @@ def select_shown(
     return sorted(strong + rest, key=lambda item: (-item[0], item[1].url))
 
 
+def _scored(
+    pool: list[UrlRecord], priors: list[float], rel: list[float], focus: Focus | None
+) -> tuple[list[tuple[float, UrlRecord]], set[str]]:
+    """Each URL's score, and the chain links (naming a bridge term: not scaled down).
+    Navigation, footers and navboxes (links outside the passages) get no focus term."""
+    texts = [
+        f"{r.title} {r.snippet[:RERANK_SNIPPET_CHARS]}" if r.origin == "search" or r.passage else ""
+        for r in pool
+    ]
+    chain = {rec.url for rec, t in zip(pool, texts, strict=True) if focus and focus.names_bridge(t)}
+    focused = [focus.score(t) if focus and t else 0.0 for t in texts]
+    scored = [
+        (
+            min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r + FOCUS_FACTOR * f))
+            * (LINK_SCORE_FACTOR if rec.origin == "link" and rec.url not in chain else 1.0),
+            rec,
+        )
+        for p, r, f, rec in zip(priors, rel, focused, pool, strict=True)
+    ]
+    return scored, chain
+
+
 async def rank_urls(
     records: list[UrlRecord],
     *,
@@ -238,21 +260,7 @@ async def rank_urls(
             rel[i] = score
     else:
         rel = await relevance(pool, question, sim)
-    # Navigation, footers and navboxes (links outside the passages) get no focus term.
-    texts = [
-        f"{r.title} {r.snippet[:RERANK_SNIPPET_CHARS]}" if r.origin == "search" or r.passage else ""
-        for r in pool
-    ]
-    chain = {rec.url for rec, t in zip(pool, texts, strict=True) if focus and focus.names_bridge(t)}
-    focused = [focus.score(t) if focus and t else 0.0 for t in texts]
-    scored = [
-        (
-            min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r + FOCUS_FACTOR * f))
-            * (LINK_SCORE_FACTOR if rec.origin == "link" and rec.url not in chain else 1.0),
-            rec,
-        )
-        for p, r, f, rec in zip(priors, rel, focused, pool, strict=True)
-    ]
+    scored, chain = _scored(pool, priors, rel, focus)
     scored.sort(key=lambda item: (-item[0], item[1].url))
     shown = select_shown(scored, max_per_host, top_k, max_links)
     return [
