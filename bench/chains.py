@@ -14,6 +14,8 @@ passes only the right year. Sets:
 - link-only: no search finds the last hop's page; the page of the hop before links to
   it inline (its title as the anchor);
 - dead end: a middle hop's page is missing (404) and no search finds it;
+- clicks only: the model never searches a name; it reads the next hop's link when the
+  URL list shows it (a weak model that only clicks);
 - effort low: 4- and 5-hop chains with --effort low's budget and limits (10 steps: a
   5-hop chain's last page is read at the last step, Beast Mode must see every hop);
 - latency: 4- and 5-hop chains with API-like latency (LATENCY_S a model call,
@@ -52,11 +54,13 @@ LOW = RunOptions(max_steps=10, max_bad_attempts=1, reflect=False)
 SEEDS = 10  # per hop count for the answerable set
 LATENCY_S = 0.5
 SEARCH_S = 0.3
-# name -> [(seed, hops, link_only, dead_end, budget)]
+# name -> [(seed, hops, link_only, dead_end, budget)]; "clicks only": the model never
+# searches a name, it follows the links it is shown.
 SETS: dict[str, list[tuple[int, int, bool, bool, int]]] = {
     "answerable": [(s, h, False, False, BUDGET) for h in (2, 3, 4, 5) for s in range(SEEDS)],
     "link-only": [(s, h, True, False, BUDGET) for h in (2, 3, 4, 5) for s in range(5)],
     "dead end": [(s, h, False, True, BUDGET) for h in (2, 3, 4, 5) for s in range(4)],
+    "clicks only": [(s, h, False, False, BUDGET) for h in (2, 3, 4, 5) for s in range(3)],
     "effort low": [(s, h, False, False, LOW_BUDGET) for h in (4, 5) for s in range(5)],
 }
 LATENCY_RUNS = [(s, h, False, False, BUDGET) for h in (4, 5) for s in range(4)]
@@ -68,6 +72,7 @@ MAIN: dict[str, tuple[float, ...]] = {
     "answerable": (40, 20, 10, 10, 30, 8, 9, 23_799, 26_160, 9),
     "link-only": (20, 0, 0, 20, 0, 11.5, 13, 35_733, 44_503, 0),
     "dead end": (16, 0, 0, 16, 0, 12, 17, 51_885, 70_205, 0),
+    "clicks only": (12, 0, 0, 12, 0, 10, 10, 34_261, 34_636, 0),
     "effort low": (10, 0, 5, 5, 5, 9, 9, 24_121, 24_504, 0),
 }
 MAIN_LATENCY: tuple[float, float, int] | None = (6.6, 6.7, 25_805)  # wall med, max s; tokens
@@ -111,7 +116,7 @@ async def measure(
 ) -> Figures:
     seed, hops, link_only, dead_end, budget = run
     chain = chain_world(seed, hops, link_only=link_only, dead_end=dead_end)
-    provider = SlowProvider(ChainModel(chain), latency_s)
+    provider = SlowProvider(ChainModel(chain, clicks_only=name == "clicks only"), latency_s)
     llm = LLMClient(
         provider=provider,
         provider_name="openai",

@@ -79,6 +79,7 @@ class _Seen:
     verdicts: int  # check attempts spent plus re-checks run
     queries: int = 0
     steps: int = 0
+    visited: int = 0
     first_hop: bool = False  # a passage covering the question was read
     passages: set[str] = field(default_factory=set)
     outputs: set[str] = field(default_factory=set)
@@ -98,14 +99,19 @@ def _verdicts(state: AgentState) -> int:
 
 def _said(state: AgentState, seen: _Seen) -> str:
     """What the model wrote since the last judgement: queries, sub-questions and
-    sub-answers, the names and figures in its reasoning."""
+    sub-answers, the names and figures in its reasoning, the anchors of the links in a
+    page's prose it read (never navigation: a stuck model reads menus)."""
     parts = list(state.searched_queries[seen.queries :])
     parts += [names_in(record.think) for record in state.steps[seen.steps :]]
+    for url in state.visited[seen.visited :]:  # a link in a page's prose it chose to read
+        record = state.url_pool.get(url)
+        parts.append(record.title if record is not None and record.passage else "")
     parts += state.all_questions[seen.questions :]
     parts += [
         f"{i.question} {i.answer}" for i in state.knowledge[seen.knowledge :] if i.type == "qa"
     ]
     seen.queries, seen.steps = len(state.searched_queries), len(state.steps)
+    seen.visited = len(state.visited)
     return " ".join(parts)
 
 

@@ -31,6 +31,7 @@ async def refresh_url_list(state: AgentState, deps: AgentDeps, options: RunOptio
         max_per_host=MAX_PER_HOST,
         top_k=TOP_K,
         focus=state.focus,
+        near=state.focus.near_links(state.evidence.values()),
     )
 
 

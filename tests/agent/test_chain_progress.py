@@ -135,3 +135,21 @@ def test_guard_and_network_refusals_together_are_no_configuration_error() -> Non
             assert not exc.configuration
         else:
             raise AssertionError("every read refused twice in a row must end the run")
+
+
+def test_a_model_that_only_clicks_the_link_in_the_prose_follows_the_chain() -> None:
+    """No query, no think: the model picks the link the first page's prose holds. The
+    same name in a navbox link it read teaches nothing: a stuck model reads menus."""
+    state = AgentState.start(QUESTION)
+    watch = watched(state)
+    read_page(state, "https://w.org/bridge", FIRST)
+    assert not watch.stalled(state)
+    state.pool_link("https://w.org/nav/Greta_Gorrin", "Greta Gorrin", 0.1)  # navigation
+    state.mark_visiting(["https://w.org/nav/Greta_Gorrin"])
+    assert watch.news(state) is None and not state.focus.bridges
+    state.pool_link("https://w.org/Greta_Gorrin", "Greta Gorrin", 0.1)
+    state.url_pool["https://w.org/Greta_Gorrin"].passage = True  # inline in FIRST's prose
+    state.mark_visiting(["https://w.org/Greta_Gorrin"])
+    read_page(state, "https://w.org/Greta_Gorrin", hop_page(0))
+    assert watch.news(state) == "hop"
+    assert "gorrin" in state.focus.bridges

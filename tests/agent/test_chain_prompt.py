@@ -132,3 +132,30 @@ async def test_the_next_hops_link_in_the_prose_ranks_first_and_is_read() -> None
     targets = choose_targets(state, [shown[1].index])
     assert "https://w.org/wiki/Jost_Brell" in targets
     assert not any("List_of" in t or "Lighthouse" in t for t in targets)
+
+
+async def test_a_link_in_a_relevant_passage_beats_navigation_before_it_is_named() -> None:
+    """The model has named nothing yet: the link the question's page gives in its prose
+    ranks above a navbox link whose anchor is in the question's words."""
+    state = AgentState.start(QUESTION)
+    ev = page("https://w.org/bridge", HOP)
+    state.add_evidence(ev)
+    prose = ("Greta Gorrin", "https://w.org/wiki/Greta_Gorrin")
+    nav = ("List of architects of the Harlow Mill Bridge", "https://w.org/wiki/List_Harlow")
+    lone = page("https://w.org/coat", "The Coldry coat of arms shows a black bear.")
+    lone.links = [("Coldry", "https://w.org/wiki/Coldry")]  # prose, but an irrelevant passage
+    state.add_evidence(lone)
+    text = f"{HOP} Coldry"
+    page_ = Page(
+        url="u", final_url="u", text=text, links=[nav, prose, lone.links[0]], fetched_at="x"
+    )
+    ev.links = _add_links(state, page_, [HOP])
+    assert ev.links == [prose]
+    state.pool_link("https://w.org/wiki/Coldry", "Coldry", 0.1)
+    state.url_pool["https://w.org/wiki/Coldry"].passage = True
+    near = state.focus.near_links(state.evidence.values())
+    assert near == {"https://w.org/wiki/Greta_Gorrin"}
+    records = list(state.url_pool.values())
+    shown = await rank_urls(records, question=QUESTION, sim=LEX, focus=state.focus, near=near)
+    assert [u.url for u in shown][:1] == ["https://w.org/wiki/Greta_Gorrin"]
+    assert not shown[0].chain  # listed first, but not read unasked: no hop names it yet

@@ -98,3 +98,21 @@ async def test_at_a_tiny_budget_beast_mode_still_sees_every_hop_read() -> None:
     assert result.stop_reason == "85% of the 15000-token budget used"
     assert model.in_view(model.prompts[-1])[:2] == [True, True], "Beast Mode lost a hop"
     assert result.status == "not_found"  # hops 3 and 4 were never read: honestly so
+
+
+@pytest.mark.timeout(60)
+async def test_a_model_that_never_searches_a_name_follows_the_links() -> None:
+    chain = chain_world(0, 3)
+    model = ChainModel(chain, clicks_only=True)
+    with LoopbackServer(routes=chain.routes()) as wiki:
+        reader = LocalReader(ReaderConfig(allow_private_urls=True), clock=FakeClock())
+        search = chain.engine(wiki)
+        try:
+            deps, _ = make_deps(model, search=search, reader=reader)  # type: ignore[arg-type]
+            result = await ResearchRun(chain.question, deps, options()).run()
+        finally:
+            await reader.aclose()
+    assert not any(
+        t.split()[-1].lower() in q.q.lower() for t in chain.titles[1:] for q in search.queries
+    )
+    assert result.status == "answered" and chain.gold in result.answer

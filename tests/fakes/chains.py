@@ -18,8 +18,8 @@ to it inline, its title as the anchor, among ~150 other links (menu, "See also",
 `ChainModel` is a weak model that never reflects: it reads its prompt, answers once
 every hop's page has been in its prompt's knowledge (the key sentence of each hop),
 and otherwise reads the next hop's page when the URL list offers it, searches for the
-next hop's name when it knows it, or reads what is listed; stuck, it rephrases, reads
-distractors and runs the same small program, as real runs do.
+next hop's name when it knows it (never, with `clicks_only`), or reads what is listed;
+stuck, it rephrases, reads distractors and runs the same small program, as real runs do.
 """
 
 from __future__ import annotations
@@ -189,8 +189,9 @@ def _distractors(
 class ChainModel:
     """A weak model that never reflects; a ScriptedProvider's reply function."""
 
-    def __init__(self, chain: Chain) -> None:
+    def __init__(self, chain: Chain, *, clicks_only: bool = False) -> None:
         self.chain = chain
+        self.clicks_only = clicks_only  # never searches a name: follows links only
         self.turn = 0
         self.searched: set[str] = set()
         self.prompts: list[str] = []
@@ -234,11 +235,12 @@ class ChainModel:
         wanted = [int(i) for i, url in lines if url.endswith(f"/wiki/{wiki_slug(title)}")]
         if wanted and "visit" in allowed:
             return _act("visit", {"url_indices": wanted[:1]})
-        query = self.chain.question if hop == 0 else title
+        query = self.chain.question if hop == 0 or self.clicks_only else title
         if "search" in allowed and query not in self.searched:
             self.searched.add(query)
             return _act("search", {"queries": [query]})
-        return self._stuck(allowed, title, [int(i) for i, _ in lines])
+        name = self.chain.titles[0] if self.clicks_only else title
+        return self._stuck(allowed, name, [int(i) for i, _ in lines])
 
     def _stuck(self, allowed: list[str], name: str, listed: list[int]) -> dict[str, Any]:
         """Keep busy: read what is listed, rephrase, run the same program."""

@@ -78,18 +78,23 @@ def passage_links(links: list[tuple[str, str]], chunks: list[str]) -> list[tuple
     ][:MAX_PASSAGE_LINKS]
 
 
-def _add_links(state: AgentState, page: Page, chunks: list[str] | None = None) -> None:
+def _add_links(
+    state: AgentState, page: Page, chunks: list[str] | None = None
+) -> list[tuple[str, str]]:
     """Harvested links join the pool as their own low-weight class ("link"): at most
     MAX_LINKS_PER_PAGE per page and MAX_LINK_CANDIDATES in all -- but links inside the
     page's passages always --, never as snippets (an anchor is no evidence) and never
-    counting against a new search."""
+    counting against a new search. Returns the links of the prose (anchor, pool URL)."""
     in_pool = sum(1 for r in state.url_pool.values() if r.origin == "link")
     inline = passage_links(page.links, chunks or [])
     prose = {url for _, url in inline}
+    kept: list[tuple[str, str]] = []
     for anchor, raw_link in [*inline, *page.links[:MAX_LINKS_PER_PAGE]]:
         link = normalize_url(raw_link, allow_file=True)
         if link is None:
             continue
+        if raw_link in prose:
+            kept.append((anchor, link))
         if link in state.url_pool:
             state.boost_url(link, LINK_WEIGHT)
             state.url_pool[link].passage |= raw_link in prose
@@ -101,6 +106,7 @@ def _add_links(state: AgentState, page: Page, chunks: list[str] | None = None) -
             state.pool_link(link, " ".join(anchor.split())[:200], LINK_WEIGHT)
             state.url_pool[link].passage = raw_link in prose
             in_pool += 1
+    return list(dict.fromkeys(kept))
 
 
 async def _keep_page(
@@ -111,7 +117,7 @@ async def _keep_page(
     kept = PageText(url=url, title=title, text=page.text[:MAX_PAGE_CHARS], date=page.published)
     state.record_page(kept)
     chunks = await _add_evidence(state, deps, options, kept, page)
-    _add_links(state, page, chunks)
+    state.evidence[url].links = _add_links(state, page, chunks)
 
 
 async def _add_evidence(

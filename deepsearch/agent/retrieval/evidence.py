@@ -70,6 +70,7 @@ class PageEvidence:
     shown: list[int] = field(default_factory=list)  # chunk indices in the excerpt
     pinned: set[int] = field(default_factory=set)
     chain: set[int] = field(default_factory=set)  # passages that answered a hop (focus.py)
+    links: list[tuple[str, str]] = field(default_factory=list)  # the prose's (anchor, URL)
     stems: list[frozenset[str]] | None = None  # per chunk (cached)
     last_key: tuple[object, ...] | None = None  # what the shown excerpt was chosen for
 

@@ -14,9 +14,10 @@ passage or a link is relevant to the research when it
 Bridge terms are learned without an extra LLM call, from two signals that must agree:
 
 1. what the model wrote since the last step: its search queries, its sub-questions
-   and accepted sub-answers, and the names and figures in its `think` (capitalised
-   words and numbers only: free prose there would match anything). Not the pages it
-   chose to read: a stuck model reads navigation, and its titles are names too;
+   and accepted sub-answers, the names and figures in its `think` (capitalised words
+   and numbers only: free prose there would match anything), and the anchors of the
+   links inside a read page's prose it chose to read. Not navigation it read: a stuck
+   model reads menus and navboxes, and their titles are names too;
 2. a passage of a page the run read that is itself relevant (as above) and holds that
    term as a name or a figure (a capitalised word or a number in the passage).
 
@@ -158,6 +159,21 @@ class Focus:
             self.hops += 1
             self.bridges.update((b.stem, b) for b in found)
         return found
+
+    def near_links(self, pages: Iterable[PageEvidence]) -> set[str]:
+        """The URLs of links inside read passages relevant to where the research stands
+        now (a passage may become relevant when a later hop names it)."""
+        near: set[str] = set()
+        for ev in pages:
+            if not ev.links:
+                continue
+            names = self.page_names(ev)
+            for i, stems in enumerate(chunk_stems(ev)):
+                if self.touches(stems, names[i]) is None:
+                    continue
+                text = " ".join(ev.chunks[i].split()).casefold()
+                near.update(u for a, u in ev.links if " ".join(a.split()).casefold() in text)
+        return near
 
     def page_names(self, ev: PageEvidence) -> list[frozenset[str]]:
         names = self._names.get(ev.url)
