@@ -159,3 +159,24 @@ async def test_a_link_in_a_relevant_passage_beats_navigation_before_it_is_named(
     shown = await rank_urls(records, question=QUESTION, sim=LEX, focus=state.focus, near=near)
     assert [u.url for u in shown][:1] == ["https://w.org/wiki/Greta_Gorrin"]
     assert not shown[0].chain  # listed first, but not read unasked: no hop names it yet
+
+
+def test_the_prose_links_of_a_page_the_chain_links_to_lead_on() -> None:
+    """The third hop's page was read before the model named it (a search found it):
+    the chain links to it, so its own prose links are near the focus too; a page the
+    chain does not link to leads nowhere."""
+    focus = Focus.of(QUESTION)
+    hop1 = page("https://w.org/bridge", HOP)
+    hop1.links = [("Greta Gorrin", "https://w.org/Greta_Gorrin")]
+    hop2 = page("https://w.org/Greta_Gorrin", "Greta learned the trade from Jost Brell.")
+    hop2.links = [("Jost Brell", "https://w.org/Jost_Brell")]
+    hop3 = page("https://w.org/Jost_Brell", "Jost relied on gifts from Saul Ivell.")
+    hop3.links = [("Saul Ivell", "https://w.org/Saul_Ivell")]
+    stray = page("https://w.org/coat", "The Coldry coat of arms shows a black bear.")
+    stray.links = [("Coldry", "https://w.org/Coldry")]
+    near = focus.near_links([hop1, hop2, hop3, stray])
+    assert near == {
+        "https://w.org/Greta_Gorrin",
+        "https://w.org/Jost_Brell",
+        "https://w.org/Saul_Ivell",
+    }

@@ -79,8 +79,8 @@ async def test_a_dead_end_ends_early_and_honestly() -> None:
 
 @pytest.mark.timeout(60)
 async def test_beast_mode_sees_every_hop_at_effort_low() -> None:
-    """10 steps: the 5th hop's page is read at the last step; the prompt that answers
-    is Beast Mode's, on --effort low's budget, and it holds every hop."""
+    """--effort low: 10 steps, the 5th hop's page is read at the last step;
+    the prompt that answers is Beast Mode's, and it holds every hop."""
     chain = chain_world(1, 5)
     low = options(max_steps=10, max_bad_attempts=1, reflect=False)
     result, model, _ = await research(chain, budget=100_000, opts=low)

@@ -13,7 +13,9 @@ to it inline, its title as the anchor, among ~150 other links (menu, "See also",
   other pages in the question's words, a new group for each rephrasing;
 - distractors (always): searches in the question's words also return pages that
   share the question's words ("... Society", "Journal of ...", "President of ...")
-  and answer nothing.
+  and answer nothing;
+- `early` (4 hops or more): the question's search also finds the third hop's page,
+  which is then read out of order.
 
 `ChainModel` is a weak model that never reflects: it reads its prompt, answers once
 every hop's page has been in its prompt's knowledge (the key sentence of each hop),
@@ -81,6 +83,7 @@ class Chain:
     unsearchable: set[str] = field(default_factory=set)
     missing: set[str] = field(default_factory=set)
     distractors: dict[str, list[str]] = field(default_factory=dict)
+    early: bool = False  # the question's search also finds the third hop's page
 
     @property
     def answerable(self) -> bool:
@@ -112,8 +115,10 @@ class Chain:
                         group = sum(map(ord, query.q)) % (len(titles) // DISTRACTORS)
                         return [result(t) for t in titles[group * DISTRACTORS :][:DISTRACTORS]]
                     return [] if title in self.unsearchable else [result(title)]
-            if len(q & question) >= 2:
-                return [result(self.titles[0]), *(result(t) for t in titles[:DISTRACTORS])]
+            if len(q & question) >= 2:  # `early`: the third hop's page too, as engines do
+                later = [result(self.titles[2])] if self.early and len(self.titles) >= 4 else []
+                hits = [result(self.titles[0]), *later, *(result(t) for t in titles[:DISTRACTORS])]
+                return [r for r in hits if r.title not in self.missing]
             return []
 
         return FakeSearch(search, delay_s=delay_s)
@@ -131,7 +136,9 @@ def _off_topic(title: str) -> list[str]:
     ]
 
 
-def chain_world(seed: int, hops: int, *, link_only: bool = False, dead_end: bool = False) -> Chain:
+def chain_world(
+    seed: int, hops: int, *, link_only: bool = False, dead_end: bool = False, early: bool = False
+) -> Chain:
     """A `hops`-hop question (2..5) with its pages; deterministic per seed."""
     rng = random.Random(seed * 7919 + hops)
     place = rng.choice(_PLACE)
@@ -157,7 +164,7 @@ def chain_world(seed: int, hops: int, *, link_only: bool = False, dead_end: bool
             else f"{title} spent most of a long life in [[{rng.choice(elsewhere)}]]."
         )
         articles[title] = [lead, key, _FILLER]
-    chain = Chain(question, titles, keys, year, articles)
+    chain = Chain(question, titles, keys, year, articles, early=early)
     chain.distractors = _distractors(landmark, relations, rng)
     if link_only:
         chain.unsearchable.add(titles[-1])

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from deepsearch.agent.retrieval.evidence import PageEvidence, chunk_stems, stems_of
 
@@ -68,8 +69,10 @@ def names_in(text: str) -> str:
     return " ".join(_NAME.findall(text))
 
 
+@lru_cache(maxsize=16_384)
 def name_stems(text: str) -> frozenset[str]:
-    """The stems of the text's names and figures."""
+    """The stems of the text's names and figures (cached: every URL's title and snippet
+    is scored at every step)."""
     return stems_of(names_in(text))
 
 
@@ -117,12 +120,14 @@ class Focus:
 
     def names_bridge(self, text: str) -> bool:
         """Does the text name a bridge term (as a name or a figure)?"""
-        return any(s in self.bridges for s in name_stems(text))
+        return bool(self.bridges) and any(s in self.bridges for s in name_stems(text))
 
     def score(self, text: str) -> float:
         """0..1: a title or snippet naming the newest hop's bridge scores 1, an older
         hop's less, one naming none 0 (the question's words are the ranking's own
         similarity term already)."""
+        if not self.bridges:
+            return 0.0
         hops = [b.hop for s in name_stems(text) if (b := self.bridges.get(s)) is not None]
         return 0.5 + 0.5 * max(hops) / max(1, self.hops) if hops else 0.0
 
@@ -162,17 +167,27 @@ class Focus:
 
     def near_links(self, pages: Iterable[PageEvidence]) -> set[str]:
         """The URLs of links inside read passages relevant to where the research stands
-        now (a passage may become relevant when a later hop names it)."""
+        now (a passage may become relevant when a later hop names it), and of every link
+        in the prose of a read page such a link leads to (a page of the chain read out of
+        order, before the model named it)."""
+        by_url = {ev.url: ev for ev in pages if ev.links}
         near: set[str] = set()
-        for ev in pages:
-            if not ev.links:
-                continue
+        for ev in by_url.values():
             names = self.page_names(ev)
             for i, stems in enumerate(chunk_stems(ev)):
-                if self.touches(stems, names[i]) is None:
-                    continue
-                text = " ".join(ev.chunks[i].split()).casefold()
-                near.update(u for a, u in ev.links if " ".join(a.split()).casefold() in text)
+                if self.touches(stems, names[i]) is not None:
+                    text = " ".join(ev.chunks[i].split()).casefold()
+                    near.update(u for a, u in ev.links if " ".join(a.split()).casefold() in text)
+        todo, done = list(near), set()
+        while todo:  # pages the chain links to: their prose leads on
+            url = todo.pop()
+            if url in done or url not in by_url:
+                continue
+            done.add(url)
+            for _, link in by_url[url].links:
+                if link not in near:
+                    near.add(link)
+                    todo.append(link)
         return near
 
     def page_names(self, ev: PageEvidence) -> list[frozenset[str]]:
