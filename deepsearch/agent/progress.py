@@ -15,6 +15,10 @@ model followed, grounded in a passage the run read). A step of the chain (a hop)
 
 - a read passage, not seen before, that names a bridge term learned on another page
   (the next hop's page) or covers an open sub-question;
+- a read passage, not seen before, that covers the question and holds a name or figure
+  of the question no earlier such passage held: the chain's first page, or one part of
+  a multi-part question ("Alpha, Beta and Gamma"); for a question without names, the
+  first passage covering it;
 - an accepted sub-answer;
 - a verdict on an answer (the evaluator, or the re-check of high effort): such steps
   cannot keep a run going -- each spends one of a check's attempts (--max-bad-attempts)
@@ -24,8 +28,8 @@ Other new information, which resets only the first limit:
 
 - a bridge term learned: the model followed a name or figure a relevant passage gave
   (a lead: the hop is the page found with it);
-- a read passage, not seen before, that covers the question (a mirror of a page read
-  before adds nothing): the first such passage is the chain's first hop;
+- any other read passage, not seen before, that covers the question (a mirror of a
+  page read before adds nothing);
 - a search result not seen before whose title and snippet are relevant to the focus;
 - a new sub-question (reflect); a sandbox result not seen before; a rejected
   answer's lesson when no attempt was charged (a check the run does not apply), once
@@ -81,6 +85,7 @@ class _Seen:
     steps: int = 0
     visited: int = 0
     first_hop: bool = False  # a passage covering the question was read
+    names: set[str] = field(default_factory=set)  # the question's names hop passages held
     passages: set[str] = field(default_factory=set)
     outputs: set[str] = field(default_factory=set)
     answers: set[str] = field(default_factory=set)
@@ -188,9 +193,8 @@ class ProgressWatch:
             touch = state.focus.touches(stems, named, away_from=url)
             if touch is None or not _first(seen.passages, _key(text)):
                 continue  # every relevant passage is recorded as seen, not only the first
-            first_hop = touch == "question" and not seen.first_hop  # the chain's first page
-            seen.first_hop = seen.first_hop or touch == "question"
-            news = "hop" if touch != "question" or first_hop or news == "hop" else "lead"
+            first = touch == "question" and _first_of_question(state, named, seen)
+            news = "hop" if touch != "question" or first or news == "hop" else "lead"
         return news
 
     def _new_results(self, state: AgentState, seen: _Seen) -> bool:
@@ -205,6 +209,17 @@ class ProgressWatch:
                 text = f"{record.title} {record.snippet}"
                 new = new or state.focus.touches(stems_of(text), name_stems(text)) is not None
         return new
+
+
+def _first_of_question(state: AgentState, named: frozenset[str], seen: _Seen) -> bool:
+    """Is a passage covering the question the first to hold one of the question's own
+    names (the first page of the chain, or of one part of a multi-part question)? A
+    question without names: is it the first passage covering it at all?"""
+    new = (state.focus.names & named) - seen.names
+    seen.names |= new
+    first = not seen.first_hop and not state.focus.names
+    seen.first_hop = True
+    return bool(new) or first
 
 
 def _first(seen: set[str], key: str) -> bool:

@@ -153,3 +153,17 @@ def test_a_model_that_only_clicks_the_link_in_the_prose_follows_the_chain() -> N
     read_page(state, "https://w.org/Greta_Gorrin", hop_page(0))
     assert watch.news(state) == "hop"
     assert "gorrin" in state.focus.bridges
+
+
+def test_each_part_of_a_multi_part_question_is_a_hop_of_its_own() -> None:
+    """ "Compare Alpha, Beta and Gamma": the first passage about each part is a hop; a
+    second one about the same part, or one about no part, is evidence only."""
+    state = AgentState.start("Compare the 2020 populations of Alpha, Beta and Gamma.")
+    watch = watched(state)
+    for part in ("Alpha", "Beta", "Gamma"):
+        read_page(state, f"https://s.org/{part}", f"{part} had a population of 9,000 in 2020.")
+        assert watch.news(state) == "hop", part
+    read_page(state, "https://s.org/beta2", "In 2020 the population of Beta grew by a tenth.")
+    assert watch.news(state) == "lead"
+    read_page(state, "https://s.org/all", "Alpha, Beta and Gamma: populations compared in 2020.")
+    assert watch.news(state) == "lead"

@@ -116,3 +116,14 @@ async def test_a_model_that_never_searches_a_name_follows_the_links() -> None:
         t.split()[-1].lower() in q.q.lower() for t in chain.titles[1:] for q in search.queries
     )
     assert result.status == "answered" and chain.gold in result.answer
+
+
+@pytest.mark.timeout(60)
+async def test_a_three_part_comparison_of_two_hops_each_is_answered() -> None:
+    """bench/team_world.py, one agent: each part's census page names a yearbook the
+    model then searches; the yearbook pages answer. Twelve research steps, and no
+    step of the chain is missed: each part's first page is a hop."""
+    from bench import team
+
+    figures = await team.measure(team.world.QUESTION, 1, hops=2, scale=0.0)
+    assert figures.status == "answered" and figures.correct

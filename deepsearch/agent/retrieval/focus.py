@@ -92,6 +92,9 @@ class Focus:
     """The question, the open sub-questions and the bridge terms learned so far."""
 
     question: frozenset[str] = frozenset()
+    # The question's own names and figures (its first word aside): each part of a
+    # multi-part question ("Alpha, Beta and Gamma") is a hop of its own.
+    names: frozenset[str] = frozenset()
     open: list[frozenset[str]] = field(default_factory=list)
     bridges: dict[str, Bridge] = field(default_factory=dict)
     hops: int = 0
@@ -99,7 +102,8 @@ class Focus:
 
     @classmethod
     def of(cls, question: str) -> Focus:
-        return cls(question=stems_of(question))
+        rest = question.split(maxsplit=1)[1:]
+        return cls(question=stems_of(question), names=name_stems(rest[0] if rest else ""))
 
     def set_open(self, sub_questions: Iterable[str]) -> None:
         self.open = [s for s in (stems_of(q) for q in sub_questions) if s]
