@@ -193,7 +193,7 @@ class ProgressWatch:
             touch = state.focus.touches(stems, named, away_from=url)
             if touch is None or not _first(seen.passages, _key(text)):
                 continue  # every relevant passage is recorded as seen, not only the first
-            first = touch == "question" and _first_of_question(state, named, seen)
+            first = touch == "question" and _first_of_question(state, stems, seen)
             news = "hop" if touch != "question" or first or news == "hop" else "lead"
         return news
 
@@ -211,11 +211,11 @@ class ProgressWatch:
         return new
 
 
-def _first_of_question(state: AgentState, named: frozenset[str], seen: _Seen) -> bool:
+def _first_of_question(state: AgentState, stems: frozenset[str], seen: _Seen) -> bool:
     """Is a passage covering the question the first to hold one of the question's own
     names (the first page of the chain, or of one part of a multi-part question)? A
     question without names: is it the first passage covering it at all?"""
-    new = (state.focus.names & named) - seen.names
+    new = (state.focus.names & stems) - seen.names
     seen.names |= new
     first = not seen.first_hop and not state.focus.names
     seen.first_hop = True

@@ -19,7 +19,8 @@ Bridge terms are learned without an extra LLM call, from two signals that must a
    links inside a read page's prose it chose to read. Not navigation it read: a stuck
    model reads menus and navboxes, and their titles are names too;
 2. a passage of a page the run read that is itself relevant (as above) and holds that
-   term as a name or a figure (a capitalised word or a number in the passage).
+   term as a name or a figure (a capitalised word that does not open a sentence, or a
+   number, in the passage).
 
 Neither alone is trusted: a name the model invents is on no page, and a page's names
 are many until the model follows one. A passage or title names a bridge only where it
@@ -51,6 +52,7 @@ MIN_RELEVANT_WORDS = 2
 MAX_BRIDGES = 40
 # A name or a figure: a capitalised word, or a number of at least two digits.
 _NAME = re.compile(r"(?<![\w'])(?:[A-ZÀ-ÖØ-Þ][\w'-]*|\d{2,}[\w]*)")
+_SENTENCE_END = ".!?|•·"  # what ends a sentence or a list item
 
 Touch = str  # "bridge", "sub" or "question"
 
@@ -64,9 +66,20 @@ def covers(query: frozenset[str], text: frozenset[str]) -> bool:
     return found >= min(MIN_RELEVANT_WORDS, len(query)) and found >= RELEVANT_SHARE * len(query)
 
 
+def _names(text: str) -> list[str]:
+    """The text's names and figures: capitalised words not opening a sentence (there
+    any word is: "Local records ...", "Now I search ..."), and numbers."""
+    found = []
+    for match in _NAME.finditer(text):
+        word, before = match.group(), text[: match.start()].rstrip()
+        if word[0].isdigit() or (before and before[-1] not in _SENTENCE_END):
+            found.append(word)
+    return found
+
+
 def names_in(text: str) -> str:
-    """The text's names and figures (capitalised words, numbers), space-separated."""
-    return " ".join(_NAME.findall(text))
+    """The text's names and figures, space-separated."""
+    return " ".join(_names(text))
 
 
 @lru_cache(maxsize=16_384)
@@ -92,7 +105,7 @@ class Focus:
     """The question, the open sub-questions and the bridge terms learned so far."""
 
     question: frozenset[str] = frozenset()
-    # The question's own names and figures (its first word aside): each part of a
+    # The question's own names and figures: each part of a
     # multi-part question ("Alpha, Beta and Gamma") is a hop of its own.
     names: frozenset[str] = frozenset()
     open: list[frozenset[str]] = field(default_factory=list)
@@ -102,8 +115,7 @@ class Focus:
 
     @classmethod
     def of(cls, question: str) -> Focus:
-        rest = question.split(maxsplit=1)[1:]
-        return cls(question=stems_of(question), names=name_stems(rest[0] if rest else ""))
+        return cls(question=stems_of(question), names=name_stems(question))
 
     def set_open(self, sub_questions: Iterable[str]) -> None:
         self.open = [s for s in (stems_of(q) for q in sub_questions) if s]
@@ -204,7 +216,7 @@ class Focus:
 def _in_order(text: str, stems: frozenset[str]) -> list[tuple[str, str]]:
     """(stem, the passage's own spelling) of each of `stems`, in the passage's order."""
     out: dict[str, str] = {}
-    for word in _NAME.findall(text):
+    for word in _names(text):
         for stem in stems_of(word) & stems:
             out.setdefault(stem, word)
     return list(out.items())

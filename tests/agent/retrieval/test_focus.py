@@ -79,3 +79,16 @@ def test_an_open_sub_question_makes_its_passages_relevant() -> None:
     assert focus.touches(bio) is None
     focus.set_open(["When was Hedda Marr born?"])
     assert focus.touches(bio) == "sub"
+
+
+def test_a_word_opening_a_sentence_is_no_name() -> None:
+    """Any word opens a sentence capitalised ("Local records ...", "Now I search ..."):
+    such words would carry relevance from page to page."""
+    from deepsearch.agent.retrieval.focus import names_in
+
+    said = "Now I search for Greta Gorrin. Local records say 1814 | Harlow Mill Bridge"
+    assert names_in(said).split() == ["I", "Greta", "Gorrin", "1814", "Mill", "Bridge"]
+    focus = Focus.of(QUESTION)
+    hop1 = page("https://w.org/bridge", f"Local records of the Harlow Mill Bridge. {HOP_1}")
+    learned = focus.learn("Local records: Greta Gorrin", [hop1])
+    assert {b.stem for b in learned} == {"greta", "gorrin"}  # not "local", not "record"
