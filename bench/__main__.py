@@ -30,6 +30,7 @@ BENCHMARKS = [
     "team",
     "stopping",
     "cache_memory",
+    "chains",
     "local_servers",  # needs live servers: without them it keeps the recorded figures
 ]
 

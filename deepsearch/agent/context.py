@@ -30,6 +30,7 @@ MAX_QUERIES_SHOWN = 40
 # Search snippets repeat what the URL list shows: the newest few, a small share.
 MAX_SIDE_INFO_SHOWN = 2
 SIDE_INFO_SHARE = 0.2
+PINNED_ROOM = 2
 
 
 def _words(text: str) -> set[str]:
@@ -93,7 +94,7 @@ def select_knowledge(
 ) -> tuple[list[KnowledgeItem], int]:
     """The items to show (original order) and how many were left out.
 
-    Pinned items first; search snippets (side-info) only the newest
+    Pinned items first (up to PINNED_ROOM times the allowance); search snippets (side-info) only the newest
     MAX_SIDE_INFO_SHOWN within SIDE_INFO_SHARE of the allowance; the rest by
     relevance to `question` and recency.
     """
@@ -111,7 +112,10 @@ def select_knowledge(
         side_info = items[i].type == "side-info"
         if side_info and (i not in side_ok or side_spent + costs[i] > side_cap):
             continue
-        if spent + costs[i] <= token_allowance:
+        # Pinned items (the chain, an answer's support) may take up to PINNED_ROOM times
+        # the allowance: at the smallest budget the chain is what the answer needs.
+        room = token_allowance * (PINNED_ROOM if items[i].pinned else 1)
+        if spent + costs[i] <= room:
             chosen.add(i)
             spent += costs[i]
             side_spent += costs[i] if side_info else 0

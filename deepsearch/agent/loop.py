@@ -22,6 +22,7 @@ import asyncio
 
 from deepsearch.agent import later
 from deepsearch.agent.context import build_system_prompt, knowledge_allowance
+from deepsearch.agent.cuts import report_cut
 from deepsearch.agent.deadline import Deadline
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.events import (
@@ -30,7 +31,6 @@ from deepsearch.agent.events import (
     PhaseChanged,
     StepFinished,
     StepStarted,
-    omitted_knowledge_notice,
     safe_emit,
 )
 from deepsearch.agent.gating import Gate
@@ -255,9 +255,8 @@ class ResearchRun:
 
     async def _step_body(self, st: AgentState) -> Outcome | None:
         await refresh_url_list(st, self.deps, self.options)
-        # From step 2, the first that may offer coding; fails closed, and says so once.
-        if (coding_off := await self.gate.settle_sandbox(st)) is not None:
-            self._emit(Notice(text=f"coding action off: {coding_off}", once="coding_off"))
+        if (off := await self.gate.settle_sandbox(st)) is not None:  # step 2: fails closed
+            self._emit(Notice(text=f"coding action off: {off}", once="coding_off"))
         flags = self.gate.allowed(st)
         self._emit(
             StepStarted(step=st.step, question=st.current_question, allowed=list(flags.allowed()))
@@ -307,7 +306,7 @@ class ResearchRun:
             beast=beast,
         )
         if omitted:
-            self._emit(omitted_knowledge_notice())
+            report_cut(st, self.deps, allowance, tool)
         st.prompt_shown = system
         messages = [Message(role="user", content=st.current_question)]
         try:
@@ -347,6 +346,7 @@ class ResearchRun:
     async def _beast_mode(self) -> None:
         """One last answer from what was gathered, forced and unjudged."""
         st = self.state
+        self.progress.judge(st)  # the last step's hop is learned: its passage stays in view
         self._emit(PhaseChanged(phase="beast", reason=self.stop_reason))
         st.focus_on_question()
         st.begin_step()

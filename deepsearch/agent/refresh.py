@@ -30,6 +30,8 @@ async def refresh_url_list(state: AgentState, deps: AgentDeps, options: RunOptio
         visited=set(state.visited),
         max_per_host=MAX_PER_HOST,
         top_k=TOP_K,
+        focus=state.focus,
+        near=state.focus.near_links(state.evidence.values()),
     )
 
 
@@ -40,7 +42,7 @@ async def refresh_state(
     EVIDENCE_SHARE of the knowledge allowance."""
     await refresh_all(
         list(state.evidence.values()),
-        state.research_queries(),
+        state.focus_queries(),
         sim,
         evidence_tokens=int(allowance_tokens * EVIDENCE_SHARE),
         page_chars=page_chars,

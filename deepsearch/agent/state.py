@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from deepsearch.agent import diary
 from deepsearch.agent.retrieval.evidence import PageEvidence
+from deepsearch.agent.retrieval.focus import Focus
 from deepsearch.agent.types import EvalMetric, EvalType, KnowledgeItem, ScoredUrl, UrlRecord
 
 
@@ -79,10 +80,13 @@ class AgentState:
     rechecks: int = 0  # second searches an accepted answer was held against (high effort)
     today: str | None = None  # ISO date of the run: the default `updated` of knowledge
     prompt_shown: str = ""  # this step's system prompt: an answer copying it says nothing
+    focus: Focus = field(default_factory=Focus)  # where the research stands (retrieval/focus.py)
 
     @classmethod
     def start(cls, question: str) -> AgentState:
-        return cls(question=question, gaps=[question], all_questions=[question])
+        state = cls(question=question, gaps=[question], all_questions=[question])
+        state.focus = Focus.of(question)
+        return state
 
     @property
     def current_question(self) -> str:
@@ -95,6 +99,10 @@ class AgentState:
         """What page evidence is chosen for: the original question and the pending
         sub-questions (the current one among them)."""
         return list(dict.fromkeys([self.question, *self.gaps]))
+
+    def focus_queries(self) -> list[str]:
+        """The research questions and one query per hop learned (its bridge terms)."""
+        return list(dict.fromkeys([*self.research_queries(), *self.focus.hop_queries()]))
 
     def add_knowledge(self, item: KnowledgeItem) -> None:
         item.step = self.step

@@ -47,6 +47,7 @@ class UrlRecord(BaseModel):
     # class that never counts against searching again (see gating).
     origin: UrlOrigin = "search"
     hits: int = 0  # search results that returned this URL (several queries: a strong pick)
+    passage: bool = False  # a link found inside a read page's evidence passage
 
 
 class ScoredUrl(BaseModel):
@@ -62,6 +63,8 @@ class ScoredUrl(BaseModel):
     # The title/snippet shares enough words with the question being worked on
     # (backend-independent, unlike the min-max normalised rerank).
     relevant: bool = False
+    # The title or anchor names a bridge term the run learned (retrieval/focus.py).
+    chain: bool = False
 
 
 class Reference(BaseModel):

@@ -378,6 +378,10 @@ class LLMClient:
         result: Embeddings = await with_usage(batch)
         return result.vectors, result.prompt_tokens
 
+    def trace_note(self, kind: str, payload: dict[str, Any]) -> None:
+        """A record for the --trace file from the run (what a prompt left out)."""
+        self._emit(kind, payload)
+
     def _emit(self, kind: str, payload: dict[str, Any]) -> None:
         if self._trace is not None:
             self._trace(kind, payload)

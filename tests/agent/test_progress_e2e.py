@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from deepsearch.agent.loop import ResearchRun
-from deepsearch.agent.progress import NO_PROGRESS_LIMIT, no_progress_reason
 from deepsearch.agent.result import ResearchResult
 from deepsearch.config import ReaderConfig
 from deepsearch.web.reader import LocalReader
@@ -47,7 +46,9 @@ async def test_an_unanswerable_question_ends_early_and_honestly() -> None:
     assert result.status == "not_found" and result.exit_code == 4
     assert len(result.steps) <= 20
     assert result.usage.total_tokens <= DEFAULT_BUDGET // 4
-    assert result.stop_reason == no_progress_reason(NO_PROGRESS_LIMIT)
+    # Evidence kept coming (the first hop's page, navbox pages), no step of the chain
+    # did: the number is the one docs/chain.md prints.
+    assert result.stop_reason == "no new step of the chain in 8 steps"
     assert len(sandbox.programs) == 1, "the same program is never run twice"
 
 

@@ -38,11 +38,14 @@ MAX_LINK_CANDIDATES = 150
 # and the last part of its path, at most this long.
 TITLE_CHARS = 60
 ADDRESS_TAIL_CHARS = 40
+# Links inside a page's evidence passages (not navigation): pooled beyond the caps above.
+MAX_PASSAGE_LINKS = 100
 
 
 def choose_targets(state: AgentState, indices: list[int], ahead: Collection[str] = ()) -> list[str]:
     """The LLM's picks (valid, unvisited), then the best-ranked other search results
-    (never harvested links, which are read only when picked), up to 5. When pages are
+    and chain links (links naming a term the run learned: the next hop), never other
+    harvested links, which are read only when picked; up to 5. When pages are
     being read ahead for this step (`ahead`), only those top the picks up: the visit
     then waits on its picks alone, never on a top-up fetched after the decision."""
     visited = set(state.visited)
@@ -55,7 +58,7 @@ def choose_targets(state: AgentState, indices: list[int], ahead: Collection[str]
     for shown in state.shown_urls:
         if len(targets) >= MAX_VISITS:
             break
-        if shown.origin != "search" or (ahead and shown.url not in ahead):
+        if not (shown.origin == "search" or shown.chain) or (ahead and shown.url not in ahead):
             continue
         if shown.url not in visited and shown.url not in targets:
             targets.append(shown.url)
@@ -69,24 +72,46 @@ def decided_reads(state: AgentState, payload: object, ahead: Collection[str]) ->
     return []
 
 
-def _add_links(state: AgentState, page: Page) -> None:
+def passage_links(links: list[tuple[str, str]], chunks: list[str]) -> list[tuple[str, str]]:
+    """The links whose anchor text stands in the page's evidence passages (inline links
+    of the prose, not menus, navboxes or footers, whose chunks were dropped)."""
+    text = " ".join(" ".join(c.split()) for c in chunks).casefold()
+    return [
+        (anchor, url)
+        for anchor, url in links
+        if len(anchor.strip()) >= 3 and " ".join(anchor.split()).casefold() in text
+    ][:MAX_PASSAGE_LINKS]
+
+
+def _add_links(
+    state: AgentState, page: Page, chunks: list[str] | None = None
+) -> list[tuple[str, str]]:
     """Harvested links join the pool as their own low-weight class ("link"): at most
-    MAX_LINKS_PER_PAGE per page and MAX_LINK_CANDIDATES in all, never as snippets
-    (an anchor is no evidence) and never counting against a new search."""
+    MAX_LINKS_PER_PAGE per page and MAX_LINK_CANDIDATES in all -- but links inside the
+    page's passages always --, never as snippets (an anchor is no evidence) and never
+    counting against a new search. Returns the links of the prose (anchor, pool URL)."""
     in_pool = sum(1 for r in state.url_pool.values() if r.origin == "link")
-    for anchor, raw_link in page.links[:MAX_LINKS_PER_PAGE]:
+    inline = passage_links(page.links, chunks or [])
+    prose = {url for _, url in inline}
+    kept: list[tuple[str, str]] = []
+    for anchor, raw_link in [*inline, *page.links[:MAX_LINKS_PER_PAGE]]:
         link = normalize_url(raw_link, allow_file=True)
         if link is None:
             continue
+        if raw_link in prose:
+            kept.append((anchor, link))
         if link in state.url_pool:
             state.boost_url(link, LINK_WEIGHT)
+            state.url_pool[link].passage |= raw_link in prose
         elif (
-            in_pool < MAX_LINK_CANDIDATES
+            (in_pool < MAX_LINK_CANDIDATES or raw_link in prose)
             and link not in state.visited
             and hostname(link) not in state.dead_hosts
         ):
             state.pool_link(link, " ".join(anchor.split())[:200], LINK_WEIGHT)
+            state.url_pool[link].passage = raw_link in prose
             in_pool += 1
+    return list(dict.fromkeys(kept))
 
 
 async def _keep_page(
@@ -96,13 +121,13 @@ async def _keep_page(
     title = page.title or record.title
     kept = PageText(url=url, title=title, text=page.text[:MAX_PAGE_CHARS], date=page.published)
     state.record_page(kept)
-    await _add_evidence(state, deps, options, kept, page)
-    _add_links(state, page)
+    chunks = await _add_evidence(state, deps, options, kept, page)
+    state.evidence[url].links = _add_links(state, page, chunks)
 
 
 async def _add_evidence(
     state: AgentState, deps: AgentDeps, options: RunOptions, read: PageText, page: Page
-) -> None:
+) -> list[str]:
     """The page's knowledge item: its evidence chunks (navigation dropped), shown as
     the passages relevant to the research questions (re-chosen before every prompt)."""
     item = KnowledgeItem(
@@ -116,7 +141,8 @@ async def _add_evidence(
     chunks = evidence_chunks(read.text, anchor_texts(page.links))
     evidence = PageEvidence(url=read.url, title=read.title, chunks=chunks, item=item)
     state.add_evidence(evidence)
-    await refresh_page(evidence, state.research_queries(), deps.similarity, options.page_chars)
+    await refresh_page(evidence, state.focus_queries(), deps.similarity, options.page_chars)
+    return chunks
 
 
 def _drop_dead_host(state: AgentState, url: str) -> None:

@@ -12,6 +12,11 @@ Pinning: when an answer (a sub-answer or a candidate answer) is given, the shown
 chunks that best support it are pinned: they stay in their page's excerpt, and the
 page's knowledge item is always shown (`KnowledgeItem.pinned`).
 
+Chain: a passage that answered a hop of the research (`focus.Focus.learn`) is shown
+whatever the page's share, down to the smallest budget: without it the next hop's
+page makes no sense. Its item is pinned, which the prompt's knowledge choice
+shows first, even past the allowance (`context.PINNED_ROOM`).
+
 Every excerpt is chunks of the page text joined by `SEPARATOR`; each chunk is an
 exact slice of the page text, so quotes taken from an excerpt stay verbatim.
 """
@@ -64,6 +69,8 @@ class PageEvidence:
     scores: dict[str, list[float]] = field(default_factory=dict)  # query -> per chunk
     shown: list[int] = field(default_factory=list)  # chunk indices in the excerpt
     pinned: set[int] = field(default_factory=set)
+    chain: set[int] = field(default_factory=set)  # passages that answered a hop (focus.py)
+    links: list[tuple[str, str]] = field(default_factory=list)  # the prose's (anchor, URL)
     stems: list[frozenset[str]] | None = None  # per chunk (cached)
     last_key: tuple[object, ...] | None = None  # what the shown excerpt was chosen for
 
@@ -220,17 +227,19 @@ async def _ranked_per_query(
 async def choose_chunks(
     ev: PageEvidence, queries: Sequence[str], sim: Similarity, max_chars: int
 ) -> list[int]:
-    """Pinned chunks, then each query's best chunk, then each one's second best...,
-    within max_chars; in page order. A page no query matches shows its lead."""
+    """The chain's chunks (always), pinned chunks, then each query's best chunk, then
+    each one's second best..., within max_chars; in page order. A page no query
+    matches shows its lead."""
     ranked = await _ranked_per_query(ev, queries, sim)
-    wanted = list(dict.fromkeys([*sorted(ev.pinned), *_round_robin(ranked)])) or [_lead(ev)]
+    first = [*sorted(ev.chain), *sorted(ev.pinned)]
+    wanted = list(dict.fromkeys([*first, *_round_robin(ranked)])) or [_lead(ev)]
     chosen: list[int] = []
     spent = 0
     for i in wanted:
         if i >= len(ev.chunks):
             continue
         cost = len(ev.chunks[i]) + len(SEPARATOR)
-        if chosen and spent + cost > max_chars:
+        if chosen and spent + cost > max_chars and i not in ev.chain:
             continue  # the first chunk always shows: a page is never reduced to nothing
         chosen.append(i)
         spent += cost
@@ -250,8 +259,12 @@ def _round_robin(ranked: list[list[int]]) -> list[int]:
 
 
 def render_excerpt(ev: PageEvidence, indices: Sequence[int], max_chars: int) -> str:
-    text = SEPARATOR.join(ev.chunks[i] for i in indices)
-    return text[:max_chars]
+    """The chunks joined; cut at max_chars, never inside the chain's chunks."""
+    text, chain_end = "", 0
+    for i in indices:
+        text += (SEPARATOR if text else "") + ev.chunks[i]
+        chain_end = len(text) if i in ev.chain else chain_end
+    return text[: max(max_chars, chain_end)]
 
 
 async def refresh_page(
@@ -259,7 +272,7 @@ async def refresh_page(
 ) -> None:
     """Recompute the page's excerpt; the item's caches are reset when it changed.
     Nothing is recomputed while the questions, the share and the pins stay the same."""
-    key = (tuple(queries), max_chars, tuple(sorted(ev.pinned)))
+    key = (tuple(queries), max_chars, tuple(sorted(ev.pinned)), tuple(sorted(ev.chain)))
     if key == ev.last_key:
         return
     ev.last_key = key

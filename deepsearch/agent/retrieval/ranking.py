@@ -24,6 +24,15 @@ Fairness: a URL that several searches returned (`hits >= 2`) is exempt from the
 per-host cap and shown before any single-hit URL is (it is never left out while
 weaker ones are in). Harvested in-page links take at most `max_links` places, at LINK_SCORE_FACTOR of
 their score.
+Focus (`focus.py`, where the research stands): each URL's title and snippet (a link's
+anchor) add FOCUS_FACTOR * `Focus.score`: a URL naming a bridge term the run learned
+(the next hop's name) ranks first; a link with a focus term is not scaled down.
+Only search results and links inside a read page's passages get the term: navigation,
+footers and navboxes are no step of anything. A link inside a passage relevant to the
+focus that names no bridge yet (the next hop, before the model names it) gets
+NEAR_FOCUS: ahead of navigation, behind a named hop.
+Links found inside a read page's passages join the pool beyond the link cap
+(`actions/visit.py`), so the next hop's link is there when search no longer finds it.
 Each shown URL says whether its title and snippet share enough of the question's
 words to count as relevant (`ScoredUrl.relevant`, read by the search gate).
 """
@@ -31,10 +40,11 @@ words to count as relevant (`ScoredUrl.relevant`, read by the search gate).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from deepsearch.agent.retrieval.focus import Focus
 from deepsearch.agent.retrieval.lexical import word_coverage
 from deepsearch.agent.retrieval.similarity import Similarity
 from deepsearch.agent.types import ScoredUrl, UrlRecord
@@ -56,6 +66,10 @@ MAX_PER_HOST = 2
 # their score is scaled down so search results usually rank first.
 MAX_LINKS_SHOWN = 5
 LINK_SCORE_FACTOR = 0.5
+# Weight of where the research stands (focus.py) in a URL's score.
+FOCUS_FACTOR = 1.5
+# The focus term of a link inside a relevant passage that names no bridge (yet).
+NEAR_FOCUS = 0.3
 # Share of the question's content words a title + snippet must carry to be relevant.
 RELEVANT_WORD_SHARE = 0.25
 
@@ -190,6 +204,37 @@ def select_shown(
     return sorted(strong + rest, key=lambda item: (-item[0], item[1].url))
 
 
+def _scored(
+    pool: list[UrlRecord],
+    priors: list[float],
+    rel: list[float],
+    focus: Focus | None,
+    near: Collection[str],
+) -> tuple[list[tuple[float, UrlRecord]], set[str]]:
+    """Each URL's score, and the chain links (naming a bridge term). Navigation, footers
+    and navboxes (links outside the passages) get no focus term; a link inside a
+    relevant passage (`near`) that names no bridge gets NEAR_FOCUS. A link with a focus
+    term is not scaled down."""
+    texts = [
+        f"{r.title} {r.snippet[:RERANK_SNIPPET_CHARS]}" if r.origin == "search" or r.passage else ""
+        for r in pool
+    ]
+    chain = {rec.url for rec, t in zip(pool, texts, strict=True) if focus and focus.names_bridge(t)}
+    focused = [
+        (focus.score(t) if focus and t else 0.0) or (NEAR_FOCUS if rec.url in near else 0.0)
+        for rec, t in zip(pool, texts, strict=True)
+    ]
+    scored = [
+        (
+            min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r + FOCUS_FACTOR * f))
+            * (LINK_SCORE_FACTOR if rec.origin == "link" and f == 0.0 else 1.0),
+            rec,
+        )
+        for p, r, f, rec in zip(priors, rel, focused, pool, strict=True)
+    ]
+    return scored, chain
+
+
 async def rank_urls(
     records: list[UrlRecord],
     *,
@@ -203,6 +248,8 @@ async def rank_urls(
     top_k: int = 20,
     rerank_limit: int | None = 60,
     max_links: int = MAX_LINKS_SHOWN,
+    focus: Focus | None = None,
+    near: Collection[str] = (),
 ) -> list[ScoredUrl]:
     """Filter, score (priors + same-step rerank), cap per host, number 1..top_k.
 
@@ -227,14 +274,7 @@ async def rank_urls(
             rel[i] = score
     else:
         rel = await relevance(pool, question, sim)
-    scored = [
-        (
-            min(MAX_SCORE, max(MIN_SCORE, p + RERANK_FACTOR * r))
-            * (LINK_SCORE_FACTOR if rec.origin == "link" else 1.0),
-            rec,
-        )
-        for p, r, rec in zip(priors, rel, pool, strict=True)
-    ]
+    scored, chain = _scored(pool, priors, rel, focus, near)
     scored.sort(key=lambda item: (-item[0], item[1].url))
     shown = select_shown(scored, max_per_host, top_k, max_links)
     return [
@@ -247,6 +287,7 @@ async def rank_urls(
             origin=rec.origin,
             hits=rec.hits,
             relevant=is_relevant(question, rec),
+            chain=rec.url in chain,
         )
         for i, (s, rec) in enumerate(shown, start=1)
     ]
