@@ -23,7 +23,11 @@ from deepsearch.sandbox.runner import Sandbox, SandboxLimits
 from deepsearch.web.types import SearchResult
 from tests.agent.helpers import evaluator_reply, make_deps, options
 from tests.fakes.memory_web import FakeReader, FakeSearch
-from tests.sandbox.test_redteam import Canaries, parent_secret  # noqa: F401 (a fixture)
+from tests.sandbox.test_redteam import (  # noqa: F401 (fixtures)
+    Canaries,
+    kernel_layers,
+    parent_secret,
+)
 
 pytestmark = pytest.mark.xdist_group("redteam")
 
