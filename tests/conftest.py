@@ -70,6 +70,9 @@ class _Hermetic:
         self.baseline: dict[str, str] = {}
 
     def start_session(self) -> None:
+        # Again after pytest_unconfigure removed it: mutmut (`make mutate`) runs pytest
+        # several times in one process.
+        self.root.mkdir(parents=True, exist_ok=True)
         for var in _SCRUBBED_ENV:
             os.environ.pop(var, None)
         os.environ["NO_COLOR"] = "1"
@@ -100,6 +103,7 @@ class _Hermetic:
 
 
 _HERMETIC = _Hermetic()
+_LOADED_BEFORE: set[str] = set()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -111,6 +115,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     _HERMETIC.start_session()
+    # Loaded by an earlier session in this process (mutmut runs pytest several times in
+    # one), not by this collection.
+    _LOADED_BEFORE.update(n for n in _NOT_AT_COLLECTION if n in sys.modules)
     _guard_connect()
     # Collection (every worker's) builds objects that live as long as the process: the
     # test modules, their fixtures and parameters, the code they import. Collected as
@@ -333,7 +340,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     during the run no longer walks it (measured ~5-10% less CPU for a worker).
     Collection imports none of the heavy SDKs: every worker collects the whole suite,
     and one of them at module level in any test file costs every worker its import."""
-    loaded = [name for name in _NOT_AT_COLLECTION if name in sys.modules]
+    loaded = [n for n in _NOT_AT_COLLECTION if n in sys.modules and n not in _LOADED_BEFORE]
     if loaded:
         raise pytest.UsageError(
             f"collection imported {', '.join(loaded)}: import it in the tests that use it"
