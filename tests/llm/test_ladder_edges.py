@@ -1,0 +1,188 @@
+"""The structured-output ladder's edges and the checks around it: concurrent first calls
+meet a refusal once, the json_object + schema rung carries the schema in its prompt,
+the rung memory never stores a password, a 5xx naming the request's field is a refused
+rung (and a crash's "schema" an outage), the reply checks (a NaN inside a list, JSON
+nested past Python's recursion limit), the grammar dialect's string cap (README: "at
+most 1,000") and `allOf`. Scripted sends, no server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+
+from deepsearch.errors import ProviderError
+from deepsearch.llm.base import Completion, OutputMode
+from deepsearch.llm.output_modes import ModeRejected, OutputModeLadder, system_for
+from deepsearch.llm.refusals import names_structured_output
+from deepsearch.llm.reply_checks import (
+    data_path,
+    has_non_finite,
+    is_complete_json,
+    summarize,
+    trim_to_limits,
+)
+from deepsearch.llm.rung_memory import RungMemory
+from deepsearch.llm.schema_dialects import (
+    GEMINI,
+    GRAMMAR,
+    OPENAI_STRICT,
+    UnsupportedSchema,
+    to_dialect,
+)
+from tests.llm.test_output_modes import LOCAL_RUNGS, request
+
+
+class _SlowRefusal:
+    """Refuses json_schema after yielding to the loop: concurrent calls overlap."""
+
+    def __init__(self) -> None:
+        self.sent: list[OutputMode] = []
+
+    async def send(self, mode: OutputMode) -> Completion:
+        self.sent.append(mode)
+        await asyncio.sleep(0)
+        if mode == "json_schema":
+            raise ModeRejected(ProviderError("json_schema refused", provider="fake"), 400)
+        return Completion(text="{}", mode=mode)
+
+
+async def test_concurrent_first_calls_meet_a_refusal_once() -> None:
+    ladder, endpoint = OutputModeLadder(LOCAL_RUNGS), _SlowRefusal()
+    done = await asyncio.gather(*(ladder.complete(request(), endpoint.send) for _ in range(4)))
+    assert [c.mode for c in done] == ["json_object_schema"] * 4
+    assert endpoint.sent.count("json_schema") == 1
+    assert ladder.why == {"m1": "refuses response_format json_schema (HTTP 400)"}
+
+
+def test_the_json_object_schema_rung_carries_the_schema_in_its_prompt() -> None:
+    system = system_for(request(), "json_object_schema")
+    assert system.startswith("be brief") and '"answer"' in system
+    assert system_for(request(), "json_schema") == "be brief"
+
+
+def test_the_rung_memory_never_stores_the_servers_password(tmp_path: Path) -> None:
+    path = tmp_path / "output-modes.json"
+    server = "http://user:hunter2-secret@gpu-box.local:8000/v1/"
+    RungMemory(path).put(server, "m1", "json_object", "refuses response_format json_schema")
+    text = path.read_text("utf-8")
+    assert "hunter2-secret" not in text
+    assert json.loads(text) == {
+        "http://user:****@gpu-box.local:8000/v1 m1": {
+            "mode": "json_object",
+            "why": "refuses response_format json_schema",
+        }
+    }
+    again = RungMemory(path).get(server, "m1")  # the same key from the same URL
+    assert again is not None and again.mode == "json_object"
+    assert RungMemory(None).get(server, "m1") is None
+    RungMemory(None).put(server, "m1", "json_object", "")  # no file, no error
+
+
+def test_putting_the_same_rung_again_does_not_rewrite_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "output-modes.json"
+    memory = RungMemory(path)
+    memory.put("http://a/v1", "m1", "json_object", "why")
+    path.write_text("{}", "utf-8")  # changed behind its back
+    memory.put("http://a/v1", "m1", "json_object", "why")
+    assert path.read_text("utf-8") == "{}"
+    memory.put("http://a/v1", "m1", "prompted", "why")
+    assert "prompted" in path.read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "refused"),
+    [
+        ("'response_format' of type json_object is not supported", 500, True),
+        ("Error in json_schema: unsupported", 500, True),
+        ("json_object is not allowed here", 503, True),
+        ("Traceback ... in build_schema: KeyError", 500, False),  # a crash: an outage
+        ("strict mode failed", 502, False),
+        ("Invalid schema for response_format", 400, True),
+        ("strict is not allowed", 400, True),
+        ("STRUCTURED OUTPUT unavailable", None, True),
+        ("this model does not support that", 422, False),
+        ("feature not supported", 400, True),
+        ("Unsupported parameter", 400, True),
+        ("rate limited", 429, False),
+    ],
+)
+def test_a_refused_mode_is_told_from_an_outage(
+    body: str, status: int | None, refused: bool
+) -> None:
+    assert names_structured_output(body, status=status) is refused
+
+
+def test_a_non_finite_number_anywhere_fails_the_reply_check() -> None:
+    assert has_non_finite([1.0, math.nan])
+    assert has_non_finite({"a": [{"b": math.inf}]})
+    assert has_non_finite(-math.inf)
+    assert not has_non_finite({"a": [1.0, 2, "nan", None, True]})
+
+
+def test_json_nested_past_the_recursion_limit_is_incomplete_not_an_error() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    assert is_complete_json(deep) is False
+    assert is_complete_json('{"a": [1, 2]}') is True
+    assert is_complete_json('{"a": [1, 2') is False
+
+
+class _Limited(BaseModel):
+    title: str = Field(max_length=12)
+    tags: list[str] = Field(max_length=2)
+    n: int = 0
+
+
+def test_over_long_strings_and_lists_are_trimmed_other_errors_kept() -> None:
+    value = {"title": "one two three four", "tags": ["a", "b", "c"], "n": "x"}
+    with pytest.raises(ValidationError) as caught:
+        _Limited.model_validate(value)
+    fixed = trim_to_limits(value, caught.value)
+    assert fixed == {"title": "one two", "tags": ["a", "b"], "n": "x"}
+    assert value["tags"] == ["a", "b", "c"]  # the original untouched
+    assert "n: Input should be a valid integer" in summarize(caught.value)
+    with pytest.raises(ValidationError) as other:
+        _Limited.model_validate({"title": "t", "tags": [], "n": "x"})
+    untouched = {"title": "t", "tags": [], "n": "x"}
+    assert trim_to_limits(untouched, other.value) is untouched
+
+
+def test_a_union_tag_in_an_error_location_is_skipped() -> None:
+    data = {"action": {"search": {"queries": ["q"]}}}
+    assert data_path(data, ("action", "search", "search", "queries", 0)) == [
+        "action",
+        "search",
+        "queries",
+        0,
+    ]
+
+
+def test_the_grammar_dialect_caps_a_max_length_at_1000() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "long": {"type": "string", "maxLength": 5000},
+            "short": {"type": "string", "maxLength": 20},
+        },
+    }
+    converted = to_dialect(schema, GRAMMAR)["properties"]
+    assert converted["long"]["maxLength"] == 1000
+    assert converted["short"]["maxLength"] == 20
+
+
+def _obj(**props: object) -> dict[str, object]:
+    return {"type": "object", "properties": props}
+
+
+@pytest.mark.parametrize("dialect", [OPENAI_STRICT, GEMINI, GRAMMAR])
+def test_allof_of_one_branch_is_merged_of_two_refused(dialect: object) -> None:
+    one = _obj(a={"allOf": [{"type": "string"}], "description": "d"})
+    merged = to_dialect(one, dialect)["properties"]["a"]  # type: ignore[arg-type]
+    assert merged.get("type") == "string" or {"type": "string"} in merged.get("anyOf", [])
+    two = _obj(a={"allOf": [{"type": "string"}, {"maxLength": 3}]})
+    with pytest.raises(UnsupportedSchema, match="allOf"):
+        to_dialect(two, dialect)  # type: ignore[arg-type]
