@@ -149,12 +149,15 @@ def read_mutants(modules: list[str]) -> list[Mutant]:
 
 
 def _functions(source: str) -> dict[str, list[str]]:
-    """Each mutant and original function's body lines, by its name in mutmut's file."""
+    """Each mutant and original function's lines (its `def` named as in the module, so
+    that a changed default shows), by its name in mutmut's file."""
     lines = source.splitlines()
     found: dict[str, list[str]] = {}
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and "__mutmut_" in node.name:
-            found[node.name] = lines[node.lineno : node.end_lineno]  # the body, not the def
+            own = lines[node.lineno - 1 : node.end_lineno]
+            own[0] = own[0].replace(node.name, node.name.rsplit("__mutmut_", 1)[0])
+            found[node.name] = own
     return found
 
 
