@@ -198,6 +198,7 @@ async def test_the_exception_that_ended_a_started_run_decides_its_kind(
         monkeypatch.setattr(ResearchRun, "run", ending(exc))
         result = await ResearchSession("Q?", settings()).execute()
         assert result.error_kind == "runtime" and result.exit_code == 1, exc
+
     async def refuse(self: ResearchRun) -> Any:
         raise ConfigError("corpus gone")  # no fatal error before: the kind is this one's
 
