@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import hashlib
 import json
 import os
 import shutil
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRATCH = ROOT / ".mutate"
+SCRATCH_ROOT = ROOT / ".mutate"
 CONFIG = ROOT / "mutation.toml"
 # What the tests read besides the package and the tests (copied next to them).
 ALSO_COPY = ["tests", "prompts", "config.json", "README.md", "docs", "tools", "bench"]
@@ -105,13 +106,20 @@ def tests_for(module: str, table: dict[str, list[str]]) -> list[str]:
     return [own] if (ROOT / own).is_file() else ["tests"]
 
 
-def prepare(modules: list[str], tests: list[str]) -> None:
+def scratch_for(modules: list[str], tests: list[str]) -> Path:
+    """`.mutate/<key>/`: one folder per selection, so that runs of different modules
+    (at once, or one after the other) keep their own mutants and results."""
+    key = hashlib.sha1(json.dumps([modules, tests]).encode()).hexdigest()[:10]
+    return SCRATCH_ROOT / key
+
+
+def prepare(scratch: Path, modules: list[str], tests: list[str]) -> None:
     """The scratch directory: links to the sources, a pyproject.toml for this run, and
-    no `mutants/` left from another selection (its copies of other modules go stale)."""
-    SCRATCH.mkdir(exist_ok=True)
-    shutil.rmtree(SCRATCH / "mutants", ignore_errors=True)
+    no `mutants/` left from an earlier run (its copies of the other modules go stale)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(scratch / "mutants", ignore_errors=True)
     for name in ["deepsearch", *ALSO_COPY]:
-        link = SCRATCH / name
+        link = scratch / name
         if not link.is_symlink() and (ROOT / name).exists():
             link.symlink_to(ROOT / name)
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
@@ -123,16 +131,20 @@ def prepare(modules: list[str], tests: list[str]) -> None:
         # One process per mutant (no -n): mutmut forks a worker for each.
         "pytest_add_cli_args": ["-q", "-p", "no:cacheprovider"],
         "use_git_change_detection": False,
+        # Each mutant in a process forked from one that has run no test: a worker forked
+        # from mutmut's own (which ran them all) inherits its memoized results (an
+        # lru_cache of converted schemas), and a mutant behind the cache is never run.
+        "process_isolation": "forkserver",
     }
     table = "\n".join(f"{key} = {json.dumps(value)}" for key, value in settings.items())
-    (SCRATCH / "pyproject.toml").write_text(f"{pyproject}\n[tool.mutmut]\n{table}\n", "utf-8")
+    (scratch / "pyproject.toml").write_text(f"{pyproject}\n[tool.mutmut]\n{table}\n", "utf-8")
 
 
-def read_mutants(modules: list[str]) -> list[Mutant]:
+def read_mutants(scratch: Path, modules: list[str]) -> list[Mutant]:
     """Every mutant of `modules` with its verdict and its diff, from mutmut's files."""
     found: list[Mutant] = []
     for module in modules:
-        mutated = SCRATCH / "mutants" / module
+        mutated = scratch / "mutants" / module
         meta = mutated.with_name(mutated.name + ".meta")
         if not meta.is_file():
             continue
@@ -224,10 +236,10 @@ def _listed(mutant: Mutant, entry: dict[str, str]) -> bool:
     )
 
 
-def run_quietly(command: list[str], env: dict[str, str]) -> int:
+def run_quietly(command: list[str], env: dict[str, str], scratch: Path) -> int:
     """Run mutmut, passing its output on without the spinner's frames."""
     with subprocess.Popen(
-        command, cwd=SCRATCH, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command, cwd=scratch, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as child:
         assert child.stdout is not None
         for line in child.stdout:
@@ -251,15 +263,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     table, equivalents = load_config()
     tests = args.tests or sorted({t for m in modules for t in tests_for(m, table)})
+    scratch = scratch_for(modules, tests)
     print("mutating:", " ".join(modules), "\ntests:", " ".join(tests), flush=True)
     if not args.report_only:
-        prepare(modules, tests)
+        prepare(scratch, modules, tests)
         mutmut = [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)]
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}
-        if run_quietly(mutmut, env) != 0:
+        if run_quietly(mutmut, env, scratch) != 0:
             print("mutate: mutmut failed (see above)", file=sys.stderr)
             return 2
-    return report(read_mutants(modules), equivalents)
+    return report(read_mutants(scratch, modules), equivalents)
 
 
 if __name__ == "__main__":

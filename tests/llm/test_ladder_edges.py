@@ -11,6 +11,7 @@ import asyncio
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field, ValidationError
@@ -186,3 +187,105 @@ def test_allof_of_one_branch_is_merged_of_two_refused(dialect: object) -> None:
     two = _obj(a={"allOf": [{"type": "string"}, {"maxLength": 3}]})
     with pytest.raises(UnsupportedSchema, match="allOf"):
         to_dialect(two, dialect)  # type: ignore[arg-type]
+
+
+def test_the_memory_lives_next_to_the_cache(tmp_path: Path) -> None:
+    from tests.fakes.scripted_llm import offline_settings
+
+    settings = offline_settings()
+    own = settings.model_copy(
+        update={"cache": settings.cache.model_copy(update={"dir": str(tmp_path / "c")})}
+    )
+    assert RungMemory.for_settings(own).path == tmp_path / "c" / "output-modes.json"
+    unset = settings.model_copy(update={"cache": settings.cache.model_copy(update={"dir": None})})
+    from deepsearch.web.cache import default_cache_dir
+
+    assert RungMemory.for_settings(unset).path == default_cache_dir() / "output-modes.json"
+
+
+def test_the_memory_file_is_written_whole_in_its_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    made: list[str] = []
+    real = tempfile.mkstemp
+
+    def mkstemp(**kwargs: Any) -> tuple[int, str]:
+        fd, name = real(**kwargs)
+        made.append(name)
+        return fd, name
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    path = tmp_path / "not" / "yet" / "output-modes.json"  # folders created
+    RungMemory(path).put("http://a/v1", "m1", "json_object", "refuses json_schema")
+    RungMemory(path).put("http://b/v1", "m2", "prompted", "")
+    assert path.read_text("utf-8") == (
+        '{\n "http://a/v1 m1": {\n  "mode": "json_object",\n  "why": "refuses json_schema"\n'
+        ' },\n "http://b/v1 m2": {\n  "mode": "prompted",\n  "why": ""\n }\n}'
+    )
+    assert [Path(n).parent for n in made] == [path.parent, path.parent]  # renamed in place
+    assert all(Path(n).name.startswith(".output-modes.") for n in made)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["output-modes.json"]
+
+
+def test_a_servers_url_is_its_key_but_for_a_trailing_slash(tmp_path: Path) -> None:
+    memory = RungMemory(tmp_path / "m.json")
+    memory.put("http://a/BOX/", "m1", "json_object", "")
+    assert memory.get("http://a/BOX", "m1") is not None
+    assert memory.get("http://a/BO", "m1") is None
+
+
+async def test_a_ladder_without_a_server_name_keeps_its_rung_under_an_empty_one(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.json"
+    ladder = OutputModeLadder(LOCAL_RUNGS, memory=RungMemory(path))
+    await ladder.complete(request(), _SlowRefusal().send)
+    assert RungMemory(path).get("", "m1") is not None
+
+
+async def test_why_names_every_refused_rung_in_order() -> None:
+    class _Refuses:
+        async def send(self, mode: OutputMode) -> Completion:
+            if mode in ("json_schema", "json_object_schema"):
+                error = ProviderError(f"{mode} refused", provider="fake")
+                raise ModeRejected(error, 500 if mode == "json_schema" else None)
+            return Completion(text="{}", mode=mode)
+
+    ladder = OutputModeLadder(LOCAL_RUNGS)
+    await ladder.complete(request(), _Refuses().send)
+    assert ladder.why == {
+        "m1": "refuses response_format json_schema (HTTP 500); refuses json_object + schema"
+    }
+    error = ProviderError("json_schema refused", provider="fake")
+    assert str(ModeRejected(error, 400)) == str(error)
+
+
+class _Ordered(BaseModel):
+    n: int
+    title: str = Field(max_length=7)
+
+
+def test_every_over_long_value_is_trimmed_whatever_comes_before_it() -> None:
+    value = {"n": "x", "title": "one two three"}
+    with pytest.raises(ValidationError) as caught:
+        _Ordered.model_validate(value)
+    assert [e["type"] for e in caught.value.errors()] == ["int_parsing", "string_too_long"]
+    assert trim_to_limits(value, caught.value) == {"n": "x", "title": "one two"}
+
+
+def test_a_validation_error_in_one_line() -> None:
+    with pytest.raises(ValidationError) as root:
+        _Ordered.model_validate([1])
+    assert (
+        summarize(root.value)
+        == "(root): Input should be a valid dictionary or instance of _Ordered"
+    )
+    with pytest.raises(ValidationError) as two:
+        _Limited.model_validate({"title": 5, "tags": [1], "n": "x"})
+    assert summarize(two.value) == (
+        "title: Input should be a valid string; tags.0: Input should be a valid string; "
+        "n: Input should be a valid integer, unable to parse string as an integer"
+    )
+    assert summarize(two.value, limit=1) == "title: Input should be a valid string"
