@@ -5,8 +5,10 @@ one private record refuses the host, and the scheme/host/port checks."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import re
+import socket
 
 import pytest
 
@@ -17,6 +19,7 @@ from deepsearch.web.ssrf import (
     is_public_address,
     parse_ip_literal,
     parse_ipv4_loose,
+    system_resolver,
 )
 
 PUBLIC = "93.184.216.34"
@@ -155,3 +158,107 @@ def test_default_ports() -> None:
 def test_public_addresses(address: str, public: bool) -> None:
     ip = parse_ip_literal(address)
     assert ip is not None and is_public_address(ip) is public
+
+
+@pytest.mark.parametrize(
+    ("host", "address"),
+    [("1.", "0.0.0.1"), ("1.2.3.4.0", None), ("[::1", None), ("::1]", None)],
+)
+def test_edges_of_the_literal_forms(host: str, address: str | None) -> None:
+    parsed = parse_ip_literal(host)
+    assert (str(parsed) if parsed is not None else None) == address
+
+
+def test_a_zoned_address_is_never_public() -> None:
+    assert not is_public_address(ipaddress.IPv6Address("2606:4700::1111%eth0"))
+
+
+async def test_the_system_resolver_resolves_the_host_it_is_given() -> None:
+    assert await system_resolver("192.0.2.7", 80) == ["192.0.2.7"]  # numeric: no DNS
+    with pytest.raises(HostResolutionError) as caught:
+        await system_resolver("a" * 64 + ".example", 80)  # an invalid label: no DNS either
+    assert str(caught.value) == f"cannot resolve '{'a' * 64}.example'"
+
+
+async def test_messages_name_the_host() -> None:
+    guard = SSRFGuard(resolver=_resolver("10.0.0.1"))
+    with pytest.raises(BlockedURL) as caught:
+        await guard.check_url("http://a.example/")
+    assert str(caught.value) == "host 'a.example' resolves to a non-public address (10.0.0.1)"
+    with pytest.raises(BlockedURL) as local:
+        await guard.check_url("http://api.localhost/")
+    assert str(local.value) == "host 'api.localhost' is local"
+    with pytest.raises(BlockedURL) as peer:
+        SSRFGuard().check_peer(("10.1.1.1", 80))
+    assert str(peer.value) == "connected to a non-public address (10.1.1.1)"
+    with pytest.raises(BlockedURL) as hostless:
+        SSRFGuard().check_scheme("http:///x")
+    assert str(hostless.value) == "URL has no host"
+
+
+def _listener() -> socket.socket:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    return server
+
+
+async def test_the_backend_connects_to_the_checked_address_with_the_callers_options() -> None:
+    from deepsearch.web.ssrf import guarded_network_backend
+
+    server = _listener()
+    port = server.getsockname()[1]
+    resolve = _resolver("127.0.0.1")
+    backend = guarded_network_backend(SSRFGuard(resolver=resolve, allow_private=True))
+    keepalive = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+    try:
+        stream = await backend.connect_tcp(
+            "box.example", port, timeout=5.0, local_address="127.0.0.1",
+            socket_options=keepalive,
+        )  # fmt: skip
+        sock = stream.get_extra_info("socket")
+        assert sock.getpeername() == ("127.0.0.1", port)
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        await stream.aclose()
+    finally:
+        server.close()
+    assert resolve.asked == [("box.example", port)]  # type: ignore[attr-defined]
+    await backend.sleep(0.0)
+
+
+async def test_the_backend_refuses_and_fails_as_a_connection_does() -> None:
+    import httpcore
+
+    from deepsearch.web.ssrf import guarded_network_backend
+    from tests.fakes.ports import refused_port
+
+    refused = guarded_network_backend(
+        SSRFGuard(resolver=_resolver("127.0.0.1"), allow_private=True)
+    )
+    with pytest.raises(httpcore.ConnectError):
+        await refused.connect_tcp("box.example", refused_port(), timeout=5.0)
+    with pytest.raises(BlockedURL) as unix:
+        await refused.connect_unix_socket("/run/docker.sock")
+    assert str(unix.value) == "unix sockets are not allowed"
+    private = guarded_network_backend(SSRFGuard(resolver=_resolver("127.0.0.1")))
+    with pytest.raises(BlockedURL, match="non-public"):
+        await private.connect_tcp("box.example", refused_port(), timeout=5.0)
+
+    async def never(host: str, port: int) -> list[str]:
+        await asyncio.Event().wait()
+        return []
+
+    slow = guarded_network_backend(SSRFGuard(resolver=never))
+    with pytest.raises(httpcore.ConnectTimeout) as caught:
+        await slow.connect_tcp("box.example", 80, timeout=0.01)
+    assert str(caught.value) == "resolving 'box.example' timed out"
+
+
+def test_the_guarded_pool_keeps_its_limits() -> None:
+    from deepsearch.web.ssrf import guarded_transport
+
+    pool = guarded_transport(SSRFGuard(), max_connections=7)._pool
+    assert pool._max_connections == 7
+    assert pool._max_keepalive_connections == 7  # httpcore caps it at the connections
+    assert pool._keepalive_expiry == 5.0
+    assert guarded_transport(SSRFGuard())._pool._max_keepalive_connections == 20
