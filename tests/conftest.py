@@ -197,8 +197,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.nodeid in _LOST_GROUP:
         pytest.fail("--dist loadgroup could not give this test its xdist group (see _grouped)")
     _HERMETIC.start_test()
+    if "MUTANT_UNDER_TEST" in os.environ:  # `make mutate`
+        _forget_memoized()
     _probe_for(item)
     _STATE[item.nodeid] = _TestState()
+
+
+def _forget_memoized() -> None:
+    """Under mutmut: empty the package's lru_caches before each test. mutmut runs, for
+    a mutated function, only the tests it saw call it; a memoized function (a converted
+    schema, the refusals table) is called by the first test only, so the others were
+    never run against its mutants, and a mutant behind a warm cache never ran at all."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("deepsearch") and module is not None:
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
 
 
 @pytest.hookimpl(wrapper=True)
