@@ -7,9 +7,12 @@
 
 mutmut reads its settings from `pyproject.toml` in the directory it runs in, and runs
 every test selection in a copy (`mutants/`). So this script runs it in a scratch
-directory, `.mutate/`: the repository's pyproject.toml with a `[tool.mutmut]` table
-naming only the modules asked for and only the tests that exercise them (mutmut then
-picks, per function, the tests that called it). The test paths are those of
+directory, `.mutate/<key>/` (one per selection of modules and tests): the repository's
+pyproject.toml with a `[tool.mutmut]` table naming only the modules asked for and only
+the tests that exercise them (mutmut then picks, per function, the tests that called
+it; tests/conftest.py empties the package's lru_caches before each test under mutmut,
+so a memoized function's callers are all seen), each mutant in a process that ran no
+test before (`forkserver`). The test paths are those of
 `mutation.toml`'s `[tests]` table for the module (longest prefix wins), else the
 mirror folder (`deepsearch/llm/x.py` -> `tests/llm`), else `tests/test_<name>.py`.
 
