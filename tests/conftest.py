@@ -65,14 +65,17 @@ class _Hermetic:
     those folders later ~2 ms more, times ~2,000 tests."""
 
     def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="deepsearch-tests-"))
+        self.root: Path | None = None  # the session's folder (start_session)
         self.count = 0
         self.baseline: dict[str, str] = {}
 
     def start_session(self) -> None:
-        # Again after pytest_unconfigure removed it: mutmut (`make mutate`) runs pytest
-        # several times in one process.
-        self.root.mkdir(parents=True, exist_ok=True)
+        # A folder of the session's own, made here and not at import: mutmut (`make
+        # mutate`) runs pytest several times in one process, and in processes forked
+        # from one that imported this file; a shared folder was removed by one session
+        # under another's feet, and two sessions' `home1` were the same folder.
+        self.root = Path(tempfile.mkdtemp(prefix="deepsearch-tests-"))
+        self.count = 0
         for var in _SCRUBBED_ENV:
             os.environ.pop(var, None)
         os.environ["NO_COLOR"] = "1"
@@ -87,6 +90,7 @@ class _Hermetic:
         """A HOME of the test's own, not created: a test that writes there (a config,
         the cache) makes it, and nothing else pays for a folder it never uses."""
         self.count += 1
+        assert self.root is not None, "a test before the session started"
         home = self.root / f"home{self.count}"
         os.environ["HOME"] = str(home)
         os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
@@ -129,7 +133,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     import shutil
 
-    shutil.rmtree(_HERMETIC.root, ignore_errors=True)
+    if _HERMETIC.root is not None:
+        shutil.rmtree(_HERMETIC.root, ignore_errors=True)
+        _HERMETIC.root = None
 
 
 _WATCHED_SIGNALS = tuple(
