@@ -308,3 +308,43 @@ def test_nulls_strict_mode_forced_become_defaults_real_nulls_stay() -> None:
     broken = {**schema, "properties": {"a": {"$ref": "#/$defs/Nope"}}}
     # A $ref that cannot be inlined is read as it is: an optional, non-nullable field.
     assert drop_null_defaults(broken, {"a": None, "name": None}) == {"name": None}
+
+
+def test_a_format_the_dialect_lacks_becomes_words() -> None:
+    schema = {**_obj(a={"type": "string", "format": "uri"}), "required": ["a"]}
+    for dialect in (OPENAI_STRICT, GEMINI):
+        assert to_dialect(schema, dialect)["properties"]["a"] == {
+            "type": "string",
+            "description": "in uri format",
+        }
+
+
+def test_a_strict_optional_keeps_its_description_before_the_null_note() -> None:
+    schema = _obj(a={"type": "string", "description": "D", "maxLength": 3})
+    assert to_dialect(schema, OPENAI_STRICT)["properties"]["a"] == {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "description": "D (at most 3 characters) (null means the default)",
+    }
+
+
+def test_a_ref_that_is_no_path_is_refused() -> None:
+    schema = {**_obj(a={"$ref": "Tag"}), "$defs": {"Tag": {"type": "string"}}}
+    with pytest.raises(UnsupportedSchema) as caught:
+        inline_refs(schema)
+    assert str(caught.value) == "cannot inline $ref 'Tag' (recursive or unknown)"
+
+
+def test_a_null_for_a_field_typed_nullable_by_a_type_list_stays() -> None:
+    schema = _obj(a={"type": ["string", "null"]}, b={"type": "string"})
+    assert drop_null_defaults(schema, {"a": None, "b": None}) == {"a": None}
+
+
+def test_data_fitting_no_branch_is_read_against_the_first() -> None:
+    schema = {
+        "anyOf": [
+            _obj(x={"type": "integer", "default": 0}),
+            _obj(y={"type": "integer"}, z={"type": "string"}),
+        ]
+    }
+    assert drop_null_defaults(schema, {"x": None, "q": 1}) == {"q": 1}
+    assert drop_null_defaults(schema, {"y": None, "z": "k"}) == {"z": "k"}
