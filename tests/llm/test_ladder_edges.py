@@ -289,3 +289,30 @@ def test_a_validation_error_in_one_line() -> None:
         "n: Input should be a valid integer, unable to parse string as an integer"
     )
     assert summarize(two.value, limit=1) == "title: Input should be a valid string"
+
+
+def test_a_length_error_that_cannot_be_located_is_skipped_not_a_crash() -> None:
+    error = ValidationError.from_exception_data(
+        "M",
+        [
+            {"type": "string_too_long", "loc": (), "input": "x" * 9, "ctx": {"max_length": 3}},
+            {
+                "type": "string_too_long",
+                "loc": ("tags", 10),
+                "input": "x",
+                "ctx": {"max_length": 1},
+            },
+            {
+                "type": "string_too_long",
+                "loc": ("title",),
+                "input": "ab cd",
+                "ctx": {"max_length": 3},
+            },
+        ],
+    )
+    value = {"title": "ab cd", "tags": ["a"]}
+    assert trim_to_limits(value, error) == {"title": "ab", "tags": ["a"]}
+    root = ValidationError.from_exception_data(
+        "M", [{"type": "string_too_long", "loc": (), "input": "x" * 9, "ctx": {"max_length": 3}}]
+    )
+    assert trim_to_limits("x" * 9, root) == "x" * 9  # left for the validator to refuse
