@@ -236,6 +236,7 @@ def _listed(mutant: Mutant, entry: dict[str, str]) -> bool:
         and entry.get("function") == function_label(mutant)
         and entry.get("before", "").strip() in mutant.removed
         and entry.get("after", "").strip() in mutant.added
+        and entry.get("near", "") in mutant.diff  # a line next to it, when `before` repeats
     )
 
 

@@ -30,7 +30,7 @@ def _tool() -> ModuleType:
 def test_every_listed_equivalent_still_names_a_line_of_its_module() -> None:
     data = tomllib.loads((ROOT / "mutation.toml").read_text("utf-8"))
     for entry in data["equivalent"]:
-        assert set(entry) == {"module", "function", "before", "after", "why"}, entry
+        assert set(entry) - {"near"} == {"module", "function", "before", "after", "why"}, entry
         source = (ROOT / entry["module"]).read_text("utf-8")
         assert entry["before"] in source, entry  # the code changed: review the entry
         assert entry["function"].split(".")[-1] in source, entry
