@@ -244,7 +244,7 @@ def _convert_keywords(
 ) -> dict[str, Any]:
     """The keywords of a non-object node that `dialect` keeps for its type."""
     out: dict[str, Any] = {}
-    for key in allowed & set(node):
+    for key in sorted(allowed & set(node)):  # the same schema text in every process
         if key == "items":
             out["items"] = _convert(node["items"], dialect)
         elif key == "prefixItems":
