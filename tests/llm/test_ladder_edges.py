@@ -316,3 +316,52 @@ def test_a_length_error_that_cannot_be_located_is_skipped_not_a_crash() -> None:
         "M", [{"type": "string_too_long", "loc": (), "input": "x" * 9, "ctx": {"max_length": 3}}]
     )
     assert trim_to_limits("x" * 9, root) == "x" * 9  # left for the validator to refuse
+
+
+def test_a_ladder_ending_on_a_native_rung_is_refused() -> None:
+    for rungs in [("json_schema", "json_object_schema"), ("json_schema",), ()]:
+        with pytest.raises(ValueError) as caught:
+            OutputModeLadder(rungs)  # type: ignore[arg-type]
+        assert str(caught.value) == "the last rung must carry the schema in the prompt"
+
+
+async def test_a_first_rung_accepted_says_so() -> None:
+    ladder = OutputModeLadder(LOCAL_RUNGS)
+
+    async def accept(mode: OutputMode) -> Completion:
+        return Completion(text="{}", mode=mode)
+
+    await ladder.complete(request(), accept)
+    assert ladder.why == {"m1": "accepts response_format json_schema"}
+
+
+async def test_one_models_first_climb_does_not_hold_up_anothers() -> None:
+    ladder = OutputModeLadder(LOCAL_RUNGS)
+    b_started = asyncio.Event()
+
+    async def send_a(mode: OutputMode) -> Completion:
+        await asyncio.wait_for(b_started.wait(), 5)  # waits for m-b's first call
+        return Completion(text="{}", mode=mode)
+
+    async def send_b(mode: OutputMode) -> Completion:
+        b_started.set()
+        return Completion(text="{}", mode=mode)
+
+    a = asyncio.create_task(ladder.complete(request(model="m-a"), send_a))
+    await asyncio.sleep(0)
+    done_b = await asyncio.wait_for(ladder.complete(request(model="m-b"), send_b), 5)
+    assert done_b.mode == "json_schema" and (await a).mode == "json_schema"
+
+
+def test_a_summary_names_at_most_five_errors() -> None:
+    class _Many(BaseModel):
+        a: int
+        b: int
+        c: int
+        d: int
+        e: int
+        f: int
+
+    with pytest.raises(ValidationError) as caught:
+        _Many.model_validate(dict.fromkeys("abcdef", "x"))
+    assert [part.split(":")[0] for part in summarize(caught.value).split("; ")] == list("abcde")

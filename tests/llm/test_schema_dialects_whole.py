@@ -348,3 +348,27 @@ def test_data_fitting_no_branch_is_read_against_the_first() -> None:
     }
     assert drop_null_defaults(schema, {"x": None, "q": 1}) == {"q": 1}
     assert drop_null_defaults(schema, {"y": None, "z": "k"}) == {"z": "k"}
+
+
+def test_more_edges_of_the_conversion() -> None:
+    # A $ref's siblings are inlined too, refs inside them included.
+    schema = {
+        **_obj(a={"$ref": "#/$defs/A", "anyOf": [{"$ref": "#/$defs/B"}]}),
+        "$defs": {"A": {"description": "a"}, "B": {"type": "integer"}},
+    }
+    assert inline_refs(schema) == _obj(a={"description": "a", "anyOf": [{"type": "integer"}]})
+    # A union's own stripped keywords keep their intent.
+    union = _obj(a={"anyOf": [{"type": "string"}, {"type": "null"}], "pattern": "^x"})
+    assert to_dialect(union, GEMINI)["properties"]["a"]["description"] == (
+        "matching the regular expression ^x"
+    )
+    # A typed enum keeps its type even when the values alone would not say it.
+    number = _obj(a={"type": "number", "enum": [1.5, 2.5]})
+    assert to_dialect(number, GRAMMAR)["properties"]["a"] == {"type": "number", "enum": [1.5, 2.5]}
+    # A format dropped does not drop the keywords after it.
+    strict = {**_obj(a={"type": "string", "format": "uri", "pattern": "^h"}), "required": ["a"]}
+    assert to_dialect(strict, OPENAI_STRICT)["properties"]["a"] == {
+        "type": "string",
+        "pattern": "^h",
+        "description": "in uri format",
+    }

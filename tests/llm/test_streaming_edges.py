@@ -203,3 +203,17 @@ def test_a_configured_limit_wins_and_the_first_token_never_exceeds_the_whole() -
     assert capped(CallLimits(120.0, 300.0), 200.0) == CallLimits(120.0, 200.0)
     assert capped(CallLimits(120.0, 300.0), 5.0) == CallLimits(5.0, 5.0)
     assert CallLimits(120.0, 300.0).sdk_read_timeout_s == 330.0
+
+
+def test_another_choice_first_in_a_chunk_does_not_hide_choice_zero() -> None:
+    reply = StreamedReply()
+    reply.add(
+        {
+            "choices": [
+                {"index": 1, "delta": {"content": "other"}},
+                {"index": 0, "delta": {"content": "mine"}, "finish_reason": "stop"},
+            ]
+        }
+    )
+    assert reply.choices[0].message.content == "mine"
+    assert reply.choices[0].finish_reason == "stop"
