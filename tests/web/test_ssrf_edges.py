@@ -213,11 +213,12 @@ async def test_the_backend_connects_to_the_checked_address_with_the_callers_opti
     keepalive = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
     try:
         stream = await backend.connect_tcp(
-            "box.example", port, timeout=5.0, local_address="127.0.0.1",
+            "box.example", port, timeout=5.0, local_address="127.0.0.2",
             socket_options=keepalive,
         )  # fmt: skip
         sock = stream.get_extra_info("socket")
         assert sock.getpeername() == ("127.0.0.1", port)
+        assert sock.getsockname()[0] == "127.0.0.2"  # the caller's source address
         assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
         await stream.aclose()
     finally:
@@ -261,4 +262,27 @@ def test_the_guarded_pool_keeps_its_limits() -> None:
     assert pool._max_connections == 7
     assert pool._max_keepalive_connections == 7  # httpcore caps it at the connections
     assert pool._keepalive_expiry == 5.0
-    assert guarded_transport(SSRFGuard())._pool._max_keepalive_connections == 20
+    default = guarded_transport(SSRFGuard())._pool
+    assert default._max_connections == 100 and default._max_keepalive_connections == 20
+
+
+async def test_the_callers_connect_timeout_reaches_the_connection() -> None:
+    from deepsearch.web.ssrf import guarded_network_backend
+
+    backend = guarded_network_backend(SSRFGuard(resolver=_resolver(PUBLIC)))
+    seen: list[object] = []
+
+    async def connect(address: str, port: int, timeout: float | None, *rest: object) -> str:  # noqa: ASYNC109
+        seen.append((address, port, timeout))
+        return "stream"
+
+    backend._inner.connect_tcp = connect  # type: ignore[attr-defined]
+    assert await backend.connect_tcp("box.example", 443, timeout=7.5) == "stream"
+    assert seen == [(PUBLIC, 443, 7.5)]
+
+
+async def test_a_name_is_compared_without_its_trailing_dot_only() -> None:
+    guard = SSRFGuard(resolver=_resolver(PUBLIC))
+    assert await guard.resolve_checked("LOCALHOSTX", 80) == [PUBLIC]
+    with pytest.raises(BlockedURL):
+        await guard.resolve_checked("LOCALHOST.", 80)
