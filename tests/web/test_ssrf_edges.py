@@ -153,6 +153,9 @@ def test_default_ports() -> None:
         ("fe80::1%eth0", False),
         ("2001:db8::1", False),
         ("2606:4700::1111", True),
+        # Python's is_global lets these through: only _EXTRA_BLOCKED refuses them.
+        ("192.0.0.128", False),
+        ("fec0::1", False),
     ],
 )
 def test_public_addresses(address: str, public: bool) -> None:
