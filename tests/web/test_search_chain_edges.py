@@ -188,7 +188,9 @@ async def test_a_plain_search_error_and_a_provider_bug_are_named() -> None:
             raise KeyError("oops")
 
     plain = Scripted("plain", SearchError("plain: went wrong"))
-    chain = SearchChain([plain, _Bug()], clock=FakeClock(), retry_pause_s=0)
+    chain = SearchChain(
+        [plain, _Bug()], clock=FakeClock(), retry_pause_s=0, rate_limits={"plain": 100.0}
+    )
     with pytest.raises(SearchUnavailable) as caught:
         await chain.search(Q)
     failures = [(f.name, f.detail, f.kind, f.configuration) for f in caught.value.failures]
