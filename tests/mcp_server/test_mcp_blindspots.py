@@ -343,3 +343,63 @@ def test_an_error_result_leads_with_its_line() -> None:
     out = tool.output(partial)
     assert [r.url for r in out.references] == ["https://a.example/1", "https://b.example/2"]
     assert out.error == "LLM down" and out.error_kind == "fatal" and out.status == "failed"
+
+
+async def test_the_server_and_its_one_tool_as_a_client_sees_them(run: list[Run]) -> None:
+    from deepsearch.version import __version__
+
+    async with client() as session:
+        listed = await session.list_tools()
+        unknown = await session.call_tool("search", {"question": "Q?"})
+    [research] = listed.tools
+    assert (research.name, research.title) == ("research", "Deep research")
+    assert research.description == (
+        "Research a question on the web (search, read, reason, check) and return one "
+        "answer with numbered, verbatim-quoted references. Takes minutes; reports "
+        "progress per step."
+    )
+    assert research.inputSchema == tool.input_schema()
+    assert research.outputSchema == tool.output_schema()
+    assert unknown.isError
+    assert _text(unknown) == "error: unknown tool 'search' (this server has 'research')"
+    from deepsearch.mcp_server.app import McpConfig, build_server
+
+    server = build_server(McpConfig(options=OPTIONS, max_budget=1))
+    assert (server.name, server.version) == ("deepsearch", __version__)
+
+
+def test_the_input_schema_states_each_knobs_type_and_bounds() -> None:
+    from deepsearch.commands.research_options import OPTIONS as TABLE
+
+    schema = tool.input_schema()
+    assert schema["required"] == ["question"] and schema["additionalProperties"] is False
+    props = schema["properties"]
+    assert props["question"] == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 100_000,
+        "description": "The question to research; one cited answer comes back.",
+    }
+    assert set(props) == {"question", *tool.KNOBS}
+    expected = {
+        "effort": ("string", {"enum": ["high", "low", "medium"]}),
+        "budget": ("integer", {"minimum": 10_000}),
+        "max_steps": ("integer", {"minimum": 1}),
+        "timeout": ("number", {"exclusiveMinimum": 0}),
+        "team_size": ("integer", {"minimum": 1, "maximum": 8}),
+        "language": ("string", {}),
+        "max_references": ("integer", {"minimum": 0, "maximum": 50}),
+        "min_confidence": ("number", {"minimum": 0, "maximum": 1}),
+        "no_direct_answer": ("boolean", {}),
+        "boost_hostnames": ("string", {}),
+        "bad_hostnames": ("string", {}),
+        "only_hostnames": ("string", {}),
+    }
+    help_of = {row.name: row.help for row in TABLE}
+    for name, (kind, bounds) in expected.items():
+        assert props[name] == {"type": kind, "description": help_of[name], **bounds}, name
+
+
+def test_the_answers_trailing_space_goes_before_the_list() -> None:
+    listed = tool.text(_with_refs("  Paris.[^1]  \n\n"))
+    assert listed.startswith("  Paris.[^1]\n\n[^1]: A — https://a.example/1")
