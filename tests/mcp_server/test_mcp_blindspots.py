@@ -403,3 +403,28 @@ def test_the_input_schema_states_each_knobs_type_and_bounds() -> None:
 def test_the_answers_trailing_space_goes_before_the_list() -> None:
     listed = tool.text(_with_refs("  Paris.[^1]  \n\n"))
     assert listed.startswith("  Paris.[^1]\n\n[^1]: A — https://a.example/1")
+
+
+def test_every_kind_of_bound_has_its_json_schema_keyword() -> None:
+    from types import SimpleNamespace
+
+    from deepsearch.config.models import Bounds
+
+    row = SimpleNamespace(bounds=Bounds(ge=1.0, gt=0.0, le=9.0, lt=10.0))
+    assert tool._schema_bounds(row) == {  # type: ignore[arg-type]
+        "minimum": 1.0,
+        "exclusiveMinimum": 0.0,
+        "maximum": 9.0,
+        "exclusiveMaximum": 10.0,
+    }
+    assert tool.input_schema()["type"] == "object"
+
+
+def test_an_unknown_argument_lists_the_known_ones() -> None:
+    with pytest.raises(tool.ArgumentError) as caught:
+        tool.parse_arguments({"question": "Q?", "model": "x"})
+    assert str(caught.value) == (
+        "model: unknown argument (known: question, effort, budget, max_steps, timeout, "
+        "team_size, language, max_references, min_confidence, no_direct_answer, "
+        "boost_hostnames, bad_hostnames, only_hostnames)"
+    )
