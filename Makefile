@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install test lint format bench clean
+.PHONY: install test lint format bench clean mutate
 
 install: $(BIN)/deepsearch
 
@@ -46,8 +46,14 @@ format:
 	$(BIN)/ruff format deepsearch tests bench tools
 	$(BIN)/ruff check --fix deepsearch tests bench tools
 
+# Mutation testing with mutmut (not part of `make test`; docs/development.md): the
+# modules changed against BASE (default main), or M=deepsearch/mcp_server (files or
+# folders); prints killed/total per module and each survivor not listed in mutation.toml.
+mutate:
+	$(BIN)/python tools/mutate.py $(if $(BASE),--base $(BASE)) $(if $(J),-j $(J)) $(M)
+
 bench:
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache dist build
+	rm -rf $(VENV) .mutate .pytest_cache .ruff_cache .import_linter_cache dist build

@@ -67,14 +67,21 @@ class _Hermetic:
     those folders later ~2 ms more, times ~2,000 tests."""
 
     def __init__(self) -> None:
+        self.root: Path | None = None  # the session's folder (start_session)
+        self.data_root: Path | None = None  # the run history's (start_session)
+        self.count = 0
+        self.baseline: dict[str, str] = {}
+
+    def start_session(self) -> None:
+        # A folder of the session's own, made here and not at import: mutmut (`make
+        # mutate`) runs pytest several times in one process, and in processes forked
+        # from one that imported this file; a shared folder was removed by one session
+        # under another's feet, and two sessions' `home1` were the same folder.
         self.root = Path(tempfile.mkdtemp(prefix="deepsearch-tests-"))
         # The run history every research run keeps (docs/history.md): on a RAM disk
         # where there is one, where SQLite's fsync is free (~30 ms a new file on disk).
         self.data_root = _ram_folder() or self.root
         self.count = 0
-        self.baseline: dict[str, str] = {}
-
-    def start_session(self) -> None:
         for var in _SCRUBBED_ENV:
             os.environ.pop(var, None)
         os.environ["NO_COLOR"] = "1"
@@ -89,6 +96,7 @@ class _Hermetic:
         """A HOME of the test's own, not created: a test that writes there (a config,
         the cache) makes it, and nothing else pays for a folder it never uses."""
         self.count += 1
+        assert self.root is not None, "a test before the session started"
         home = self.root / f"home{self.count}"
         os.environ["HOME"] = str(home)
         os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
@@ -115,6 +123,7 @@ def _ram_folder() -> Path | None:
 
 
 _HERMETIC = _Hermetic()
+_LOADED_BEFORE: set[str] = set()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -126,6 +135,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     _HERMETIC.start_session()
+    # Loaded by an earlier session in this process (mutmut runs pytest several times in
+    # one), not by this collection.
+    _LOADED_BEFORE.update(n for n in _NOT_AT_COLLECTION if n in sys.modules)
     _guard_connect()
     # Collection (every worker's) builds objects that live as long as the process: the
     # test modules, their fixtures and parameters, the code they import. Collected as
@@ -137,8 +149,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     import shutil
 
-    shutil.rmtree(_HERMETIC.root, ignore_errors=True)
-    shutil.rmtree(_HERMETIC.data_root, ignore_errors=True)
+    if _HERMETIC.root is not None:
+        shutil.rmtree(_HERMETIC.root, ignore_errors=True)
+        _HERMETIC.root = None
+    if _HERMETIC.data_root is not None:
+        shutil.rmtree(_HERMETIC.data_root, ignore_errors=True)
+        _HERMETIC.data_root = None
 
 
 _WATCHED_SIGNALS = tuple(
@@ -206,8 +222,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.nodeid in _LOST_GROUP:
         pytest.fail("--dist loadgroup could not give this test its xdist group (see _grouped)")
     _HERMETIC.start_test()
+    if "MUTANT_UNDER_TEST" in os.environ:  # `make mutate`
+        _forget_memoized()
     _probe_for(item)
     _STATE[item.nodeid] = _TestState()
+
+
+def _forget_memoized() -> None:
+    """Under mutmut: empty the package's lru_caches before each test. mutmut runs, for
+    a mutated function, only the tests it saw call it; a memoized function (a converted
+    schema, the refusals table) is called by the first test only, so the others were
+    never run against its mutants, and a mutant behind a warm cache never ran at all."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("deepsearch") and module is not None:
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -349,7 +380,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     during the run no longer walks it (measured ~5-10% less CPU for a worker).
     Collection imports none of the heavy SDKs: every worker collects the whole suite,
     and one of them at module level in any test file costs every worker its import."""
-    loaded = [name for name in _NOT_AT_COLLECTION if name in sys.modules]
+    loaded = [n for n in _NOT_AT_COLLECTION if n in sys.modules and n not in _LOADED_BEFORE]
     if loaded:
         raise pytest.UsageError(
             f"collection imported {', '.join(loaded)}: import it in the tests that use it"

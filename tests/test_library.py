@@ -27,6 +27,7 @@ from tests.cli.test_end_to_end import (
 from tests.cli.test_end_to_end import search as search  # noqa: F401 - pytest fixtures
 from tests.cli.test_end_to_end import web as web  # noqa: F401
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.ports import refused_port
 from tests.fakes.search_servers import FakeSearchServers
 
 
@@ -127,11 +128,7 @@ def test_a_run_that_could_not_go_on_raises_with_its_result(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
-    import socket
-
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = refused_port()  # held by this process: no other worker's server gets it
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -26,7 +26,10 @@ def trim_to_limits(value: Any, error: ValidationError) -> Any:
         limit = (err.get("ctx") or {}).get("max_length")
         if limit is None:
             continue
-        *path, last = data_path(fixed, err["loc"])
+        located = data_path(fixed, err["loc"])
+        if not located:  # the whole value (a root string): nothing inside to cut
+            continue
+        *path, last = located
         node = fixed
         try:
             for part in path:

@@ -172,7 +172,7 @@ def _accepts_null(node: dict[str, Any]) -> bool:
     return any(_accepts_null(b) for b in node.get("anyOf", []) if isinstance(b, dict))
 
 
-def _convert_object(node: dict[str, Any], dialect: Dialect, depth: int) -> dict[str, Any]:
+def _convert_object(node: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
     props = node.get("properties")
     extra = node.get("additionalProperties", False)
     if not isinstance(props, dict) or not props or extra not in (False, None):
@@ -180,7 +180,7 @@ def _convert_object(node: dict[str, Any], dialect: Dialect, depth: int) -> dict[
     required = [name for name in props if name in set(node.get("required", []))]
     out_props: dict[str, Any] = {}
     for name, sub in props.items():
-        converted = _convert(sub, dialect, depth + 1)
+        converted = _convert(sub, dialect)
         if dialect.all_required and name not in required:
             converted = _nullable(converted, sub)
         out_props[name] = converted
@@ -220,11 +220,11 @@ def _desugar(node: Any) -> dict[str, Any]:
     return node
 
 
-def _convert(node: Any, dialect: Dialect, depth: int = 0) -> dict[str, Any]:
+def _convert(node: Any, dialect: Dialect) -> dict[str, Any]:
     node = _desugar(node)
     out: dict[str, Any] = {k: node[k] for k in _ANNOTATIONS if k in node}
     if "anyOf" in node:
-        out["anyOf"] = [_convert(b, dialect, depth + 1) for b in node["anyOf"]]
+        out["anyOf"] = [_convert(b, dialect) for b in node["anyOf"]]
         return _describe(out, _stripped(node, frozenset({"anyOf"})))
     kind = node.get("type")
     if kind is None and "enum" in node:
@@ -232,23 +232,23 @@ def _convert(node: Any, dialect: Dialect, depth: int = 0) -> dict[str, Any]:
     if not isinstance(kind, str) or kind not in dialect.keywords:
         raise UnsupportedSchema(f"unsupported or missing type {kind!r}")
     if kind == "object":
-        out.update(_convert_object(node, dialect, depth))
+        out.update(_convert_object(node, dialect))
     else:
         out["type"] = kind
-        out.update(_convert_keywords(node, dialect.keywords[kind], dialect, depth))
+        out.update(_convert_keywords(node, dialect.keywords[kind], dialect))
     return _describe(out, _stripped(node, frozenset(out) | {"type"}))
 
 
 def _convert_keywords(
-    node: dict[str, Any], allowed: frozenset[str], dialect: Dialect, depth: int
+    node: dict[str, Any], allowed: frozenset[str], dialect: Dialect
 ) -> dict[str, Any]:
     """The keywords of a non-object node that `dialect` keeps for its type."""
     out: dict[str, Any] = {}
-    for key in allowed & set(node):
+    for key in sorted(allowed & set(node)):  # the same schema text in every process
         if key == "items":
-            out["items"] = _convert(node["items"], dialect, depth + 1)
+            out["items"] = _convert(node["items"], dialect)
         elif key == "prefixItems":
-            out["prefixItems"] = [_convert(i, dialect, depth + 1) for i in node["prefixItems"]]
+            out["prefixItems"] = [_convert(i, dialect) for i in node["prefixItems"]]
         elif key == "format" and node["format"] not in dialect.formats:
             continue
         elif key == "maxLength" and dialect.longest_string is not None:

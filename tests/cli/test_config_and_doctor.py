@@ -5,7 +5,6 @@ the Typer app directly through Typer's CliRunner."""
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from deepsearch.config import load_config
 from tests.cli.inprocess import Outcome, run_cli_in_process
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.ports import refused_url
 from tests.fakes.search_servers import FakeSearchServers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,10 +43,8 @@ def run_cli(*args: str, **env: str) -> Outcome:
 
 
 def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    """A port that refuses connections, held by this process (tests/fakes/ports.py)."""
+    return refused_url()
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ import pytest
 
 from tests.cli.inprocess import Outcome, run_cli_in_process
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.ports import refused_port
 from tests.fakes.search_servers import FakeSearchServers
 from tests.fakes.steps import StepScript
 from tests.fakes.web_server import LoopbackServer, _text
@@ -407,11 +408,9 @@ def test_no_provider_is_a_clear_config_error(tmp_path: Path) -> None:
 
 
 def _closed_ollama(tmp: Path) -> Path:
-    import socket
-
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    # A port this process holds bound, never listening: not a port found free and
+    # released, which another worker's server could be given meanwhile (it was).
+    port = refused_port()
     path = tmp / "config.json"
     path.write_text(json.dumps({"llm": {"ollama_url": f"http://127.0.0.1:{port}"}}), "utf-8")
     return path
@@ -454,17 +453,15 @@ def test_rejected_key_is_a_configuration_error_exit_2(
 def test_a_dead_llm_endpoint_fails_fast_without_beast_mode(
     search: FakeSearchServers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import socket
-
     from deepsearch.llm import openai_wire
 
     # The wire still retries every refused connection, with its backoff scaled from
     # 0.5 s (doubling) to 5 ms: ~3.5 s of sleeping said nothing the retries do not.
     monkeypatch.setattr(openai_wire, "INITIAL_RETRY_DELAY_S", 0.005)
 
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    # A port this process holds bound, never listening: not a port found free and
+    # released, which another worker's server could be given meanwhile (it was).
+    port = refused_port()
     env = {
         "OPENAI_API_KEY": SECRET,
         "HOME": str(tmp_path),

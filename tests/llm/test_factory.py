@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from deepsearch.errors import ConfigError
@@ -12,6 +10,7 @@ from deepsearch.llm.gemini_provider import GeminiProvider
 from deepsearch.llm.openai_provider import OpenAIProvider
 from deepsearch.llm.tracker import TokenTracker
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.ports import refused_url
 from tests.fakes.scripted_llm import offline_settings
 
 
@@ -24,10 +23,8 @@ def _always(url: str) -> bool:
 
 
 def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    """A port that refuses connections, held by this process (tests/fakes/ports.py)."""
+    return refused_url()
 
 
 def test_explicit_provider_wins_even_over_keys() -> None:

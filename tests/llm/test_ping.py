@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 
@@ -12,6 +11,7 @@ from deepsearch.llm.base import LLMProvider
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.loopback import HTTPReply, RecordedRequest
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.ports import refused_url
 from tests.fakes.scripted_llm import scripted_client
 from tests.llm.helpers import ASK, SECRET, Answer, gemini_client, openai_client
 
@@ -19,10 +19,8 @@ GOOD = {"answer": "42", "confidence": 0.5}
 
 
 def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    """A port that refuses connections, held by this process (tests/fakes/ports.py)."""
+    return refused_url()
 
 
 class RefusingGemini(FakeGeminiServer):
