@@ -38,13 +38,13 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel
 
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.errors import SandboxUnavailable
-from deepsearch.sandbox import seccomp
+from deepsearch.sandbox import process, seccomp
 from deepsearch.sandbox.isolation import (
     ENABLE_HINT,
     Isolation,
@@ -166,42 +166,11 @@ def check_plan(plan: IsolationPlan) -> str | None:
     return f"exit {done.returncode}: {said}"[:500]
 
 
-async def _drain(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, int]:
-    """Read a stream to its end, keeping the first ``cap`` bytes; return them and the total."""
-    kept, total = bytearray(), 0
-    if stream is None:
-        return b"", 0
-    while chunk := await stream.read(_READ_CHUNK):
-        total += len(chunk)
-        if len(kept) < cap:
-            kept += chunk[: cap - len(kept)]
-    return bytes(kept), total
-
-
-async def _read_pipe(fd: int, cap: int) -> bytes:
-    """Read our end of the envelope pipe without a thread (threads are a scarce pool)."""
-    reader = asyncio.StreamReader()
-    transport, _ = await asyncio.get_running_loop().connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
-    )
-    try:
-        return (await _drain(reader, cap))[0]
-    finally:
-        transport.close()
-
-
 def _text(raw: bytes, total: int, max_chars: int) -> str:
     text = raw.decode("utf-8", "replace")
     if len(text) > max_chars or total > len(raw):
         text = text[:max_chars] + f"\n[output truncated: {total} bytes in all]"
     return text
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is already gone
 
 
 class Sandbox:
@@ -268,7 +237,8 @@ class Sandbox:
             plan, dirs, code, data, write_end, limits.max_output_chars, self._audit_hook
         )
         proc = await self._spawn(plan, dirs, read_end, write_end)
-        ended = await _supervise(proc, read_end, request, limits)
+        cap = limits.max_output_chars * 4 + 4
+        ended = await process.supervise(proc, read_end, request, cap, limits.wall_s)
         elapsed = self._clock.monotonic() - started
         error, result = _verdict(proc.returncode, ended, limits, elapsed)
         return SandboxResult(
@@ -282,22 +252,19 @@ class Sandbox:
 
     async def _spawn(
         self, plan: IsolationPlan, dirs: SandboxDirs, read_end: int, write_end: int
-    ) -> asyncio.subprocess.Process:
-        """The wrapped interpreter, started in its own session; the parent's copy of
-        the envelope pipe's write end is closed whatever happens."""
+    ) -> process.Child:
+        """The wrapped interpreter, started in its own session (off the event loop:
+        process.py says why); the parent's copy of the envelope pipe's write end is
+        closed whatever happens."""
         start, preexec = _start(self.limits, plan)
         argv = start + dirs.command(plan, 2 * self.limits.file_size_mb)
         argv += ["-I", "-S", "-B", "-c", self._bootstrap]
         try:
-            return await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+            return await process.start(
+                argv,
                 cwd=dirs.work,
                 env=child_env(dirs.workdir(plan)),
-                start_new_session=True,
-                preexec_fn=preexec,
+                preexec=preexec,
                 pass_fds=(write_end,),
             )
         except OSError as exc:
@@ -307,66 +274,8 @@ class Sandbox:
             os.close(write_end)
 
 
-class _Ended(NamedTuple):
-    """What a finished (or killed) child left: its capped output and its envelope."""
-
-    out: bytes
-    out_total: int
-    err: bytes
-    err_total: int
-    envelope: bytes
-    timed_out: bool
-
-
-async def _supervise(
-    proc: asyncio.subprocess.Process, read_end: int, request: bytes, limits: SandboxLimits
-) -> _Ended:
-    """Feed the request, wait up to the wall-clock limit, kill the group, collect."""
-    cap = limits.max_output_chars * 4 + 4
-    envelope_task = asyncio.ensure_future(_read_pipe(read_end, 1 << 22))
-    readers = [
-        asyncio.ensure_future(_drain(proc.stdout, cap)),
-        asyncio.ensure_future(_drain(proc.stderr, cap)),
-    ]
-    feeder = asyncio.ensure_future(_feed(proc, request))
-    try:
-        timed_out = not await _wait(proc, limits.wall_s)
-    finally:
-        # Always, and also when the caller cancels us: nothing of the run outlives it.
-        # The pid namespace's init dies with the group, taking any escaped session along.
-        _kill_group(proc.pid)
-        await asyncio.shield(proc.wait())
-    done, pending = await asyncio.wait(
-        [*readers, envelope_task, feeder], timeout=_DRAIN_AFTER_KILL_S
-    )
-    for task in pending:
-        task.cancel()
-    (out, out_total), (err, err_total) = (r.result() if r in done else (b"", 0) for r in readers)
-    envelope = envelope_task.result() if envelope_task in done else b""
-    return _Ended(out, out_total, err, err_total, envelope, timed_out)
-
-
-async def _feed(proc: asyncio.subprocess.Process, request: bytes) -> None:
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(request)
-        await proc.stdin.drain()
-        proc.stdin.close()
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the child died before reading everything; its exit status says why
-
-
-async def _wait(proc: asyncio.subprocess.Process, wall_s: float) -> bool:
-    """True when the process ended within the wall-clock limit."""
-    try:
-        await asyncio.wait_for(proc.wait(), timeout=wall_s)
-    except TimeoutError:
-        return False
-    return True
-
-
 def _verdict(
-    returncode: int | None, ended: _Ended, limits: SandboxLimits, elapsed_s: float
+    returncode: int | None, ended: process.Ended, limits: SandboxLimits, elapsed_s: float
 ) -> tuple[str | None, str | None]:
     """(error, result) from how the child ended and what its envelope said."""
     envelope = ended.envelope

@@ -653,14 +653,18 @@ def test_cpu_limit_is_the_interpreter_s_rlimit_and_its_signal_a_timeout(
     assert not Path(created[0]).exists()
 
 
-def test_sleeping_code_killed_by_wall_clock_even_in_its_own_session() -> None:
+def test_sleeping_code_killed_by_wall_clock_even_in_its_own_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    created = _record_workdirs(monkeypatch)  # the run's own folder names its processes
     box = Sandbox(LIMITS.model_copy(update={"wall_s": 1.0}))
     # An hour's sleep: left running, it would outlast the suite's timeout.
     code = "import os, time\nos.setsid()\nprint(os.getcwd(), flush=True)\ntime.sleep(3600)"
     out = run(box, code)
     assert out.error == "timeout: exceeded the wall-clock limit of 1 s"
     assert out.duration_s >= 1.0  # the sandbox's own clock: it waited out the limit
-    assert leftovers(out.stdout.strip()) == []
+    assert out.stdout.strip() == "/deepsearch-work"  # it ran, in its new root
+    assert leftovers(created[0]) == []
 
 
 def test_cancelled_run_leaves_nothing_behind(
@@ -766,7 +770,7 @@ def test_hook_allows_exactly_the_paths_inside_its_roots(parts: list[str], absolu
 
 
 def _ended(returncode: int) -> tuple[int, Any]:
-    from deepsearch.sandbox.runner import _Ended
+    from deepsearch.sandbox.process import Ended as _Ended
 
     return returncode, _Ended(b"", 0, b"", 0, b"", False)
 
