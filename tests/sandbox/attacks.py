@@ -173,7 +173,8 @@ KILLERS: dict[str, str] = {
         "    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()"
     ),
     "memory bomb": "x = []\nwhile True:\n    x.append(' ' * 10**7)",
-    "runaway output": "while True:\n    print('x' * 10000)",
+    # 20 MB: far past what is kept of it (tests/sandbox/test_sandbox.py runs one forever).
+    "runaway output": "for _ in range(2000):\n    print('x' * 10000)",
     "disk filler": "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 10**6)",
     "fd exhaustion": "fs = []\nwhile True:\n    fs.append(open('/dev/null'))",
     "kill the parent": "import os\nos.kill(os.getppid(), 9)",

@@ -74,7 +74,7 @@ class Canaries:
     def assert_untouched(self, *texts: str) -> None:
         seen = "\n".join(texts)
         assert CANARY not in seen
-        assert self.server.settled() == 0
+        assert self.server.reached() == 0
         assert self.secret.read_text() == CANARY and (self.secret.stat().st_mode & 0o777) == 0o600
         assert self.victim.read_text() == "# untouched\n"
         for shared in SHARED_DIRS:
@@ -189,7 +189,7 @@ from tests.sandbox.attacks import KILLERS
 from tests.sandbox.test_redteam import _with_heartbeat
 box = Sandbox(SandboxLimits.model_validate_json(sys.argv[1]), audit_hook=False)
 box.availability()
-_, noise = asyncio.run(_with_heartbeat(asyncio.sleep(0.5)))
+_, noise = asyncio.run(_with_heartbeat(asyncio.sleep(0.3)))
 
 async def all_of_them():
     return await asyncio.gather(*(box.run(code, {}) for code in KILLERS.values()))
@@ -221,7 +221,7 @@ def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canar
     the sandbox may add to it is 0.1 s."""
     started = time.monotonic()
     control = subprocess.Popen(
-        [sys.executable, "-c", CONTROL, "3"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", CONTROL, "2.5"], stdout=subprocess.PIPE, text=True
     )
     done = subprocess.run(
         # 1.5 s of wall clock: the CPU-bound ones end there at the latest, under load too.
@@ -245,24 +245,23 @@ def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canar
     assert late - noise <= 0.1, f"the parent's heartbeat was {late:.3f} s late ({noise:.3f})"
     outs = [SandboxResult.model_validate(out) for out in report["outs"]]
     for name, out in zip(KILLERS, outs, strict=True):
-        assert not out.ok or name == "kill the parent", name
+        assert not out.ok or name in ("kill the parent", "runaway output"), name
+    runaway = outs[list(KILLERS).index("runaway output")]
+    assert "[output truncated: 20002000 bytes in all]" in runaway.stdout
     errors = dict(zip(KILLERS, (out.error or "" for out in outs), strict=True))
     assert errors["memory bomb"].startswith("memory"), errors["memory bomb"]
     assert "Too many open files" in errors["fd exhaustion"], errors["fd exhaustion"]
-    # The CPU limit (tests/sandbox/test_sandbox.py times a plain loop), or under heavy
-    # load (other processes took the CPU) the wall clock.
-    assert errors["runaway output"].startswith("timeout: exceeded the"), errors["runaway output"]
     canaries.assert_untouched(*(text for out in outs for text in texts(out)))
 
 
 def test_two_concurrent_runs_cannot_see_each_other(canaries: Canaries) -> None:
     box = Sandbox(LIMITS, audit_hook=False)
     keeper = (
-        "import time\nopen('other-run.txt', 'w').write(data['canary'])\ntime.sleep(0.8)\n"
+        "import time\nopen('other-run.txt', 'w').write(data['canary'])\ntime.sleep(0.5)\n"
         "result = open('other-run.txt').read()"
     )
     seeker = (
-        "import os, time\ntime.sleep(0.3)\nfound = []\n"
+        "import os, time\ntime.sleep(0.2)\nfound = []\n"
         "found.append(str(os.listdir('/')))\n"
         "for top in ('/deepsearch-work', '/dev', '/etc', '/tmp', '/proc', '/home', '/root'):\n"
         "    for base, dirs, files in os.walk(top):\n"
@@ -294,7 +293,7 @@ cfg = json.load(sys.stdin)
 limits = SandboxLimits(cpu_s=1, wall_s=3, memory_mb=256, max_output_chars=200000)
 outs = []
 usable, reason = Sandbox(limits).availability()
-for hook in (True, False):
+for hook in (False,):  # the kernel's layers alone: the hook's layer is tested as root
     box = Sandbox(limits, audit_hook=hook)
     out = asyncio.run(box.run(cfg['code'], {'attacks': cfg['attacks'], 'names': cfg['names']}))
     outs.append(out.model_dump())

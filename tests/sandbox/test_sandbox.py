@@ -107,6 +107,14 @@ class LoopbackServer:
             time.sleep(0.02)
         return self.accepted
 
+    def reached(self) -> int:
+        """Connections accepted or waiting to be: a connection the kernel completed is
+        in the listen queue at once (no sleep needed to see it)."""
+        import select
+
+        waiting = select.select([self.sock], [], [], 0)[0]
+        return self.accepted + (1 if waiting else 0)
+
     def settled(self) -> int:
         """The count after any in-flight connection has had time to be accepted."""
         time.sleep(0.2)
