@@ -237,7 +237,7 @@ def _forget_memoized() -> None:
         if name.startswith("deepsearch") and module is not None:
             for value in list(vars(module).values()):
                 clear = getattr(value, "cache_clear", None)
-                if callable(clear):
+                if callable(clear) and not isinstance(value, type):  # a class's is unbound
                     clear()
 
 

@@ -171,9 +171,17 @@ def _functions(source: str) -> dict[str, list[str]]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and "__mutmut_" in node.name:
             own = lines[node.lineno - 1 : node.end_lineno]
-            own[0] = own[0].replace(node.name, node.name.rsplit("__mutmut_", 1)[0])
+            own[0] = own[0].replace(node.name, _name_in_module(node.name))
             found[node.name] = own
     return found
+
+
+def _name_in_module(mutmut_name: str) -> str:
+    """`x__insn__mutmut_1` -> `_insn`, `xǁRungMemoryǁ_write__mutmut_3` -> `_write`."""
+    local = mutmut_name.rsplit("__mutmut_", 1)[0]
+    if local.startswith("xǁ"):
+        return local.rsplit("ǁ", 1)[-1]
+    return local[2:] if local.startswith("x_") else local
 
 
 def _difference(

@@ -74,3 +74,35 @@ def test_this_machine_has_a_table_and_an_unknown_one_fails_closed() -> None:
     assert not seccomp.supported("riscv64")
     with pytest.raises(KeyError):
         seccomp.build_filter("riscv64")
+
+
+@pytest.mark.parametrize(
+    ("reported", "table"),
+    [("x86_64", "x86_64"), ("AMD64", "x86_64"), ("arm64", "aarch64"), ("aarch64", "aarch64"),
+     ("riscv64", "riscv64")],
+)  # fmt: skip
+def test_the_machine_names_other_systems_use_find_the_same_table(
+    reported: str, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(seccomp.platform, "machine", lambda: reported)
+    assert seccomp.machine() == table
+
+
+def test_only_the_arguments_the_rules_name_are_read() -> None:
+    program, numbers, audit = (
+        seccomp.build_filter("x86_64"),
+        seccomp.syscall_numbers(),
+        ARCHES["x86_64"],
+    )
+    # TIOCSTI's number as another syscall's argument is nothing (read(fd, buf=0x5412)).
+    assert seccomp.evaluate(program, 0, audit, (3, 0x5412)) == ALLOW
+    assert seccomp.evaluate(program, numbers["ioctl"], audit, (0, 0x5413)) == ALLOW
+    assert seccomp.evaluate(program, numbers["ioctl"], audit, (0, -1)) == ALLOW
+    # The x32 bit itself, and a negative number (-1 as the kernel's u32), are another ABI.
+    assert seccomp.evaluate(program, 0x40000000, audit) == KILL
+    assert seccomp.evaluate(program, -1, audit) == KILL
+
+
+def test_the_interpreter_refuses_an_opcode_it_does_not_know() -> None:
+    with pytest.raises(ValueError, match="opcode 0x99 not understood"):
+        seccomp.evaluate(seccomp._insn(0x99, 0), 0, ARCHES["x86_64"])

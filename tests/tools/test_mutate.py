@@ -95,7 +95,7 @@ def test_survivors_are_reported_with_their_diff_less_the_equivalent_ones(
     mutants = tool.read_mutants(tmp_path, ["deepsearch/m.py"])
     assert [(m.status, m.removed, m.added) for m in mutants] == [
         ("killed", ("return a + b",), ("return a - b",)),
-        ("survived", ("def x_f(a, b=1):",), ("def x_f(a, b=2):",)),
+        ("survived", ("def f(a, b=1):",), ("def f(a, b=2):",)),
         ("survived", ("return a + b",), ("return a + b + 0",)),
     ]
     equivalent = {
@@ -110,7 +110,7 @@ def test_survivors_are_reported_with_their_diff_less_the_equivalent_ones(
     out = capsys.readouterr().out
     assert re.search(r"^deepsearch/m.py +1 / 2 +50.0%  \(1\)$", out, re.M), out
     assert "survived: f in deepsearch/m.py (deepsearch.m.x_f__mutmut_2)" in out
-    assert "-def x_f(a, b=1):\n+def x_f(a, b=2):" in out
+    assert "-def f(a, b=1):\n+def f(a, b=2):" in out
     assert "mutmut_3" not in out  # listed as equivalent
     assert "stale [[equivalent]]" in out and "return b + a" in out
     assert tool.report([mutants[0]], []) == 0
