@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import get_args
 
 from deepsearch.config import ModelPrice, ProviderName, Settings, ToolName
 from deepsearch.llm.base import Usage
@@ -32,18 +33,9 @@ from deepsearch.llm.call_limits import is_local_endpoint
 PER_MILLION = 1_000_000
 _TABLE = Path(__file__).resolve().parent / "data" / "prices.json"
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$")
-# The tools a research run calls (the grader is eval's, on its own account).
-RUN_TOOLS: tuple[ToolName, ...] = (
-    "agent",
-    "agent_beast",
-    "evaluator",
-    "error_analyzer",
-    "query_rewriter",
-    "research_planner",
-    "coder",
-    "finalizer",
-    "fallback",
-)
+# The tools a research run calls: every tool but eval's grader (on its own account),
+# read from the one list of tools, so a new one (the follow-up rewrite) is priced too.
+RUN_TOOLS: tuple[ToolName, ...] = tuple(t for t in get_args(ToolName) if t != "grader")
 
 
 @dataclass(frozen=True)

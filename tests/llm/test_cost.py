@@ -184,3 +184,14 @@ async def test_geminis_cached_tokens_are_priced_as_cached(gemini_server: FakeGem
     await client.generate_object("agent", Answer, "s", ASK)
     expected = (2_000 * 0.30 + 8_000 * 0.075 + 1_000 * 2.50) / 1_000_000  # gemini-2.5-flash
     assert client.tracker.cost_usd == pytest.approx(expected)
+
+
+def test_every_tool_a_run_calls_is_priced_the_follow_up_rewrite_too() -> None:
+    """A model set for one tool alone (here the follow-up rewrite of `-c`) must be priced
+    before a cost limit can hold: the list of a run's tools is the config's own."""
+    settings = offline_settings()
+    table = settings.llm.providers["openai"]
+    tools = {**table.tools, "follow_up": table.default.model_copy(update={"model": "x-rare-1"})}
+    priced = settings.model_copy(deep=True)
+    priced.llm.providers["openai"] = table.model_copy(update={"tools": tools})
+    assert unpriced_models(priced, "openai", PriceBook()) == ["x-rare-1"]
