@@ -16,10 +16,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from deepsearch.agent.retrieval.evidence import PageEvidence
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.types import KnowledgeItem, UrlRecord
-from deepsearch.agent.wording import knowledge_question
 from deepsearch.prompts import render
 
 # Kept per page: its evidence chunks only, navigation dropped, not the whole text as
@@ -127,15 +125,6 @@ def _seed_page(state: AgentState, page: CarriedPage) -> None:
     if page.url in state.pages:
         return
     state.mark_visiting([page.url])
-    state.record_page(PageText(url=page.url, title=page.title, text=page.text, date=page.date))
-    item = KnowledgeItem(
-        question=knowledge_question("page", title=page.title or page.url),
-        answer="",
-        type="url",
-        references=[page.url],
-        updated=page.date,
-    )
-    state.add_knowledge(item)
-    state.add_evidence(
-        PageEvidence(url=page.url, title=page.title, chunks=list(page.chunks), item=item)
-    )
+    read = PageText(url=page.url, title=page.title, text=page.text, date=page.date)
+    state.record_page(read)
+    state.add_page_evidence(read, list(page.chunks))

@@ -14,6 +14,7 @@ from deepsearch.agent import diary
 from deepsearch.agent.retrieval.evidence import PageEvidence
 from deepsearch.agent.retrieval.focus import Focus
 from deepsearch.agent.types import EvalMetric, EvalType, KnowledgeItem, ScoredUrl, UrlRecord
+from deepsearch.agent.wording import knowledge_question
 
 
 class StepRecord(BaseModel):
@@ -173,6 +174,21 @@ class AgentState:
     def add_evidence(self, evidence: PageEvidence) -> None:
         """A read page's evidence: what later prompts show of it (chosen per step)."""
         self.evidence[evidence.url] = evidence
+
+    def add_page_evidence(self, read: PageText, chunks: list[str]) -> PageEvidence:
+        """A read page's knowledge item and its evidence chunks (a visit's page, or one a
+        follow-up carries over): the passages later prompts show of it."""
+        item = KnowledgeItem(
+            question=knowledge_question("page", title=read.title or read.url),
+            answer="",
+            type="url",
+            references=[read.url],
+            updated=read.date,
+        )
+        self.add_knowledge(item)
+        evidence = PageEvidence(url=read.url, title=read.title, chunks=chunks, item=item)
+        self.add_evidence(evidence)
+        return evidence
 
     def forget_host(self, host: str, urls: list[str]) -> None:
         """A dead host's URLs (`urls`) leave the pool, and it is never read again."""

@@ -14,7 +14,6 @@ from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.outcomes import Continue
 from deepsearch.agent.prefetch import safe_read
 from deepsearch.agent.retrieval.evidence import (
-    PageEvidence,
     anchor_texts,
     evidence_chunks,
     refresh_page,
@@ -22,8 +21,7 @@ from deepsearch.agent.retrieval.evidence import (
 from deepsearch.agent.schema import MAX_VISITS, VisitPayload
 from deepsearch.agent.state import AgentState, PageText
 from deepsearch.agent.step import StepContext
-from deepsearch.agent.types import KnowledgeItem, UrlRecord
-from deepsearch.agent.wording import knowledge_question
+from deepsearch.agent.types import UrlRecord
 from deepsearch.text import cut_at_word
 from deepsearch.web.types import Page, ReadFailure
 from deepsearch.web.urls import hostname, normalize_url
@@ -130,17 +128,8 @@ async def _add_evidence(
 ) -> list[str]:
     """The page's knowledge item: its evidence chunks (navigation dropped), shown as
     the passages relevant to the research questions (re-chosen before every prompt)."""
-    item = KnowledgeItem(
-        question=knowledge_question("page", title=read.title or read.url),
-        answer="",
-        type="url",
-        references=[read.url],
-        updated=read.date,
-    )
-    state.add_knowledge(item)
     chunks = evidence_chunks(read.text, anchor_texts(page.links))
-    evidence = PageEvidence(url=read.url, title=read.title, chunks=chunks, item=item)
-    state.add_evidence(evidence)
+    evidence = state.add_page_evidence(read, chunks)
     await refresh_page(evidence, state.focus_queries(), deps.similarity, options.page_chars)
     return chunks
 
