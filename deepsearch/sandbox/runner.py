@@ -31,6 +31,7 @@ Usage::
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import signal
@@ -109,6 +110,17 @@ def _start(
     return start, None
 
 
+# The same for every run of the process: built and read once.
+@functools.cache
+def _filter_hex() -> str:
+    return seccomp.build_filter().hex()
+
+
+@functools.cache
+def _hook_source() -> str:
+    return _HOOK_SOURCE.read_text("utf-8")
+
+
 def _request(
     plan: IsolationPlan,
     dirs: SandboxDirs,
@@ -125,9 +137,9 @@ def _request(
         "workdir": dirs.workdir(plan),
         "envelope_fd": fd,
         "max_chars": max_chars,
-        "seccomp": seccomp.build_filter().hex() if plan.seccomp else "",
+        "seccomp": _filter_hex() if plan.seccomp else "",
         "hook": hook,
-        "hook_source": _HOOK_SOURCE.read_text("utf-8"),
+        "hook_source": _hook_source(),
     }
     return json.dumps(request, default=str).encode()
 
