@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,22 +14,12 @@ from tests.evaluation.helpers import (
     WRONG,
     Router,
     eval_args,
-    pages,
     run_eval,
     run_offline,
-    search_results,
     write_questions,
 )
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
-from tests.fakes.web_server import LoopbackServer
-
-
-@pytest.fixture
-def searx() -> Iterator[FakeSearchServers]:
-    with LoopbackServer(routes=pages()) as web, FakeSearchServers() as srv:
-        srv.always("searxng", 200, {"results": search_results(web)})
-        yield srv
 
 
 def lines(path: Path) -> list[dict]:

@@ -10,14 +10,14 @@ import pytest
 from deepsearch.evaluation.results import ResultLine
 from deepsearch.evaluation.summary import summarize, summary_table
 from tests.evaluation.helpers import Router, eval_args, run_eval, write_questions
-from tests.evaluation.test_eval_cli import lines, searx  # noqa: F401 (fixture)
+from tests.evaluation.test_eval_cli import lines
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
 
 
 @pytest.mark.timeout(60)
 def test_each_question_and_the_summary_carry_dollars(
-    searx: FakeSearchServers,  # noqa: F811
+    searx: FakeSearchServers,
     tmp_path: Path,
 ) -> None:
     priced = tmp_path / "c.json"

@@ -7,7 +7,6 @@ says which shards are missing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,23 +17,13 @@ from deepsearch.evaluation.summary import summarize
 from tests.evaluation.helpers import (
     Router,
     eval_args,
-    pages,
     run_eval,
     run_offline,
-    search_results,
     write_questions,
 )
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.search_servers import FakeSearchServers
-from tests.fakes.web_server import LoopbackServer
 from tests.llm.test_ping import closed_port_url
-
-
-@pytest.fixture
-def searx() -> Iterator[FakeSearchServers]:
-    with LoopbackServer(routes=pages()) as web, FakeSearchServers() as srv:
-        srv.always("searxng", 200, {"results": search_results(web)})
-        yield srv
 
 
 @pytest.fixture

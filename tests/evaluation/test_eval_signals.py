@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +23,10 @@ from tests.evaluation.helpers import (
     SECRET,
     Router,
     eval_args,
-    pages,
-    search_results,
     write_questions,
 )
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
-from tests.fakes.web_server import LoopbackServer
 
 STALLED = "Country3"  # its agent step never returns: the signal finds it in flight
 
@@ -41,13 +37,6 @@ class StallOne(Router):
         if STALLED in body["messages"][-1]["content"] and isinstance(reply, Reply):
             return Reply(content=reply.content, delay_s=60)
         return reply
-
-
-@pytest.fixture
-def searx() -> Iterator[FakeSearchServers]:
-    with LoopbackServer(routes=pages()) as web, FakeSearchServers() as srv:
-        srv.always("searxng", 200, {"results": search_results(web)})
-        yield srv
 
 
 def results(out: Path) -> list[dict[str, Any]]:
