@@ -34,7 +34,7 @@ from typing import Any
 from deepsearch.agent.schema import allowed_actions
 from deepsearch.llm.base import CompletionRequest
 from deepsearch.web.types import SearchQuery, SearchResult
-from tests.agent.helpers import evaluator_reply
+from tests.fakes.dead_end import routine_reply
 from tests.fakes.memory_web import FakeSearch
 from tests.fakes.web_server import NAVBOX_TITLES, LoopbackServer, Route, wiki_routes, wiki_slug
 
@@ -206,19 +206,7 @@ class ChainModel:
     def __call__(self, request: CompletionRequest) -> Any:
         if request.tool in ("agent", "agent_beast"):
             return self.agent(request.system, allowed_actions(request.json_schema or {}))
-        if request.tool == "coder":
-            return {"think": "count", "code": "print(len('hello world'))"}
-        if request.tool == "finalizer":
-            return request.messages[-1].content
-        if request.tool == "error_analyzer":
-            return {"recap": "r", "blame": "b", "improvement": "i"}
-        if request.tool == "query_rewriter":
-            return {"think": "", "queries": []}
-        reply = evaluator_reply(request)
-        if "pass" in reply:  # a strict judge: only the right year passes
-            answer = request.messages[-1].content.split("<answer>")[-1]
-            reply = {**reply, "pass": self.chain.gold in answer}
-        return reply
+        return routine_reply(request, self.chain.gold)
 
     def in_view(self, system: str) -> list[bool]:
         """Per hop: is its key sentence in the prompt's knowledge?"""

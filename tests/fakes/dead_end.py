@@ -89,6 +89,24 @@ def engine(wiki: LoopbackServer, *, answerable: bool) -> FakeSearch:
     return FakeSearch(search)
 
 
+def routine_reply(request: CompletionRequest, gold: str) -> Any:
+    """Every call but the agent's: a coder, a finalizer that keeps the answer, a plain
+    error analysis, no rewritten queries, and a strict judge that passes only `gold`."""
+    if request.tool == "coder":
+        return {"think": "count", "code": "print(len('hello world'))"}
+    if request.tool == "finalizer":
+        return request.messages[-1].content
+    if request.tool == "error_analyzer":
+        return {"recap": "r", "blame": "b", "improvement": "i"}
+    if request.tool == "query_rewriter":
+        return {"think": "", "queries": []}
+    reply = evaluator_reply(request)
+    if "pass" in reply:
+        answer = request.messages[-1].content.split("<answer>")[-1]
+        reply = {**reply, "pass": gold in answer}
+    return reply
+
+
 def _allowed(request: CompletionRequest) -> list[str]:
     return allowed_actions(request.json_schema or {})
 
@@ -115,19 +133,7 @@ class PersistentModel:
     def __call__(self, request: CompletionRequest) -> Any:
         if request.tool in ("agent", "agent_beast"):
             return self.agent(request.system, _allowed(request))
-        if request.tool == "coder":
-            return {"think": "count", "code": "print(len('hello world'))"}
-        if request.tool == "finalizer":
-            return request.messages[-1].content
-        if request.tool == "error_analyzer":
-            return {"recap": "r", "blame": "b", "improvement": "i"}
-        if request.tool == "query_rewriter":
-            return {"think": "", "queries": []}
-        reply = evaluator_reply(request)
-        if "pass" in reply:  # a strict judge: only the right year passes
-            answer = request.messages[-1].content.split("<answer>")[-1]
-            reply = {**reply, "pass": GOLD in answer}
-        return reply
+        return routine_reply(request, GOLD)
 
     def agent(self, system: str, allowed: list[str]) -> dict[str, Any]:
         self.prompts.append(system)
