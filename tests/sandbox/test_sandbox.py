@@ -815,3 +815,23 @@ def test_a_sandbox_that_cannot_start_leaks_no_descriptor(monkeypatch: pytest.Mon
         with pytest.raises(SandboxUnavailable):
             run(box, "result = 1")
     assert set(os.listdir("/proc/self/fd")) == before
+
+
+def test_an_ordinary_user_s_filtered_runs_share_no_task_allowance() -> None:
+    """RLIMIT_NPROC counts every task of the user: concurrent runs shared one allowance,
+    and one run's threads stopped the next from starting ("unshare: fork failed", seen
+    as uid 4242 with eight runs at once). A run under the filter (no process can be
+    made, threads bounded by the address space) takes no such limit; a run without it
+    (none-unsafe) and a fresh uid's still do."""
+    from deepsearch.sandbox.isolation import _rlimits
+
+    def names(plan: IsolationPlan) -> list[str]:
+        return [name for name, _, _ in _rlimits(LIMITS, plan)]
+
+    filtered = IsolationPlan(usable=True, reason="", prefix=["unshare"], seccomp=True)
+    unfiltered = IsolationPlan(usable=True, reason="none")
+    fresh = filtered.model_copy(update={"fresh_uid": True})
+    with mock.patch("os.geteuid", return_value=1000):
+        assert "nproc" not in names(filtered)
+        assert "nproc" in names(unfiltered)
+    assert ("nproc", 16, 16) in _rlimits(LIMITS, fresh)
