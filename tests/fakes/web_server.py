@@ -6,6 +6,7 @@ assert that a refused URL never reached the server.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import html
 import re
@@ -334,6 +335,7 @@ def _inline_links(paragraph: str) -> str:
     return _WIKILINK.sub(link, html.escape(paragraph, quote=False))
 
 
+@functools.cache
 def _navbox(group: str) -> str:
     rows = []
     for kind in _KINDS:

@@ -219,7 +219,6 @@ def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canar
     """All at once, kernel layers alone, while the parent's heartbeat is timed against
     the machine's own noise (measured first, and by a control process beside it): what
     the sandbox may add to it is 0.1 s."""
-    started = time.monotonic()
     control = subprocess.Popen(
         [sys.executable, "-c", CONTROL, "2.5"], stdout=subprocess.PIPE, text=True
     )
@@ -239,13 +238,16 @@ def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canar
     )
     control_late = float(control.communicate(timeout=30)[0])
     assert done.returncode == 0, done.stderr[-2000:]
-    assert time.monotonic() - started < LIMITS.wall_s + 10
     report = json.loads(done.stdout)
     late, noise = report["late"], max(report["noise"], control_late)
     assert late - noise <= 0.1, f"the parent's heartbeat was {late:.3f} s late ({noise:.3f})"
     outs = [SandboxResult.model_validate(out) for out in report["outs"]]
     for name, out in zip(KILLERS, outs, strict=True):
         assert not out.ok or name in ("kill the parent", "runaway output"), name
+        # Each ended at its limits, by the sandbox's own clock: a total for the whole
+        # batch also counted how long a loaded machine took to start eight nice'd
+        # interpreters (14 s at a load of 12), which no limit bounds.
+        assert out.duration_s < 1.5 + 3, (name, out.duration_s)
     runaway = outs[list(KILLERS).index("runaway output")]
     assert "[output truncated: 20002000 bytes in all]" in runaway.stdout
     errors = dict(zip(KILLERS, (out.error or "" for out in outs), strict=True))
@@ -401,7 +403,9 @@ def test_no_sandbox_process_outlives_a_killed_parent(tmp_path: Path) -> None:
         cwd=Path.cwd(),
     )
     try:
-        deadline, groups = time.monotonic() + 20, set[int]()
+        # Generous: the loop ends as soon as the run shows; a loaded machine took over
+        # 20 s to start the parent and its nice'd sandbox.
+        deadline, groups = time.monotonic() + 60, set[int]()
         while not groups and time.monotonic() < deadline:  # the run has started
             groups = set(_processes_mentioning(marker).values()) - {os.getpgid(parent.pid)}
             time.sleep(0.05)
