@@ -26,7 +26,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
 from tests.fakes.web_server import LoopbackServer, Route, _Handler
 
-PAGE_DELAYS_S = [0.02, 0.3, 0.1, 0.45]  # some still in flight when the model decides
+PAGE_DELAYS_S = [0.01, 0.15, 0.05, 0.25]  # some still in flight when the model decides
 
 
 def slow_page(body: bytes, delay_s: float) -> Route:
@@ -49,7 +49,7 @@ def slow_world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     def slow_model(body: dict[str, Any]) -> Reply:
         reply = route(body)
         text = reply if isinstance(reply, str) else json.dumps(reply)
-        return Reply(content=text, delay_s=0.08)
+        return Reply(content=text, delay_s=0.04)
 
     with LoopbackServer(routes=routes) as web, FakeSearchServers() as search:
         results = [

@@ -31,11 +31,17 @@ class CountingHost:
         retry_after: str | None = "0",
         *,
         gather: int = 0,
+        hold_until_refused: int = 0,
+        serve_ms: int = 250,
     ) -> None:
         self.capacity = capacity
         # Hold each request until `gather` are in flight (at most GATHER_WAIT_S): on a
         # loaded machine a fixed delay does not make requests overlap, a barrier does.
         self.gather = gather
+        # Hold each served request until this many were refused: the overload a test
+        # needs, made by a barrier and not by how long a request takes (`serve_ms`).
+        self.hold_until_refused = hold_until_refused
+        self.serve_ms = serve_ms
         self.status = status
         self.retry_after = retry_after
         self.active = 0
@@ -50,17 +56,20 @@ class CountingHost:
             over = self.active >= self.capacity
             if over:
                 self.refused += 1
+                self._arrived.notify_all()
             else:
                 self.active += 1
                 self.peak = max(self.peak, self.active)
                 self._arrived.notify_all()
                 self._arrived.wait_for(lambda: self.active >= self.gather, GATHER_WAIT_S)
+                refusals = self.hold_until_refused
+                self._arrived.wait_for(lambda: self.refused >= refusals, GATHER_WAIT_S)
         if over:
             headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
             handler.send_body(self.status, b"slow down", "text/plain", headers)
             return
         try:
-            time.sleep(int(handler.query.get("ms", "250")) / 1000)
+            time.sleep(int(handler.query.get("ms", self.serve_ms)) / 1000)
             handler.send_body(200, ARTICLE, "text/html; charset=utf-8")
         finally:
             with self._lock:
