@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepsearch.clock import Clock, SystemClock
+from deepsearch.llm import call_watch
 from deepsearch.llm.call_limits import CallLimits
 
 
@@ -140,6 +141,7 @@ async def collect(
     try:
         async with clock.timeout_at(started + limits.first_token_s) as limit:
             while True:
+                call_watch.waiting(limits.first_token_s)  # sent (again): no token yet
                 try:
                     return await _read(await open_stream(), reply, limit, started + limits.total_s)
                 except StreamCutOff as exc:
@@ -158,6 +160,7 @@ async def _read(stream: Any, reply: StreamedReply, limit: Any, ends_at: float) -
         async for chunk in stream:
             if reply.chunks == 0:  # the server is generating: the call's limit now
                 limit.reschedule(ends_at)
+                call_watch.first_token()
             reply.add(chunk)
     finally:
         await stream.close()
