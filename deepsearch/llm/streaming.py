@@ -16,6 +16,9 @@ server killed mid-reply, a connection dropped) raises `StreamCutOff` where it is
 such a stream is never an answer. `collect` asks its `retry` hook whether to send the
 request again (a dropped connection is retried like one dropped before the headers),
 inside the same call limits, and starts the reply afresh.
+
+Where the call stands, waiting for its first token or generating, is told to the run's
+watch (`call_watch`), for the spinner and for a run whose time limit cuts the call.
 """
 
 from __future__ import annotations
