@@ -9,7 +9,7 @@
   600 s reached: the LLM server sent no first token in 540 s (limit 600 s to the first
   token)"; a 429 is named as a rate limit, never as a slow server), with `error_kind`
   "runtime": the status still decides the exit code (3 or 4, as for any run a limit
-  ended). A call that was generating when the time ran out (a model writing until the
+  ended; an answer accepted before the time ran out is left alone). A call that was generating when the time ran out (a model writing until the
   limit) is no stalled server: that run's `error` stays null, its `stop_reason` says
   "time limit reached". The session applies it for every front end (session.py).
 """
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from deepsearch.agent.events import AgentEvent, LlmPhase, safe_emit
-from deepsearch.llm.call_watch import CallState, CallWatch
+from deepsearch.llm.call_watch import CallState, CallWatch, Moved
 
 if TYPE_CHECKING:
     from deepsearch.agent.loop import ResearchRun
@@ -39,11 +39,9 @@ def call_purpose(tool: str, schema: str) -> str:
 def call_watch(clock: Clock, emit: Callable[[AgentEvent], None]) -> CallWatch:
     """The run's watch: each phase a call enters is an LlmPhase event."""
 
-    def tell(call: CallState) -> None:
-        if call.phase == "sent":
-            return
+    def tell(call: CallState, phase: Moved) -> None:
         event = LlmPhase(
-            tool=call_purpose(call.tool, call.schema), phase=call.phase,
+            tool=call_purpose(call.tool, call.schema), phase=phase,
             limit_s=call.limit_s, status=call.status, wait_s=call.wait_s,
         )  # fmt: skip
         safe_emit(emit, event)
@@ -82,13 +80,20 @@ def timeout_cause(cut: list[CallState], time_up_at: float) -> str | None:
     return None
 
 
+# The endings a limit gives a run (an accepted answer was not ended by the time).
+LIMITED = ("forced", "not_found")
+
+
 def with_timeout_cause(result: ResearchResult, run: ResearchRun) -> ResearchResult:
     """`result`, its `error` naming the stalled call when the run's time limit cut one
-    (see the module doc); an error the run already reports is kept."""
+    and left it forced or not found (see the module doc); an error the run already
+    reports is kept."""
     from deepsearch.agent.loop import LOOP_TIME_SHARE
 
     watch, timeout = run.deps.calls, run.options.timeout_s
-    if result.error is not None or watch is None or timeout is None:
+    if result.error is not None or result.status not in LIMITED:
+        return result
+    if watch is None or timeout is None:
         return result
     cause = timeout_cause(watch.cut, run.deadline.started + timeout * LOOP_TIME_SHARE)
     if cause is None:

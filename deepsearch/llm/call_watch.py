@@ -34,7 +34,8 @@ from deepsearch.llm.waits import announce, retry_words
 if TYPE_CHECKING:
     from deepsearch.clock import Clock
 
-Phase = Literal["sent", "waiting", "retrying", "generating"]
+Moved = Literal["waiting", "retrying", "generating"]  # the phases a call is moved to
+Phase = Literal["sent", Moved]
 
 
 @dataclass
@@ -59,14 +60,14 @@ class CallWatch:
     stalled (waiting, retrying) are kept in `cut`."""
 
     clock: Clock
-    on_change: Callable[[CallState], None] | None = None
+    on_change: Callable[[CallState, Moved], None] | None = None
     cut: list[CallState] = field(default_factory=list)
 
-    def move(self, call: CallState, phase: Phase) -> None:
+    def move(self, call: CallState, phase: Moved) -> None:
         call.phase, call.since = phase, self.clock.monotonic()
         if self.on_change is not None:
             try:
-                self.on_change(call)
+                self.on_change(call, phase)
             except Exception:  # a listener's failure never fails the call
                 pass
 

@@ -11,6 +11,7 @@ import pytest
 
 from deepsearch.agent.result import UsageReport, result_so_far
 from deepsearch.agent.stalls import stalled_words, timeout_cause, with_timeout_cause
+from deepsearch.agent.types import Status
 from deepsearch.llm.call_watch import CallState, CallWatch, Phase
 from tests.fakes.clock import FakeClock
 
@@ -82,9 +83,9 @@ def _run(
     )
 
 
-def _result(error: str | None = None) -> Any:
+def _result(error: str | None = None, status: Status = "not_found") -> Any:
     usage = UsageReport(prompt_tokens=0, completion_tokens=0, total_tokens=0, budget=1000)
-    return result_so_far("q", "not_found", usage, error=error, kind="runtime")
+    return result_so_far("q", status, usage, error=error, kind="runtime")
 
 
 def test_a_run_cut_while_stalled_names_the_cause_as_a_runtime_error() -> None:
@@ -96,6 +97,8 @@ def test_a_run_cut_while_stalled_names_the_cause_as_a_runtime_error() -> None:
         "(limit 600 s to the first token)"
     )
     assert (result.error_kind, result.status, result.exit_code) == ("runtime", "not_found", 4)
+    forced = with_timeout_cause(_result(status="forced"), _run([stalled], 600.0))
+    assert (forced.error, forced.exit_code) == (result.error, 3)
     assert with_timeout_cause(_result(), _run([stalled], 600.0, started=11.0)).error is None
 
 
@@ -105,8 +108,9 @@ def test_a_run_cut_while_stalled_names_the_cause_as_a_runtime_error() -> None:
         (_result("search failed"), _run([_cut("waiting", at=600.0)], 600.0)),  # its own error
         (_result(), _run([_cut("waiting", at=600.0)], None)),  # no time limit
         (_result(), _run([], 600.0, unwatched=True)),
+        (_result(status="answered"), _run([_cut("waiting", at=600.0)], 600.0)),
     ],
-    ids=["own-error", "no-timeout", "unwatched"],
+    ids=["own-error", "no-timeout", "unwatched", "answered"],
 )
 def test_otherwise_the_result_is_as_it_was(result: Any, run: Any) -> None:
     assert with_timeout_cause(result, run) is result

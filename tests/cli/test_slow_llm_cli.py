@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import deepsearch.clock
-from deepsearch.llm.call_watch import CallState, CallWatch, Phase
+from deepsearch.llm.call_watch import CallState, CallWatch, Moved
 from tests.cli.test_end_to_end import (  # noqa: F401  (fixtures)
     ANSWER,
     ANSWER_STEP,
@@ -68,7 +68,7 @@ def phases(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     seen: list[tuple[str, str]] = []
     move = CallWatch.move
 
-    def recording(self: CallWatch, call: CallState, phase: Phase) -> None:
+    def recording(self: CallWatch, call: CallState, phase: Moved) -> None:
         move(self, call, phase)
         seen.append((call.schema, phase))
 
@@ -90,11 +90,15 @@ def time_passes_at(
     it. The steps run away (or stall) meanwhile: only the deadline can end them."""
     running = threading.Event()
     running.set()
-    ready = ready or (lambda n: agent_steps_seen(llm) >= n)
+
+    def on_the_wire(n: int) -> bool:
+        return agent_steps_seen(llm) >= n
+
+    there = ready or on_the_wire
 
     def drive() -> None:
         for seen, to in ((step, 0.9), (step + 1, 1.1)):
-            wait_until(lambda n=seen: ready(n), alive=running.is_set, what=f"step {seen}")
+            wait_until(lambda n=seen: there(n), alive=running.is_set, what=f"step {seen}")
             clock.advance(TIMEOUT_S * to - clock.reading())
 
     driver = threading.Thread(target=drive, daemon=True)

@@ -7,13 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
 
 import httpx
 import pytest
 
 from deepsearch.errors import ProviderError
-from deepsearch.llm.call_watch import CallState, CallWatch, first_token, watched_call, watching
+from deepsearch.llm.call_watch import (
+    CallState,
+    CallWatch,
+    first_token,
+    waiting,
+    watched_call,
+    watching,
+)
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.openai_provider import OpenAIProvider
 from deepsearch.llm.tracker import TokenTracker
@@ -23,7 +31,7 @@ from tests.fakes.sse import completion_chunks, sse
 from tests.llm.helpers import ASK
 from tests.llm.test_openai_wire import PAYLOAD
 
-Handler = Callable[[httpx.Request], Awaitable[httpx.Response]]
+Handler = Callable[[httpx.Request], Coroutine[Any, Any, httpx.Response]]
 CHUNKS = list(sse(completion_chunks(PAYLOAD, include_usage=True)))
 
 
@@ -43,7 +51,7 @@ def _client(clock: FakeClock, handle: Handler, *, max_retries: int = 2) -> LLMCl
 async def _cut_when(client: LLMClient, watch: CallWatch, phase: str, *, after_s: float) -> None:
     """Start a call, and once it is in `phase`, let `after_s` pass and cancel it."""
     reached = asyncio.Event()
-    watch.on_change = lambda call: reached.set() if call.phase == phase else None
+    watch.on_change = lambda call, moved: reached.set() if moved == phase else None
     with watching(watch):
         call = asyncio.create_task(client.generate_text("agent", "s", ASK))
     await asyncio.wait_for(reached.wait(), 5)
@@ -113,7 +121,7 @@ async def test_the_phases_of_a_retried_call_in_order() -> None:
     clock = FakeClock()
     moves: list[tuple[str, int | None, float, int]] = []
     watch = CallWatch(
-        clock, on_change=lambda c: moves.append((c.phase, c.status, c.wait_s, c.refused))
+        clock, on_change=lambda c, moved: moves.append((moved, c.status, c.wait_s, c.refused))
     )
     client = _client(clock, handle)
     with watching(watch):
@@ -142,7 +150,7 @@ async def test_a_call_that_fails_of_itself_is_not_a_cut() -> None:
 
 
 def test_a_failing_listener_never_fails_the_call() -> None:
-    def broken(call: CallState) -> None:
+    def broken(call: CallState, phase: str) -> None:
         raise RuntimeError("the view broke")
 
     watch = CallWatch(FakeClock(), on_change=broken)
@@ -153,3 +161,12 @@ def test_a_failing_listener_never_fails_the_call() -> None:
 def test_without_a_watch_nothing_is_told() -> None:
     with watched_call("agent", "AgentStep"):
         first_token()  # no watch, no call: nothing to do
+
+
+def test_a_call_outside_the_client_is_told_to_nobody() -> None:
+    """A provider used directly (doctor's check), not through LLMClient: no call state."""
+    moves: list[str] = []
+    with watching(CallWatch(FakeClock(), on_change=lambda c, moved: moves.append(moved))):
+        waiting(600.0)
+        first_token()
+    assert moves == []
