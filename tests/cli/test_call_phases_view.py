@@ -128,3 +128,24 @@ def test_other_retry_pauses_say_their_cause() -> None:
     assert phase_of(view) == words + "no answer from the server, retrying in 1 s 0:00"
     clock.advance(3)  # past the pause, the next request not yet told: never below 0
     assert phase_of(view) == words + "no answer from the server, retrying in 0 s 0:03"
+
+
+def test_the_wait_is_said_from_15_s_and_a_new_call_starts_without_the_last_ones_phase() -> None:
+    """15 s, as docs/output.md prints it; a call that has ended leaves no phase behind."""
+    from deepsearch.agent.events import Activity
+
+    clock = FakeClock()
+    view = _view(clock)
+    words = "step 2: choosing the next step"
+    view(Activity(what="llm", delta=1, tool="agent"))
+    view(LlmPhase(tool="agent", phase="waiting"))  # no limit told: none said
+    clock.advance(14.9)
+    assert phase_of(view) == words + " 0:14"
+    clock.advance(0.1)
+    assert phase_of(view) == words + " — no first token yet after 15 s 0:15"
+    view(LlmPhase(tool="agent", phase="generating"))
+    view(Activity(what="llm", delta=-1, tool="agent"))
+    view(Activity(what="llm", delta=1, tool="agent"))  # the next call, nothing told yet
+    clock.advance(40)
+    assert phase_of(view) == words + " — no reply yet after 40 s 0:55"
+
