@@ -148,4 +148,3 @@ def test_the_wait_is_said_from_15_s_and_a_new_call_starts_without_the_last_ones_
     view(Activity(what="llm", delta=1, tool="agent"))  # the next call, nothing told yet
     clock.advance(40)
     assert phase_of(view) == words + " — no reply yet after 40 s 0:55"
-
