@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from deepsearch.agent.deps import AgentDeps, RunOptions
 from deepsearch.agent.events import Activity, AgentEvent, Notice, safe_emit
 from deepsearch.agent.retrieval.similarity import Similarity, make_similarity
+from deepsearch.agent.stalls import call_purpose, call_watch
 from deepsearch.config import Settings
 from deepsearch.llm.client import LLMClient
 from deepsearch.llm.tracker import TokenTracker
@@ -202,6 +203,7 @@ async def _connected_deps(
 ) -> AgentDeps:
     """The LLM client, the cache, the corpus, the search chain and the reader."""
     from deepsearch.agent.steps.rewrite import make_query_rewriter
+    from deepsearch.llm.call_watch import watching
     from deepsearch.llm.factory import build_llm_client
     from deepsearch.llm.waits import listening
     from deepsearch.web.cache import WebCache
@@ -211,10 +213,11 @@ async def _connected_deps(
 
     tracker = TokenTracker(settings.agent.token_budget, max_cost=settings.agent.max_cost)
     tap = llm_tap(emit, tracker, trace)
-    # A retry's pause is told (`rate limited (HTTP 429), retrying in 4 s`), not silent.
+    # A retry's pause is told (`rate limited (HTTP 429), retrying in 4 s`), not silent;
+    # each call's phase (no first token yet, retrying, generating) goes to the spinner.
     stack.enter_context(listening(lambda text: safe_emit(emit, Notice(text=text))))
+    stack.enter_context(watching(calls := call_watch(clock, emit)))
     llm = build_llm_client(settings, tracker, trace=tap)
-    tap.first_token_s = getattr(getattr(llm.provider, "limits", None), "first_token_s", None)
     stack.push_async_callback(llm.aclose)
     check_prices(settings, llm, emit)
 
@@ -246,6 +249,7 @@ async def _connected_deps(
         emit=emit,
         similarity=similarity,
         rewrite_queries=make_query_rewriter(llm, similarity),
+        calls=calls,
     )
 
 
@@ -309,11 +313,6 @@ def check_prices(settings: Settings, llm: LLMClient, emit: Callable[[AgentEvent]
         safe_emit(emit, Notice(text=text, once="unpriced_model"))
 
 
-# An LLM call named by its reply's schema where the tool alone would mislead the live
-# view (the evaluator's first call classifies the question; it evaluates no answer).
-CALL_PURPOSES = {"QuestionEval": "classifier"}
-
-
 def llm_tap(
     emit: Callable[[AgentEvent], None], tracker: TokenTracker, trace: TraceWriter | None
 ) -> LlmTap:
@@ -322,15 +321,15 @@ def llm_tap(
 
 class LlmTap:
     """The LLM client's trace hook, also telling the live view which call is in flight
-    and, once the client is built, its first-token limit (`first_token_s`). A response
-    names only its tool, so it ends that tool's oldest call in flight."""
+    (named as agent/stalls.call_purpose names it; where it stands is the run's call
+    watch's to tell). A response names only its tool, so it ends that tool's oldest
+    call in flight."""
 
     def __init__(
         self, emit: Callable[[AgentEvent], None], tracker: TokenTracker, trace: TraceWriter | None
     ) -> None:
         self._emit, self._tracker, self._trace = emit, tracker, trace
         self._pending: dict[str, list[str]] = {}
-        self.first_token_s: float | None = None
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         if self._trace is not None:
@@ -341,12 +340,11 @@ class LlmTap:
         tool = str(payload.get("tool", ""))
         calls = self._pending.setdefault(tool, [])
         if delta == 1:
-            calls.append(CALL_PURPOSES.get(str(payload.get("schema_name", "")), tool))
+            calls.append(call_purpose(tool, str(payload.get("schema_name", ""))))
         purpose = (calls[-1] if delta == 1 else calls.pop(0)) if calls else tool
-        limit = f"{self.first_token_s:g}" if self.first_token_s and delta == 1 else ""
         tracker = self._tracker
         activity = Activity(
-            what="llm", delta=delta, tool=purpose, detail=limit, tokens_used=tracker.used,
+            what="llm", delta=delta, tool=purpose, tokens_used=tracker.used,
             cost_usd=tracker.cost_usd, max_cost=tracker.max_cost,
         )  # fmt: skip
         safe_emit(self._emit, activity)

@@ -180,7 +180,10 @@ class ResearchSession:
 
                 seed(run.state, self.earlier)
             collector.settle()  # start-up is over (the console script's collector.hold)
-            return await run.run()
+            from deepsearch.agent.stalls import with_timeout_cause
+
+            # A time limit that cut a stalled or rate-limited LLM call says so (stalls.py).
+            return with_timeout_cause(await run.run(), run)
 
     async def _standalone(self, deps: AgentDeps) -> str:
         """The follow-up as a question of its own (one LLM call, in the budget)."""

@@ -13,6 +13,7 @@ from deepsearch.agent.retrieval.similarity import LexicalSimilarity, Similarity
 from deepsearch.clock import Clock, SystemClock
 from deepsearch.config import AgentOptions, Settings
 from deepsearch.config.models import ResultsPerQuery
+from deepsearch.llm.call_watch import CallWatch
 from deepsearch.llm.client import LLMClient
 from deepsearch.web.types import Reader, SearchProvider, SearchQuery, SearchResult
 
@@ -61,3 +62,5 @@ class AgentDeps:
     # Lexical unless the runtime injects provider embeddings.
     similarity: Similarity = field(default_factory=LexicalSimilarity)
     rewrite_queries: QueryRewriter | None = None
+    # Where the run's LLM calls stand (llm/call_watch.py, agent/stalls.py); None: unwatched.
+    calls: CallWatch | None = None

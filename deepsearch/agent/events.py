@@ -67,6 +67,22 @@ class Activity(BaseModel):
     max_cost: float | None = None
 
 
+class LlmPhase(BaseModel):
+    """Where an LLM call in flight stands (llm/call_watch.py): `waiting` for its first
+    token (within `limit_s`), `retrying` after an error status (`status`; None: no
+    answer) in `wait_s`, or `generating`. The spinner says it."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["llm_phase"] = "llm_phase"
+    agent: str = MAIN_AGENT
+    tool: str  # as Activity's: which call (agent, classifier, evaluator, ...)
+    phase: Literal["waiting", "retrying", "generating"]
+    limit_s: float | None = None
+    status: int | None = None
+    wait_s: float = 0.0
+
+
 class PhaseChanged(BaseModel):
     kind: Literal["phase"] = "phase"
     agent: str = MAIN_AGENT
@@ -74,7 +90,7 @@ class PhaseChanged(BaseModel):
     reason: str = ""
 
 
-AgentEvent = StepStarted | StepFinished | Notice | PhaseChanged | Activity
+AgentEvent = StepStarted | StepFinished | Notice | PhaseChanged | Activity | LlmPhase
 
 
 def safe_emit(emit: Callable[[AgentEvent], None], event: AgentEvent) -> None:

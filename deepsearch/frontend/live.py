@@ -15,6 +15,7 @@ draws it as before.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ from deepsearch.agent.events import (
     MAIN_AGENT,
     Activity,
     AgentEvent,
+    LlmPhase,
     Notice,
     PhaseChanged,
     StepFinished,
@@ -48,7 +50,8 @@ ACTION_STYLE = {
 }
 # Columns of a terminal line the spinner text leaves free (see _Ticker).
 SPINNER_ROOM = 4
-# An LLM call in flight this long gets "no reply yet after N s" and its limit.
+# An LLM call in flight this long says what it waits for ("no first token yet after
+# N s" and its limit); a retry's pause is said at once.
 SLOW_CALL_S = 15.0
 # What an LLM call of each tool is doing, in words. "classifier" is the evaluator's
 # first call, classifying the question (runtime.llm_tap names it by its schema).
@@ -80,6 +83,13 @@ def short(text: str, limit: int) -> str:
 def _mark(agent: str) -> str:
     """A team child's steps, notices and spinner label lead with its id: `[2] `."""
     return "" if agent == MAIN_AGENT else f"[{clean_line(agent)}] "
+
+
+def _retry_cause(status: int | None) -> str:
+    """Why a call is paused before its retry, in the spinner's few words."""
+    if status == 429:
+        return "rate limited"
+    return "no answer from the server" if status is None else f"the server answered HTTP {status}"
 
 
 def _plural(n: int, word: str) -> str:
@@ -136,10 +146,10 @@ class LiveView:
         self._max_cost: float | None = None
         self._shown_once: set[str] = set()
         self._last_step = 0  # the main research's last finished step
-        # The LLM calls in flight: when the oldest of each tool's started, and the
-        # first-token limit the client reported (for "no reply yet after 40 s").
+        # The LLM calls in flight: when the oldest of each tool's started, and where
+        # the latest stands (LlmPhase) since when (for "no first token yet after 40 s").
         self._llm_since: dict[str, float] = {}
-        self._first_token_limit = ""
+        self._llm_phase: dict[str, tuple[LlmPhase, float]] = {}
 
     @property
     def console(self) -> Console:
@@ -201,6 +211,8 @@ class LiveView:
             self._notice(event)
         elif isinstance(event, PhaseChanged):
             self._phase(event)
+        elif isinstance(event, LlmPhase):
+            self._llm_phase[f"llm:{event.tool}"] = (event, self._clock.monotonic())
         self._spin()
 
     def _activity(self, event: Activity) -> None:
@@ -225,25 +237,37 @@ class LiveView:
     def _track_llm_call(self, key: str, event: Activity) -> None:
         if event.delta > 0:
             self._llm_since.setdefault(key, self._clock.monotonic())
-            self._first_token_limit = event.detail or self._first_token_limit
         elif key not in self._in_flight:
             self._llm_since.pop(key, None)
+            self._llm_phase.pop(key, None)
 
     def _forget_llm_calls(self) -> None:
         """No LLM call spans a step boundary; a call that failed never reported its end."""
         for key in [k for k in self._in_flight if k.startswith("llm:")]:
             del self._in_flight[key]
         self._llm_since.clear()
+        self._llm_phase.clear()
 
     def _waiting(self, tool: str) -> str:
-        """` — no reply yet after 40 s (limit 600 s to the first token)`, for a slow call."""
-        since = self._llm_since.get(f"llm:{tool}")
-        waited = self._clock.monotonic() - since if since is not None else 0.0
+        """What the call waits for: a retry's pause at once (` — rate limited, retrying
+        in 4 s`, counting down); once it is SLOW_CALL_S old, ` — no first token yet after
+        40 s (limit 600 s)`, ` — writing its reply (40 s)`, or ` — no reply yet after 40
+        s` from a provider that does not stream."""
+        key, now = f"llm:{tool}", self._clock.monotonic()
+        phase, phase_at = self._llm_phase.get(key, (None, now))
+        if phase is not None and phase.phase == "retrying":
+            left = math.ceil(max(0.0, phase.wait_s - (now - phase_at)))
+            return f" — {_retry_cause(phase.status)}, retrying in {left} s"
+        since = self._llm_since.get(key)
+        waited = now - since if since is not None else 0.0
         if waited < SLOW_CALL_S:
             return ""
-        limit = self._first_token_limit
-        limit = f" (limit {limit} s to the first token)" if limit else ""
-        return f" — no reply yet after {int(waited)} s{limit}"
+        if phase is None:
+            return f" — no reply yet after {int(waited)} s"
+        if phase.phase == "generating":
+            return f" — writing its reply ({int(waited)} s)"
+        limit = f" (limit {phase.limit_s:g} s)" if phase.limit_s else ""
+        return f" — no first token yet after {int(waited)} s{limit}"
 
     def _notice(self, event: Notice) -> None:
         if event.once:

@@ -26,6 +26,7 @@ from deepsearch.llm.base import (
     Message,
     Usage,
 )
+from deepsearch.llm.call_watch import watched_call
 from deepsearch.llm.parse import ParseFailure, parse_json_lenient
 from deepsearch.llm.prices import Price, PriceBook
 from deepsearch.llm.provider_common import Embeddings
@@ -267,7 +268,7 @@ class LLMClient:
             max_tokens=max_tokens,
         )
         self._emit("llm_request", request.model_dump(mode="json"))
-        with self.tracker.hold(held):
+        with self.tracker.hold(held), watched_call(tool, schema_name):  # (call_watch)
             async with self._slots:
                 completion = await self.provider.complete(request)
         usage = completion.usage

@@ -38,6 +38,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from deepsearch.clock import SystemClock
+from deepsearch.llm.call_watch import retry_pause
 from deepsearch.llm.refusals import names_structured_output
 from deepsearch.llm.streaming import (
     Attempts,
@@ -47,7 +48,6 @@ from deepsearch.llm.streaming import (
     StreamedReply,
     collect,
 )
-from deepsearch.llm.waits import announce, retry_words
 from deepsearch.web.host_limits import retry_after_s as header_wait_s
 
 if TYPE_CHECKING:
@@ -317,8 +317,8 @@ class ChatWire:
             if status is not None:  # an error status, to be retried
                 attempts.last_status = status
             wait = backoff_s(attempts.count, retry_headers)
-            announce(retry_words(status, wait))  # the live view: why the call waits
-            await self.sleep(wait)
+            with retry_pause(status, wait):  # told: a notice, and the call's phase
+                await self.sleep(wait)
             attempts.count += 1
 
     async def reply(

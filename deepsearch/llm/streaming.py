@@ -16,6 +16,9 @@ server killed mid-reply, a connection dropped) raises `StreamCutOff` where it is
 such a stream is never an answer. `collect` asks its `retry` hook whether to send the
 request again (a dropped connection is retried like one dropped before the headers),
 inside the same call limits, and starts the reply afresh.
+
+Where the call stands, waiting for its first token or generating, is told to the run's
+watch (`call_watch`), for the spinner and for a run whose time limit cuts the call.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepsearch.clock import Clock, SystemClock
+from deepsearch.llm import call_watch
 from deepsearch.llm.call_limits import CallLimits
 
 
@@ -140,6 +144,7 @@ async def collect(
     try:
         async with clock.timeout_at(started + limits.first_token_s) as limit:
             while True:
+                call_watch.waiting(limits.first_token_s)  # sent (again): no token yet
                 try:
                     return await _read(await open_stream(), reply, limit, started + limits.total_s)
                 except StreamCutOff as exc:
@@ -158,6 +163,7 @@ async def _read(stream: Any, reply: StreamedReply, limit: Any, ends_at: float) -
         async for chunk in stream:
             if reply.chunks == 0:  # the server is generating: the call's limit now
                 limit.reschedule(ends_at)
+                call_watch.first_token()
             reply.add(chunk)
     finally:
         await stream.close()

@@ -109,22 +109,22 @@ def test_research_that_ends_before_its_first_step_says_so() -> None:
     )
 
 
-def test_a_slow_call_says_how_long_it_has_waited_and_its_limit() -> None:
+def test_a_slow_call_says_how_long_it_has_waited() -> None:
+    """A call of a provider that does not stream (no phase told): `no reply yet`. What a
+    streamed call says in each phase: tests/cli/test_call_phases_view.py."""
     from deepsearch.agent.events import Activity
 
     clock = FakeClock()
     view = LiveView(console=Console(file=io.StringIO(), width=120), clock=clock)
     view._spin = lambda: None  # type: ignore[method-assign]
     view(StepStarted(step=3, question="q", allowed=["search"]))
-    view(Activity(what="llm", delta=1, tool="agent", detail="600"))
+    view(Activity(what="llm", delta=1, tool="agent"))
     clock.advance(10)
     assert view.doing() == "choosing the next step"  # not slow yet: nothing more
     clock.advance(30)
-    assert view.doing() == (
-        "choosing the next step — no reply yet after 40 s (limit 600 s to the first token)"
-    )
+    assert view.doing() == "choosing the next step — no reply yet after 40 s"
     view(Activity(what="llm", delta=-1, tool="agent"))
-    view(Activity(what="llm", delta=1, tool="agent", detail="600"))
+    view(Activity(what="llm", delta=1, tool="agent"))
     assert view.doing() == "choosing the next step"  # a new call starts its own clock
 
 
