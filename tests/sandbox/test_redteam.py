@@ -221,7 +221,7 @@ print(asyncio.run(beat()))
 def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canaries) -> None:
     """All at once, kernel layers alone, while the parent's heartbeat is timed against
     the machine's own noise (measured first, and by a control process beside it): what
-    the sandbox may add to it is 0.1 s on a quiet machine."""
+    the sandbox may add to it is 0.1 s on a quiet machine (more under load: see below)."""
     control = subprocess.Popen(
         [sys.executable, "-c", CONTROL], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
@@ -243,12 +243,11 @@ def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canar
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     late, noise = report["late"], max(report["noise"], control_late)
-    # 0.1 s over the noise, and the noise again: two samples of the worst delay under
-    # a machine's load differ by about as much as that load delays them (0.28 against
-    # 0.04 at a load of 8); quiet, the bound is ~0.1 s, as the docs say.
-    assert late - noise <= 0.1 + noise, (
-        f"the parent's heartbeat was {late:.3f} s late ({noise:.3f})"
-    )
+    # 0.1 s over the noise, plus twice the noise: under load the parent's own work
+    # (reading 20 MB of runaway output) stretches with its share of the CPU, which the
+    # idle control does not show (0.18-0.28 s against 0.03-0.05 s at a load of 8-10).
+    # Quiet, the bound is ~0.1 s; a loop blocked for a bomb's 1.5 s fails at any load.
+    assert late <= 0.1 + 3 * noise, f"the parent's heartbeat was {late:.3f} s late ({noise:.3f})"
     outs = [SandboxResult.model_validate(out) for out in report["outs"]]
     for name, out in zip(KILLERS, outs, strict=True):
         assert not out.ok or name in ("kill the parent", "runaway output"), name

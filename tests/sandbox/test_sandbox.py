@@ -615,13 +615,17 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _sandboxed_interpreter() -> int | None:
-    """The pid of the sandboxed Python below this process (the leaf of the wrapper chain)."""
+    """The pid of the sandboxed Python below this process (the leaf of the wrapper chain),
+    known by its flags: a child forked to start the wrapper is also "python" until it
+    execs, with none of the run's limits yet (seen at a load of 10: "unlimited")."""
     for pid in reversed(_descendants(os.getpid())):
         try:
-            if Path(os.readlink(f"/proc/{pid}/exe")).name.startswith("python"):
-                return pid
+            exe = Path(os.readlink(f"/proc/{pid}/exe")).name
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
+        if exe.startswith("python") and argv[1:4] == [b"-I", b"-S", b"-B"]:
+            return pid
     return None
 
 
