@@ -78,3 +78,13 @@ async def test_continue_from_last_means_the_newest_run_of_the_history() -> None:
     assert done.isError
     assert "no earlier run to continue" in text
     assert "'last'" not in text
+
+
+def test_a_task_ttl_of_zero_is_no_ttl_and_gets_the_servers_maximum() -> None:
+    """A client's TTL of 0 would forget the finished task at once: it asked for none."""
+    from deepsearch.mcp_server.tasks import TaskRunner
+
+    runner = TaskRunner(max_ttl=60.0)
+    assert runner.ttl_ms(0) == 60_000
+    assert runner.ttl_ms(-1) == 60_000
+    assert runner.ttl_ms(1) == 1
