@@ -88,3 +88,18 @@ def test_a_task_ttl_of_zero_is_no_ttl_and_gets_the_servers_maximum() -> None:
     assert runner.ttl_ms(0) == 60_000
     assert runner.ttl_ms(-1) == 60_000
     assert runner.ttl_ms(1) == 1
+
+
+async def test_a_finished_task_keeps_its_terminal_status() -> None:
+    """A cancelled task's research may still return: it must not turn `completed`."""
+    from mcp.types import TaskMetadata
+
+    from deepsearch.mcp_server.task_store import ResearchTaskStore
+
+    store = ResearchTaskStore()
+    task = await store.create_task(TaskMetadata(ttl=60_000))
+    await store.update_task(task.taskId, status="cancelled")
+    with pytest.raises(ValueError, match="terminal"):
+        await store.update_task(task.taskId, status="completed")
+    kept = await store.get_task(task.taskId)
+    assert kept is not None and kept.status == "cancelled"
