@@ -103,3 +103,26 @@ async def test_a_finished_task_keeps_its_terminal_status() -> None:
         await store.update_task(task.taskId, status="completed")
     kept = await store.get_task(task.taskId)
     assert kept is not None and kept.status == "cancelled"
+
+
+async def test_a_tasks_result_waiter_waits_again_after_each_change() -> None:
+    """tasks/result waits while the task runs: after one change wakes the waiters, the
+    next wait lasts until the next change (not a busy loop on the old signal)."""
+    import asyncio
+
+    from mcp.types import TaskMetadata
+
+    from deepsearch.mcp_server.task_store import ResearchTaskStore
+
+    store = ResearchTaskStore()
+    task = await store.create_task(TaskMetadata(ttl=60_000))
+    first = asyncio.create_task(store.wait_for_update(task.taskId))
+    await asyncio.sleep(0)
+    await store.update_task(task.taskId, status="input_required")
+    await asyncio.wait_for(first, 5)
+    second = asyncio.create_task(store.wait_for_update(task.taskId))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not second.done()
+    await store.update_task(task.taskId, status="completed")
+    await asyncio.wait_for(second, 5)
