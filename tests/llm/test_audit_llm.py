@@ -4,8 +4,21 @@ print (docs/reliability.md, README.md)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
 from deepsearch.llm.call_limits import CallLimits
-from deepsearch.llm.streaming import CallTimedOut, StallGuard, StreamedReply
+from deepsearch.llm.streaming import (
+    CallTimedOut,
+    StallGuard,
+    StreamCutOff,
+    StreamedReply,
+    collect,
+)
+from tests.fakes.clock import FakeClock
 
 
 def test_a_chunk_after_the_finish_keeps_the_finish_reason() -> None:
@@ -41,3 +54,67 @@ def test_a_rate_limit_is_no_stall_and_an_answer_ends_one() -> None:
     assert guard.limits(limits).first_token_s == 30.0
     guard.saw(None)
     assert guard.limits(limits) == limits
+
+
+class _Opens:
+    """Each open of the stream plays the next list of steps: a chunk (dict), a wait on
+    the fake clock (float) or an exception raised mid-stream."""
+
+    def __init__(self, clock: FakeClock, *attempts: list[Any]) -> None:
+        self.clock, self.attempts = clock, list(attempts)
+
+    async def open(self) -> _Opens.Stream:
+        return _Opens.Stream(self.clock, self.attempts.pop(0))
+
+    class Stream:
+        def __init__(self, clock: FakeClock, steps: list[Any]) -> None:
+            self.clock, self.steps = clock, steps
+
+        async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+            for step in self.steps:
+                if isinstance(step, float):
+                    await self.clock.sleep(step)
+                    for _ in range(5):
+                        await asyncio.sleep(0)
+                elif isinstance(step, BaseException):
+                    raise step
+                else:
+                    yield step
+
+        async def close(self) -> None:
+            return None
+
+
+def _piece(text: str, finish: str | None = None) -> dict[str, Any]:
+    part: dict[str, Any] = {"index": 0, "delta": {"content": text}}
+    if finish:
+        part["finish_reason"] = finish
+    return {"choices": [part]}
+
+
+async def _again(_: StreamCutOff) -> bool:
+    return True
+
+
+async def test_a_stream_cut_off_and_sent_again_keeps_only_the_new_reply() -> None:
+    clock = FakeClock()
+    opens = _Opens(
+        clock, [_piece("half a rep"), StreamCutOff("dropped")], [_piece("whole", "stop")]
+    )
+    reply = await collect(opens.open, CallLimits(10.0, 100.0), clock, retry=_again)
+    assert reply.choices[0].message.content == "whole"
+
+
+async def test_a_server_that_generated_before_a_cut_off_is_timed_as_the_whole_reply() -> None:
+    """Once a chunk came, the server was generating: a later silent retry that runs out
+    of time hit the whole-call limit, not the first-token one."""
+    clock = FakeClock()
+    opens = _Opens(
+        clock,
+        [_piece("a"), StreamCutOff("dropped")],
+        [StreamCutOff("dropped again")],
+        [200.0],
+    )
+    with pytest.raises(CallTimedOut) as caught:
+        await collect(opens.open, CallLimits(10.0, 100.0), clock, retry=_again)
+    assert caught.value.limit == "whole reply"
