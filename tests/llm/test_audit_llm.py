@@ -118,3 +118,26 @@ async def test_a_server_that_generated_before_a_cut_off_is_timed_as_the_whole_re
     with pytest.raises(CallTimedOut) as caught:
         await collect(opens.open, CallLimits(10.0, 100.0), clock, retry=_again)
     assert caught.value.limit == "whole reply"
+
+
+async def test_a_schema_the_dialect_cannot_express_is_never_sent_natively() -> None:
+    """native=False: no rung that sends the schema for the server to enforce, not even
+    llama-cpp-python's json_object + schema, and nothing remembered for the model."""
+    from deepsearch.config import ModelSettings
+    from deepsearch.llm.base import Completion, CompletionRequest, Message, OutputMode
+    from deepsearch.llm.output_modes import OutputModeLadder
+
+    sent: list[OutputMode] = []
+
+    async def send(mode: OutputMode) -> Completion:
+        sent.append(mode)
+        return Completion(text="{}", mode=mode)
+
+    ladder = OutputModeLadder(("json_schema", "json_object_schema", "json_object", "prompted"))
+    request = CompletionRequest(
+        tool="agent", settings=ModelSettings(model="m1"), system="s",
+        messages=[Message(role="user", content="q")], json_schema={"type": "object"},
+    )  # fmt: skip
+    await ladder.complete(request, send, native=False)
+    assert sent == ["json_object"]
+    assert ladder.remembered == {}
