@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -141,3 +142,18 @@ async def test_a_schema_the_dialect_cannot_express_is_never_sent_natively() -> N
     await ladder.complete(request, send, native=False)
     assert sent == ["json_object"]
     assert ladder.remembered == {}
+
+
+def test_a_demoted_rung_is_kept_for_a_day_then_re_checked(tmp_path: Path) -> None:
+    """rung_memory's docstring: a demotion is kept a day (24 hours), then the next run
+    climbs from the top again."""
+    from deepsearch.llm.rung_memory import RungMemory
+
+    now = [1_000_000.0]
+    memory = RungMemory(tmp_path / "output-modes.json", now=lambda: now[0])
+    memory.put("http://llm:8080/v1", "m", "json_object", "refuses json_schema", demoted=True)
+    now[0] += 23 * 3600
+    kept = memory.get("http://llm:8080/v1", "m")
+    assert kept is not None and kept.mode == "json_object"
+    now[0] += 3600 + 1
+    assert memory.get("http://llm:8080/v1", "m") is None
