@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from deepsearch.agent.result import ResearchResult
 from deepsearch.history import store_for
 from deepsearch.session import ResearchSession, empty_result
 from tests.test_session import settings
@@ -19,3 +20,37 @@ def test_a_session_told_not_to_keep_its_run_leaves_the_history_alone(tmp_path: P
     skipped.finish(empty_result("Skipped?", chosen, "interrupted"))
     assert store_for(chosen).latest_id() == kept.run_id
     assert [run.run_id for run in store_for(chosen).runs()] == [kept.run_id]
+
+
+def test_a_follow_up_that_never_started_passes_on_what_it_was_given(tmp_path: Path) -> None:
+    """A follow-up of a follow-up that failed before its run starts where that one
+    would have: from the earlier run's knowledge and URL list."""
+    from deepsearch.agent.handover import Carryover
+
+    chosen = settings(**{"history.dir": str(tmp_path)})
+    earlier = Carryover(
+        run_id="20261201-000000-abcdef", question="Who built it?", answer="Ada.",
+        queries=["who built the bridge"], failed_urls={"https://gone.example/": "http_status: 404"},
+    )  # fmt: skip
+    session = ResearchSession("And when?", chosen, earlier=earlier)
+    session.finish(empty_result("And when?", chosen, "failed", "no provider"))
+    carried = store_for(chosen).carryover(session.run_id)
+    assert carried is not None
+    assert carried.queries == ["who built the bridge"]
+    assert carried.failed_urls == {"https://gone.example/": "http_status: 404"}
+
+
+def test_the_history_keeps_the_result_as_the_front_end_printed_it(tmp_path: Path) -> None:
+    """`deepsearch show` prints what the user saw (the CLI's cleaned answer), not the
+    raw result."""
+    import json
+
+    chosen = settings(**{"history.dir": str(tmp_path)})
+
+    def present(result: ResearchResult) -> ResearchResult:
+        return result.model_copy(update={"answer": "As printed."})
+
+    session = ResearchSession("Q?", chosen, present=present)
+    session.finish(empty_result("Q?", chosen, "interrupted"))
+    output = store_for(chosen).output(session.run_id)
+    assert output is not None and json.loads(output)["answer"] == "As printed."
