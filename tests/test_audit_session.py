@@ -54,3 +54,18 @@ def test_the_history_keeps_the_result_as_the_front_end_printed_it(tmp_path: Path
     session.finish(empty_result("Q?", chosen, "interrupted"))
     output = store_for(chosen).output(session.run_id)
     assert output is not None and json.loads(output)["answer"] == "As printed."
+
+
+def test_only_a_lenient_replay_warns_of_another_questions_cassette(tmp_path: Path) -> None:
+    """A strict replay of another question misses at once and says so itself: no
+    second notice about the cassette."""
+    from deepsearch.cassettes import Player
+    from deepsearch.session import foreign_cassette
+
+    (tmp_path / "run.json").write_text(
+        '{"started_at": "2026-01-01T00:00:00+00:00", "question": "Capital of Peru?"}', "utf-8"
+    )
+    assert foreign_cassette(Player(tmp_path), "Capital of Chile?") is None
+    lenient = foreign_cassette(Player(tmp_path, lenient=True), "Capital of Chile?")
+    assert lenient is not None and "recorded for another question" in lenient
+    assert foreign_cassette(Player(tmp_path, lenient=True), "Capital  of Peru?") is None
