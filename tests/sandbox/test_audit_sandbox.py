@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import asyncio
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +53,52 @@ def test_the_system_and_the_interpreter_are_read_only_inside(facts: dict[str, ob
     """Even where the uid could write there (an ordinary user's own Python), the code
     cannot change the interpreter the next run uses."""
     assert facts["writable"] == []
+
+
+def _hook(tmp_path: Path) -> Callable[[str, tuple[object, ...]], None]:
+    from deepsearch.sandbox.hook import make_hook
+
+    work = tmp_path / "work"
+    work.mkdir()
+    return make_hook(str(work), ("/usr/lib/python3",))
+
+
+def test_the_hook_refuses_writes_through_a_file_descriptor(tmp_path: Path) -> None:
+    """A descriptor names no path the hook could check (a dir_fd outside the work
+    directory): a changing call on one is refused."""
+    hook = _hook(tmp_path)
+    with pytest.raises(PermissionError, match="blocked: os.chmod on a file descriptor"):
+        hook("os.chmod", (3, 0o777, -1))
+
+
+def test_a_filter_the_kernel_refuses_stops_the_code_before_its_first_line(
+    tmp_path: Path,
+) -> None:
+    """child.py fails closed: no code runs without the seccomp filter it was sent."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from deepsearch.sandbox import child, hook
+
+    read_end, write_end = os.pipe()
+    request = {
+        "code": "print('the code ran')", "data": {}, "workdir": str(tmp_path),
+        "envelope_fd": write_end, "max_chars": 100,
+        "seccomp": "ffff000000000000",  # one instruction of no valid opcode: EINVAL
+        "hook": True, "hook_source": Path(hook.__file__).read_text("utf-8"),
+    }  # fmt: skip
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-B", "-c", Path(child.__file__).read_text("utf-8")],
+            input=json.dumps(request).encode(), capture_output=True, pass_fds=(write_end,),
+            timeout=30, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        envelope = json.loads(pipe.read())
+    assert b"the code ran" not in done.stdout
+    assert done.returncode != 0
+    assert envelope["result"] is None and envelope["error"].startswith("sandbox:")
