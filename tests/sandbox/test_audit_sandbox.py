@@ -102,3 +102,11 @@ def test_a_filter_the_kernel_refuses_stops_the_code_before_its_first_line(
     assert b"the code ran" not in done.stdout
     assert done.returncode != 0
     assert envelope["result"] is None and envelope["error"].startswith("sandbox:")
+
+
+def test_a_denied_native_module_is_refused_under_any_name(tmp_path: Path) -> None:
+    """Loading _posixsubprocess's file as "innocent" loads the same native code."""
+    hook = _hook(tmp_path)
+    so = "/usr/lib/python3/lib-dynload/_posixsubprocess.cpython-311-x86_64-linux-gnu.so"
+    with pytest.raises(PermissionError, match="blocked: import innocent"):
+        hook("import", ("innocent", so, [], [], []))
