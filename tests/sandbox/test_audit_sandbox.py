@@ -110,3 +110,17 @@ def test_a_denied_native_module_is_refused_under_any_name(tmp_path: Path) -> Non
     so = "/usr/lib/python3/lib-dynload/_posixsubprocess.cpython-311-x86_64-linux-gnu.so"
     with pytest.raises(PermissionError, match="blocked: import innocent"):
         hook("import", ("innocent", so, [], [], []))
+
+
+async def test_only_the_cap_of_a_flood_of_output_is_kept_and_all_of_it_counted() -> None:
+    """Code printing gigabytes must not fill the parent's memory: the first `cap` bytes
+    are kept, the rest only counted (for the truncation note)."""
+    from deepsearch.sandbox.process import drain
+
+    reader = asyncio.StreamReader()
+    for _ in range(3):
+        reader.feed_data(b"x" * 70_000)
+    reader.feed_eof()
+    kept, total = await drain(reader, 1000)
+    assert kept == b"x" * 1000
+    assert total == 210_000
