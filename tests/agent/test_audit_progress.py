@@ -1,0 +1,65 @@
+"""Outside mutation audit (issue 37): stop-rule behaviours no other test pinned
+(agent/progress.py's docstring is the rule)."""
+
+from __future__ import annotations
+
+from deepsearch.agent.progress import ProgressWatch
+from deepsearch.agent.retrieval.evidence import PageEvidence, evidence_chunks
+from deepsearch.agent.state import AgentState
+from deepsearch.agent.types import KnowledgeItem
+
+QUESTION = "Which psychologist founded the Journal of Applied Memory Research?"
+FIRST_HOP = (
+    "The Journal of Applied Memory Research was founded in 1962 by the psychologist "
+    "Hedda Marr, who edited it until 1980."
+)
+FILLER = " ".join(["The weather in the valley was mild that year and the harvest was good."] * 8)
+SAME_NAMES_AGAIN = (
+    "Readers of the journal say the psychologist who founded the Journal of Applied "
+    "Memory Research also ran its research group for years."
+)
+
+
+def _watched(state: AgentState) -> ProgressWatch:
+    watch = ProgressWatch()
+    assert not watch.stalled(state)  # the first call takes stock
+    return watch
+
+
+def test_a_verdict_on_an_answer_is_a_step_of_the_chain() -> None:
+    """A check's attempt spent (or a re-check run) resets the no-hop count: research
+    then ends by running out of attempts, not by the hop limit."""
+    state = AgentState.start(QUESTION)
+    watch = _watched(state)
+    state.rechecks += 1
+    assert watch.news(state) == "hop"
+
+
+def test_a_page_whose_first_passage_is_a_hop_stays_a_hop_whatever_follows() -> None:
+    """A later passage of the same page that only covers the question again (a lead)
+    does not take the page's hop away."""
+    state = AgentState.start(QUESTION)
+    watch = _watched(state)
+    url = "https://example.org/journal"
+    text = f"{FIRST_HOP}\n\n{FILLER}\n\n{SAME_NAMES_AGAIN}"
+    item = KnowledgeItem(question=f"page {url}", answer=text, type="url", references=[url])
+    state.add_knowledge(item)
+    chunks = evidence_chunks(text)
+    assert len(chunks) == 3
+    state.add_evidence(PageEvidence(url=url, title=url, chunks=chunks, item=item))
+    assert watch.news(state) == "hop"
+
+
+def test_a_harvested_link_is_no_new_search_result() -> None:
+    """Only search results count as new by their title and snippet: a page's links
+    (origin "link") are many, and a stuck model keeps harvesting them."""
+    from deepsearch.agent.types import UrlRecord
+
+    state = AgentState.start(QUESTION)
+    watch = _watched(state)
+    url = "https://example.org/founders"
+    state.url_pool[url] = UrlRecord(url=url, title=FIRST_HOP, origin="link")
+    assert watch.news(state) is None
+    other = "https://example.org/journal-history"
+    state.url_pool[other] = UrlRecord(url=other, title=FIRST_HOP, origin="search")
+    assert watch.news(state) == "lead"
