@@ -63,3 +63,20 @@ def test_a_harvested_link_is_no_new_search_result() -> None:
     other = "https://example.org/journal-history"
     state.url_pool[other] = UrlRecord(url=other, title=FIRST_HOP, origin="search")
     assert watch.news(state) == "lead"
+
+
+def _read(state: AgentState, url: str, text: str) -> None:
+    item = KnowledgeItem(question=f"page {url}", answer=text, type="url", references=[url])
+    state.add_knowledge(item)
+    state.add_evidence(PageEvidence(url=url, title=url, chunks=evidence_chunks(text), item=item))
+
+
+def test_a_passage_without_any_of_the_questions_names_is_no_first_hop() -> None:
+    """The chain's first page holds a name of the question ("Vienna"); a passage that
+    only shares its other words is new evidence, not a step of the chain."""
+    state = AgentState.start("Which psychologist founded the memory journal in Vienna?")
+    watch = _watched(state)
+    _read(state, "https://example.org/a", "A psychologist founded a memory journal in 1962.")
+    assert watch.news(state) == "lead"
+    _read(state, "https://example.org/b", "In Vienna a psychologist founded the memory journal.")
+    assert watch.news(state) == "hop"
