@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from deepsearch.agent.progress import ProgressWatch
 from deepsearch.agent.retrieval.evidence import PageEvidence, evidence_chunks
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
+from deepsearch.errors import WebUnreadable
 
 QUESTION = "Which psychologist founded the Journal of Applied Memory Research?"
 FIRST_HOP = (
@@ -80,3 +83,22 @@ def test_a_passage_without_any_of_the_questions_names_is_no_first_hop() -> None:
     assert watch.news(state) == "lead"
     _read(state, "https://example.org/b", "In Vienna a psychologist founded the memory journal.")
     assert watch.news(state) == "hop"
+
+
+def test_reads_that_time_out_are_refused_reads_of_a_network_that_cannot_fetch() -> None:
+    """Two visits whose every read timed out while search works end the run with the
+    network cause, as connection failures do."""
+    from deepsearch.agent.progress import ReadWatch, refusal
+
+    assert refusal("timeout: no complete answer in 20s") == "network"
+    state = AgentState.start(QUESTION)
+    state.add_knowledge(KnowledgeItem(question="q", answer="snippet", type="side-info"))
+    watch = ReadWatch()
+    for n in range(2):
+        url = f"https://slow{n}.example/"
+        state.visited.append(url)
+        state.mark_failed(url, "timeout: no complete answer in 20s")
+        if n == 0:
+            watch.check(state)
+    with pytest.raises(WebUnreadable, match="no page could be fetched"):
+        watch.check(state)
