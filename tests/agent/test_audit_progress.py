@@ -102,3 +102,15 @@ def test_reads_that_time_out_are_refused_reads_of_a_network_that_cannot_fetch() 
             watch.check(state)
     with pytest.raises(WebUnreadable, match="no page could be fetched"):
         watch.check(state)
+
+
+def test_only_the_address_guard_s_blocks_are_read_as_the_guard() -> None:
+    """A read blocked for another reason (an eval's answer-key site, a file outside the
+    corpus, a scheme) is no sign of private addresses: --allow-private-urls would not
+    help, so it is no refused read at all."""
+    from deepsearch.agent.progress import refusal
+
+    assert refusal("blocked: host 'intra' resolves to a non-public address (10.0.0.7)") == "guard"
+    assert refusal("blocked: host 'localhost' is local") == "guard"
+    assert refusal("blocked: answer-key site, blocked during an eval") is None
+    assert refusal("blocked: outside the corpus folder") is None
