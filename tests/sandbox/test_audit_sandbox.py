@@ -124,3 +124,27 @@ async def test_only_the_cap_of_a_flood_of_output_is_kept_and_all_of_it_counted()
     kept, total = await drain(reader, 1000)
     assert kept == b"x" * 1000
     assert total == 210_000
+
+
+def test_how_the_code_ended_is_reported_in_one_honest_line() -> None:
+    """child.py's report, run in this process on harmless code: sys.exit(0) is a clean
+    end, `result` wins over `output`, a MemoryError is said to be the memory limit."""
+    from deepsearch.sandbox.child import _describe, _run
+
+    assert _run("import sys\nresult = 'done'\nsys.exit(0)", {}, 100) == {
+        "result": "done",
+        "error": None,
+    }
+    assert _run("output = 'printed'\nresult = 'the answer'", {}, 100)["result"] == "the answer"
+    assert _describe(MemoryError()).startswith("memory: ")
+
+
+def test_opening_a_file_to_truncate_it_is_a_write(tmp_path: Path) -> None:
+    """os.open(path, O_RDONLY | O_TRUNC) empties a file: outside the work directory it
+    is refused like any write, though the standard library may be read."""
+    import os
+
+    hook = _hook(tmp_path)
+    with pytest.raises(PermissionError, match="blocked: open /usr/lib/python3/os.py"):
+        hook("open", ("/usr/lib/python3/os.py", None, os.O_RDONLY | os.O_TRUNC))
+    hook("open", ("/usr/lib/python3/os.py", None, os.O_RDONLY))
