@@ -107,6 +107,35 @@ def tail_floor(runs: int = 5) -> float:
     return _median(tails)
 
 
+PROBE = """
+import resource, statistics
+from deepsearch.sandbox.runner import probe_isolation
+def used():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+cpu = []
+for _ in range({runs}):
+    before = used()
+    probe_isolation("auto")
+    cpu.append(used() - before)
+print(statistics.median(cpu))
+"""
+
+
+def probe_cpu(source: str | None, runs: int = 3) -> float:
+    """The CPU of the processes one sandbox probe starts (every run starts one, beside its
+    first step), median of `runs` in a fresh interpreter of that code: a figure the run's
+    CPU holds but its own profile does not show (it is other processes' time)."""
+    env = {**os.environ, **({"PYTHONPATH": source} if source else {})}
+    command = [sys.executable, "-c", PROBE.format(runs=runs)]
+    # In the code's own folder: `python -c` puts the working directory first on sys.path.
+    done = subprocess.run(command, env=env, cwd=source, capture_output=True, text=True, timeout=120)
+    try:
+        return float(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return float("nan")
+
+
 def warm_up(bench: Bench, item: Item, codes: dict[str, str | None]) -> None:
     """One unmeasured run per code: its bytecode is written, as an install's is."""
     for source in codes.values():
@@ -212,10 +241,21 @@ def run() -> str:
             loaded = measure_pass(bench, items, runs, "loaded", codes)
             floors.append(tail_floor())
         cores = sum(hog_cpu) / (time.perf_counter() - started)
+    probes = {name: probe_cpu(source) for name, source in codes.items()}
     return render(
         quiet, loaded, n_hogs=n_hogs, runs=runs, load=load_before, codes=codes, floors=floors,
-        hog_cores=cores,
+        hog_cores=cores, probes=probes,
     )  # fmt: skip
+
+
+def _probe_line(probes: dict[str, float]) -> str:
+    if not probes:
+        return ""
+    each = ", ".join(f"{name} {cpu:.3f} s" for name, cpu in probes.items())
+    return (
+        " The sandbox probe alone (the CPU of the processes it starts, in the run's CPU "
+        f"above; median of 3 probes in a fresh interpreter of each code): {each}."
+    )
 
 
 def render(
@@ -228,6 +268,7 @@ def render(
     codes: dict[str, str | None],
     floors: list[float],
     hog_cores: float = float("nan"),
+    probes: dict[str, float] | None = None,
 ) -> str:
     questions = len(next(iter(quiet.values()))) // max(1, runs)
     named = ", ".join(f"{k}: `{v or 'this checkout'}`" for k, v in codes.items())
@@ -247,7 +288,7 @@ page requests that served no page of the run's `read_urls` (a second fetch of a 
 read counts too). Code measured ({named}), alternated question by question. Load
 average (1/5 min) before the first run: {load}. The exit tail this instrument reads on a
 process that exits right after its write (its floor: scheduling and pipe latency):
-{floors[0]:.2f} s quiet, {floors[1]:.2f} s loaded.
+{floors[0]:.2f} s quiet, {floors[1]:.2f} s loaded.{_probe_line(probes or {})}
 """
     ]
     for name in codes:

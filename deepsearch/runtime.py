@@ -24,6 +24,7 @@ from deepsearch.web.types import (
     SearchQuery,
     SearchResult,
 )
+from deepsearch.web.urls import is_local_url
 
 if TYPE_CHECKING:  # the local corpus module is only needed when a run builds one
     from deepsearch.agent.deps import SandboxLike
@@ -262,15 +263,14 @@ class RoutingReader:
         self.corpus = corpus
 
     async def read(self, url: str) -> Page | ReadFailure:
-        from deepsearch.web.search.local import is_local_url, read_local
+        if not is_local_url(url):  # a web run never loads the corpus module (~3 ms)
+            return await self.web.read(url)
+        if self.corpus is None:
+            why = "local files are readable only with --corpus"
+            return ReadFailure(url=url, kind="blocked", detail=why)
+        from deepsearch.web.search.local import read_local
 
-        if is_local_url(url):
-            if self.corpus is None:
-                return ReadFailure(
-                    url=url, kind="blocked", detail="local files are readable only with --corpus"
-                )
-            return await read_local(url, self.corpus)
-        return await self.web.read(url)
+        return await read_local(url, self.corpus)
 
     def warm(self) -> None:
         _warm(self.web)

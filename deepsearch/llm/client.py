@@ -31,7 +31,11 @@ from deepsearch.llm.parse import ParseFailure, parse_json_lenient
 from deepsearch.llm.prices import Price, PriceBook
 from deepsearch.llm.provider_common import Embeddings
 from deepsearch.llm.reply_checks import has_non_finite, is_complete_json, summarize, trim_to_limits
-from deepsearch.llm.schema_dialects import distill_schema, drop_null_defaults
+from deepsearch.llm.schema_dialects import (
+    distill_schema,
+    drop_inlined_nulls,
+    inline_refs_lenient,
+)
 from deepsearch.llm.tokens import count_tokens, upper_bound_tokens
 from deepsearch.llm.tracker import TokenTracker
 from deepsearch.prompts import render
@@ -59,6 +63,13 @@ def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
     """`schema`'s JSON schema, generated once per class: schemas are immutable classes
     and generating it is not cheap (the result is shared: never mutate it)."""
     return schema.model_json_schema()
+
+
+@lru_cache(maxsize=256)
+def reply_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """`json_schema_of` with its `$ref`s inlined, once per class: every reply's nulls are
+    dropped against it, and inlining copies the whole schema (shared: never mutate it)."""
+    return inline_refs_lenient(json_schema_of(schema))
 
 
 def _retry_prompt(problem: str, finish_reason: str | None) -> str:
@@ -229,7 +240,7 @@ class LLMClient:
         if has_non_finite(data):  # NaN/Infinity parse in Python but are never valid JSON
             return None, render("llm/problem_non_finite")
         # Strict mode sends null for an optional field it had to make nullable.
-        data = drop_null_defaults(json_schema_of(schema), data)
+        data = drop_inlined_nulls(reply_schema_of(schema), data)
         try:
             return schema.model_validate(data), ""
         except ValidationError as exc:

@@ -316,7 +316,13 @@ def drop_null_defaults(schema: dict[str, Any], data: Any) -> Any:
     failing. A null for a field whose own type allows null is left alone (it is a
     real value), and so is a null for a required field (a genuine error).
     """
-    return _drop(inline_refs_lenient(schema), data)
+    return drop_inlined_nulls(inline_refs_lenient(schema), data)
+
+
+def drop_inlined_nulls(inlined: dict[str, Any], data: Any) -> Any:
+    """`drop_null_defaults` against a schema already inlined (`inline_refs_lenient`):
+    what a caller uses that keeps the inlined schema rather than inline it per reply."""
+    return _drop(inlined, data)
 
 
 def inline_refs_lenient(schema: dict[str, Any]) -> dict[str, Any]:

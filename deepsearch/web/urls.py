@@ -299,3 +299,8 @@ def host_matches_any(host: str, patterns: Iterable[str]) -> bool:
     """True when `host` is one of `patterns` (hosts or URLs) or a subdomain of one;
     blank patterns match nothing (the hostname options of a run)."""
     return bool(host) and any(host_matches(host, p) for p in patterns if p.strip())
+
+
+def is_local_url(url: str) -> bool:
+    """A document of the local corpus (`--corpus DIR`): a file: URL, in any case."""
+    return url.lower().startswith("file:")

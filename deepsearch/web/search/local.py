@@ -363,10 +363,6 @@ class LocalSearch:
         return await asyncio.to_thread(self.corpus.search, query)
 
 
-def is_local_url(url: str) -> bool:
-    return url.lower().startswith("file:")
-
-
 async def read_local(url: str, corpus: LocalCorpus) -> Page | ReadFailure:
     """Read one corpus document back as a Page, or a typed failure."""
     return await asyncio.to_thread(corpus.read, url)
