@@ -78,6 +78,7 @@ def test_events_that_open_no_door_pass(work: str) -> None:
 def test_setting_a_function_s_code_or_globals_is_refused(work: str, name: str) -> None:
     hook = make_hook(work, (STDLIB,))
     assert refusal(hook, "object.__setattr__", (lambda: 0, name, None)) == f"blocked: set {name}"
+    assert refusal(hook, "object.__setattr__", (lambda: 0, name)) == f"blocked: set {name}"
 
 
 def test_setting_an_ordinary_attribute_is_allowed(work: str) -> None:
@@ -210,6 +211,8 @@ def test_a_copy_or_move_needs_the_work_directory_at_both_ends(work: str, event: 
     assert refusal(hook, event, (work + "/a", "/tmp/b")) == f"blocked: {event} /tmp/b"
     assert refusal(hook, event, (work + "/a", work + "/b")) is None
     assert refusal(hook, event, (work + "/a",)) is None
+    # The target is a path in the work directory, never a descriptor it stands for.
+    assert refusal(hook, event, (work + "/a", 5)) == f"blocked: {event} on a file descriptor"
 
 
 def test_only_a_copy_or_move_has_a_second_path(work: str) -> None:
@@ -255,6 +258,9 @@ def test_a_denied_native_module_is_refused_under_any_name(work: str) -> None:
     assert refusal(hook, "import", ("harmless", so)) == "blocked: import harmless"
     assert refusal(hook, "import", (None, so)) == "blocked: import None"
     assert refusal(hook, "import", ("json", f"{STDLIB}/json/__init__.py")) is None
+    # A bare file name (a relative origin) is read the same way, then refused as outside.
+    assert refusal(hook, "import", ("x", "_posixsubprocess.so")) == "blocked: import x"
+    assert refusal(hook, "import", ("x", "x.py")) == f"blocked: import {work}/x.py"
 
 
 def test_code_is_imported_from_the_standard_library_only(work: str) -> None:

@@ -92,6 +92,7 @@ def test_other_endings_are_crashes_named_by_signal_or_status() -> None:
     assert (
         _verdict(128, ended(), LIMITS, 9)[0] == "crashed: exited with status 128 without reporting"
     )
+    assert _verdict(129, ended(), LIMITS, 9)[0] == "crashed: killed by SIGHUP"
     assert _verdict(1, ended(), LIMITS, 9)[0] == "crashed: exited with status 1 without reporting"
     assert _verdict(None, ended(), LIMITS, 9)[0] == (
         "crashed: exited with status 0 without reporting"
@@ -202,6 +203,62 @@ def test_a_plan_whose_wrapper_fails_is_refused_with_its_last_words(tmp_path: Pat
     assert said == f"exit 5: {'x' * 492}"  # one line, 500 characters in all
 
 
+# A wrapper in place of unshare: it checks how the probe started it and answers for the
+# child (whose work directory, /deepsearch-work, exists only in a real new root).
+CHECKING_WRAPPER = """
+import json, os, resource, sys
+tmpfs_mb, flags = sys.argv[1], sys.argv[3:7]
+request = json.loads(sys.stdin.read())
+problems = [
+    tmpfs_mb != "1" and f"tmpfs {tmpfs_mb} MB",
+    flags != ["-I", "-S", "-B", "-c"] and f"flags {flags}",
+    os.path.basename(os.getcwd()) != "work" and f"cwd {os.getcwd()}",
+    os.environ.get("HOME") != "/deepsearch-work" and "HOME",
+    "PROBE_SECRET" in os.environ and "the environment was passed on",
+    resource.getrlimit(resource.RLIMIT_NOFILE) != (64, 64) and "no open-files limit",
+    request["code"] != "result = 'ok'" and "code",
+]
+if any(problems):
+    sys.exit(", ".join(p for p in problems if p))
+os.write(request["envelope_fd"], b'{"result": "ok", "error": null}')
+"""
+
+
+def test_the_probe_starts_its_check_as_a_run_is_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROBE_SECRET", "sk-probe")
+    monkeypatch.setattr(runner, "launcher", lambda limits, plan: None)  # rlimits: preexec
+    wrapper = [sys.executable, "-c", CHECKING_WRAPPER, "{tmpfs_mb}"]
+    assert check_plan(BARE.model_copy(update={"prefix": wrapper})) is None
+
+
+def test_a_plan_that_ends_well_without_reporting_is_refused() -> None:
+    quiet = BARE.model_copy(update={"python": "/bin/true"})
+    assert check_plan(quiet) == "exit 0: no output"
+
+
+def test_a_probe_that_hangs_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "_PROBE_TIMEOUT_S", 0.2)
+    stuck = BARE.model_copy(update={"prefix": ["/bin/sh", "-c", "exec sleep 30"]})
+    said = check_plan(stuck) or ""
+    assert "timed out after 0.2 seconds" in said, said
+
+
+WRITES_GARBAGE = """
+import json, os, sys
+fd = json.loads(sys.stdin.read())["envelope_fd"]
+os.write(fd, b"\\xff{" if sys.argv[1] == "envelope" else b"")
+os.write(2, b"\\xfe stderr\\n")
+sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize("where", ["envelope", "stderr"])
+def test_what_a_failed_probe_said_is_read_even_when_it_is_not_text(where: str) -> None:
+    plan = BARE.model_copy(update={"prefix": [sys.executable, "-c", WRITES_GARBAGE, where]})
+    expected = "\ufffd{" if where == "envelope" else "\ufffd stderr"
+    assert check_plan(plan) == f"exit 1: {expected}"
+
+
 def test_a_plan_whose_child_reports_another_result_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -232,7 +289,8 @@ class FakeProcess:
     async def supervise(
         self, child: Any, read_end: int, request: bytes, cap: int, wall_s: float
     ) -> Ended:
-        self.supervised = {"read_end": read_end, "request": request, "cap": cap, "wall": wall_s}
+        self.supervised = {"child": child, "read_end": read_end, "request": request}
+        self.supervised |= {"cap": cap, "wall": wall_s}
         os.close(read_end)
         return self.ending
 
@@ -265,6 +323,7 @@ def test_a_run_starts_the_wrapped_interpreter_with_its_limits(fake: FakeProcess)
     (write_end,) = fake.started["pass_fds"]
     request = json.loads(fake.supervised["request"])
     assert request["envelope_fd"] == write_end and request["data"] == {"n": 1}
+    assert request["code"] == "result = 1" and fake.supervised["child"] is fake
     assert request["max_chars"] == 100 and request["hook"] is True
     assert fake.supervised["cap"] == 100 * 4 + 4 and fake.supervised["wall"] == 3
 
@@ -280,6 +339,21 @@ def test_a_wrapped_run_is_started_by_the_launcher_with_the_file_size_tmpfs(
     assert fake.started["argv"][:5] == ["/launch", "2", "/wrap", "10", "/py"]
     assert fake.started["preexec"] is None
     assert fake.started["env"]["HOME"] == "/deepsearch-work"
+
+
+def test_a_run_killed_before_it_reported_is_named_from_its_exit_and_duration(
+    fake: FakeProcess,
+) -> None:
+    fake.ending, fake.returncode = ended(), -signal.SIGKILL
+    box = Sandbox(LIMITS, probe=lambda: BARE, clock=FakeClock(tick=0.12345))
+    out = asyncio.run(box.run("x = [0] * 10**10", {}))
+    assert out.error == "memory: killed by SIGKILL after 0.12 s (out of memory)"
+    assert out.duration_s == 0.123 and not out.ok
+    fake.returncode = 128 + signal.SIGKILL  # as the wrapper's shell reports it
+    slow = Sandbox(LIMITS, probe=lambda: BARE, clock=FakeClock(tick=2.0))
+    assert asyncio.run(slow.run("while True: pass", {})).error == (
+        "timeout: exceeded the CPU limit of 2 s"
+    )
 
 
 def test_the_run_reports_the_child_s_error_and_the_hook_setting(fake: FakeProcess) -> None:
