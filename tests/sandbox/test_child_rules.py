@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from deepsearch.sandbox import child, seccomp
+from deepsearch.sandbox.hook import _DENIED_MODULES
 
 HOOK_SOURCE = Path(child.__file__).with_name("hook.py").read_text("utf-8")
 
@@ -81,6 +82,9 @@ def test_the_result_is_the_variable_result_else_output() -> None:
 
 def test_the_result_sees_the_data() -> None:
     assert run("result = data['n'] * 2", {"n": 21})["result"] == "42"
+    # Its globals: the data, a main module's name and the builtins, nothing of the bootstrap.
+    names = run("result = sorted(globals())")["result"]
+    assert names == "['__builtins__', '__name__', 'data']"
 
 
 def test_a_long_result_is_cut_and_says_by_how_much() -> None:
@@ -172,7 +176,8 @@ class Bootstrap:
         monkeypatch.setitem(sys.modules, "_signal", sys.modules["_signal"])
         monkeypatch.setattr(sys, "addaudithook", self.hooks.append)
         monkeypatch.setattr(child, "_install_filter", self.filters.append)
-        monkeypatch.setattr(child, "_close_unwatched_doors", lambda denied: None)
+        self.closed: list[object] = []
+        monkeypatch.setattr(child, "_close_unwatched_doors", self.closed.append)
 
         def exit_(status: int) -> None:
             raise Exited(status)
@@ -226,6 +231,7 @@ def test_the_code_runs_in_its_work_directory_with_no_bytecode_cache_or_signals(
 
 def test_the_hook_is_installed_before_the_code_runs(bootstrap: Bootstrap) -> None:
     status, envelope = bootstrap("result = 1")
+    assert bootstrap.closed == [_DENIED_MODULES]  # the hook's own list of denied modules
     (hook,) = bootstrap.hooks
     work = str(bootstrap.workdir.resolve())
     hook("open", (work + "/f", "w", 0))  # the work directory is writable
@@ -330,19 +336,34 @@ def test_a_large_envelope_is_written_whole(bootstrap: Bootstrap, tmp_path: Path)
 # --- the seccomp filter, installed in a fork of this process ----------------------------------
 
 
-def _in_a_fork(program_hex: str) -> dict[str, Any]:
-    """Install the filter in a forked child; what it could do afterwards."""
+def _in_a_fork(program_hex: str, *, prctl_fails: bool = False) -> dict[str, Any]:
+    """Install the filter in a forked child; what it could do afterwards. (Called once in
+    this process too, with no program: `make mutate` links a test to the functions it
+    saw called in this process, not in a fork.)"""
+    with pytest.raises(ValueError):  # not a program: refused before anything is installed
+        child._install_filter("not hex")
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the forked child
         os.close(read_end)
         seen: dict[str, Any] = {}
+        if prctl_fails:  # a kernel that refuses no_new_privs
+            import ctypes
+
+            def refuse(*args: object) -> int:
+                ctypes.set_errno(1)
+                return -1
+
+            ctypes.CDLL = lambda *a, **k: types.SimpleNamespace(prctl=refuse)  # type: ignore[misc,assignment]
         try:
             child._install_filter(program_hex)
             seen["installed"] = True
         except OSError as exc:
             seen["installed"] = str(exc)
         seen["ctypes"] = sorted(m for m in sys.modules if "ctypes" in m)
+        status = Path("/proc/self/status").read_text().splitlines()
+        seen |= {k: v.strip() for k, _, v in (x.partition(":") for x in status)
+                 if k in ("NoNewPrivs", "Seccomp")}  # fmt: skip
         try:
             socket.socket().close()
             seen["socket"] = "allowed"
@@ -358,13 +379,23 @@ def _in_a_fork(program_hex: str) -> dict[str, Any]:
 
 
 def test_the_filter_is_in_force_once_installed_and_ctypes_is_forgotten() -> None:
-    with pytest.raises(ValueError):  # not a program: refused before anything is installed
-        child._install_filter("not hex")
     seen = _in_a_fork(seccomp.build_filter().hex())
-    assert seen == {"installed": True, "ctypes": [], "socket": 1}  # EPERM
+    assert seen == {
+        "installed": True,
+        "ctypes": [],
+        "NoNewPrivs": "1",  # set by the bootstrap itself, whatever the wrapper did
+        "Seccomp": "2",  # a filter
+        "socket": 1,  # EPERM
+    }
 
 
 def test_a_program_the_kernel_refuses_is_an_error_not_a_silent_pass() -> None:
     seen = _in_a_fork("06" * 8)  # an instruction that does not exist
     assert seen["installed"] == "[Errno 22] seccomp filter refused"
-    assert seen["socket"] == "allowed"
+    assert (seen["Seccomp"], seen["socket"]) == ("0", "allowed")
+
+
+def test_a_kernel_that_refuses_no_new_privs_is_an_error() -> None:
+    seen = _in_a_fork(seccomp.build_filter().hex(), prctl_fails=True)
+    assert seen["installed"] == "[Errno 1] PR_SET_NO_NEW_PRIVS failed"
+    assert (seen["Seccomp"], seen["socket"]) == ("0", "allowed")
