@@ -10,6 +10,7 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,28 @@ def test_the_tasks_of_a_user_are_counted_thread_by_thread() -> None:
     assert isolation._tasks_of(0x7EFFFFFF) == 0  # no process runs as a fresh uid's neighbour
 
 
+def test_every_process_of_the_user_counts_even_after_one_ended_meanwhile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    owners = {"1": 0, "22": 1000, "33": 1000, "44": 1000}
+    tasks = {"1": ["1"], "22": ["22", "23"], "44": ["44"]}  # 33 ends as it is read
+
+    def listdir(path: str) -> list[str]:
+        if path == "/proc":
+            return ["1", "22", "self", "33", "44"]
+        pid = path.split("/")[2]
+        if pid not in tasks:
+            raise FileNotFoundError(path)
+        return tasks[pid]
+
+    def stat(path: str) -> os.stat_result:
+        return os.stat_result((0, 0, 0, 0, owners[path.split("/")[2]], 0, 0, 0, 0, 0))
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    monkeypatch.setattr(os, "stat", stat)
+    assert isolation._tasks_of(1000) == 3
+
+
 def test_the_launcher_sets_the_limits_the_priority_and_death_with_the_parent() -> None:
     plan = IsolationPlan(usable=True, reason="", prefix=["u"], fresh_uid=True)
     with mock.patch("shutil.which", side_effect=lambda name: f"/bin/{name}"):
@@ -244,6 +267,8 @@ def test_a_run_s_directories_are_private_and_removed_afterwards() -> None:
             "/deepsearch-work"
         )
     assert not base.exists()
+    with SandboxDirs() as gone:  # a folder cleaned away under the run: no error
+        shutil.rmtree(gone.base)
 
 
 def test_the_wrapper_s_placeholders_are_filled_per_run() -> None:
@@ -348,6 +373,13 @@ def test_the_root_holds_read_only_binds_of_the_system_and_four_devices() -> None
     assert "/dev/tty" not in script and "/dev/shm" not in script
     for name in ("/etc/ld.so.cache", "/etc/localtime"):
         assert (f"--bind {name} " in script) == os.path.isfile(name)
+
+
+def test_a_missing_system_file_is_left_out_of_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = os.path.isfile
+    monkeypatch.setattr(os.path, "isfile", lambda p: p != "/etc/localtime" and real(p))
+    script = isolation._root_script("/m", "/p", "/u")
+    assert "/etc/localtime" not in script  # its bind would fail and `set -e` end the run
     assert 'mkdir "$R"/deepsearch-work "$R/dev" "$R/etc" "$R/.old"' in script
     for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64"):
         if os.path.islink(path):
