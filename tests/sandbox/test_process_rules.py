@@ -115,7 +115,8 @@ def test_a_descendant_that_holds_the_output_open_does_not_hold_the_run(
         if pid_file.exists():
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
     assert took < 2 and not ended.timed_out
-    assert (ended.out, ended.envelope) == (b"", b"")
+    # What was not read by then is given up: nothing kept, nothing counted.
+    assert ended == Ended(b"", 0, b"", 0, b"", False)
 
 
 def test_the_run_starts_in_a_session_of_its_own_where_and_as_asked(tmp_path: Path) -> None:
@@ -163,6 +164,31 @@ def test_drain_and_read_pipe_keep_the_first_bytes(tmp_path: Path) -> None:
 
     nothing, kept, piped = asyncio.run(go())
     assert nothing == (b"", 0) and kept == (b"abcd", 120000) and piped == b"012"
+
+
+def test_output_read_in_pieces_is_kept_up_to_the_cap() -> None:
+    async def go() -> tuple[bytes, int]:
+        reader = asyncio.StreamReader()
+        draining = asyncio.ensure_future(drain(reader, 10))
+        for piece in (b"abc", b"defghijklmnop"):
+            reader.feed_data(piece)
+            for _ in range(3):
+                await asyncio.sleep(0)  # the drain reads this piece alone
+        reader.feed_eof()
+        return await draining
+
+    assert asyncio.run(go()) == (b"abcdefghij", 16)
+
+
+def test_an_envelope_is_read_up_to_four_mebibytes(tmp_path: Path) -> None:
+    async def go() -> Ended:
+        read_end, write_end = os.pipe()
+        script = f"head -c {4 * 1024 * 1024 + 1} /dev/zero > /dev/fd/{write_end}"
+        child = await sh(script, str(tmp_path), pass_fds=(write_end,))
+        os.close(write_end)
+        return await supervise(child, read_end, b"", 100, 5.0)
+
+    assert len(asyncio.run(go()).envelope) == 4 * 1024 * 1024
 
 
 def test_killing_a_group_that_is_gone_or_not_ours_is_quiet(
