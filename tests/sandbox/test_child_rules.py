@@ -360,7 +360,9 @@ def _in_a_fork(program_hex: str, *, prctl_fails: bool = False) -> dict[str, Any]
             seen["installed"] = True
         except OSError as exc:
             seen["installed"] = str(exc)
-        seen["ctypes"] = sorted(m for m in sys.modules if "ctypes" in m)
+        # The package and its native module (numpy's *_ctypes helpers are no part of it).
+        names = [m for m in sys.modules if m == "ctypes" or m.startswith(("ctypes.", "_ctypes"))]
+        seen["ctypes"] = sorted(names)
         status = Path("/proc/self/status").read_text().splitlines()
         seen |= {k: v.strip() for k, _, v in (x.partition(":") for x in status)
                  if k in ("NoNewPrivs", "Seccomp")}  # fmt: skip
