@@ -556,7 +556,8 @@ def test_the_code_s_exit_handlers_never_run(batch: Batch) -> None:
 
 
 def test_the_code_runs_at_a_lower_priority_than_the_parent(batch: Batch) -> None:
-    assert batch.outcomes[PLAIN["niceness"]].result == str(os.nice(0) + 10)
+    # Niceness stops at 19: a parent already at 10 or more (`nice make test`) gives 19.
+    assert batch.outcomes[PLAIN["niceness"]].result == str(min(os.nice(0) + 10, 19))
 
 
 def test_environment_is_cleared(batch: Batch) -> None:
