@@ -12,6 +12,7 @@ import resource
 import shlex
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -283,6 +284,26 @@ def test_the_wrapper_s_placeholders_are_filled_per_run() -> None:
         shared = plan.model_copy(update={"fresh_uid": False, "python": ""})
         assert dirs.command(shared, 1) == ["u", dirs.root, "1", "--reuid=0",
                                            os.path.realpath(sys.executable)]  # fmt: skip
+        assert not (Path(dirs.base) / "fstab").exists()  # a plan without a mount table
+
+
+def test_the_run_s_mount_table_is_written_filled_with_its_root_escaped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "a b"))
+    (tmp_path / "a b").mkdir()
+    plan = IsolationPlan(
+        usable=True, reason="", prefix=["u", "{root}", "{fstab}"], python="/py", fresh_uid=True,
+        mounts=["/usr {root}/usr none bind 0 0", "w {root}/w tmpfs size={tmpfs_mb}m,uid={uid} 0 0"],
+    )  # fmt: skip
+    with SandboxDirs() as dirs:
+        argv = dirs.command(plan, 32)
+        fstab = Path(dirs.base) / "fstab"
+        assert argv == ["u", dirs.root, str(fstab), "/py"]
+        root = dirs.root.replace(" ", "\\040")
+        assert fstab.read_text("utf-8") == (
+            f"/usr {root}/usr none bind 0 0\nw {root}/w tmpfs size=32m,uid={dirs.uid} 0 0\n"
+        )
 
 
 # --- the wrapper ----------------------------------------------------------------------------
@@ -305,10 +326,11 @@ def test_as_root_each_run_gets_a_fresh_uid_and_no_capabilities() -> None:
     script = isolation._root_script("/t/mount", "/t/pivot_root", "/t/umount")
     assert plan.prefix == [
         "/t/unshare", "--net", "--pid", "--ipc", "--uts", "--mount", "--fork", "--kill-child",
-        "/bin/sh", "-c", script, "{root}", "{tmpfs_mb}", "{uid}", "/t/setpriv",
+        "/bin/sh", "-c", script, "{root}", "{fstab}", "/t/setpriv",
         "--reuid={uid}", "--regid={uid}", "--clear-groups", "--bounding-set=-all",
         "--inh-caps=-all", "--no-new-privs", "--",
     ]  # fmt: skip
+    assert plan.mounts == isolation._mount_table()
 
 
 def test_an_ordinary_user_maps_to_root_in_a_user_namespace() -> None:
@@ -342,69 +364,83 @@ def test_pivot_root_is_found_in_sbin_off_the_path() -> None:
 def test_the_root_script_fails_closed_and_leaves_no_way_back() -> None:
     lines = isolation._root_script("/m", "/p", "/u").splitlines()
     assert lines[0] == "set -e"  # any failed step ends the run before the code
-    assert lines[1] == "R=$0 M=$1 U=$2; shift 2"
+    assert lines[1] == "R=$0 F=$1; shift"
     assert lines[2] == '/m -t tmpfs -o size=8m,mode=0755,nosuid,nodev sandbox-root "$R"'
-    assert lines[-12:] == [
-        'mkdir "$R/proc"',
-        '/m -t proc -o nosuid,nodev,noexec proc "$R/proc"',
+    assert lines[-9:] == [
+        '/m -a -T "$F"',  # every bind, the work tmpfs and proc, in the table's order
         'cd "$R"',
         "/p . .old",
         "cd /",
-        "/u -l /.old",
-        "rmdir /.old",
-        "/u -l /proc",
-        "rmdir /proc",
+        "/u -l /.old /proc",
+        "rmdir /.old /proc",
         "/m -o remount,ro,nosuid,nodev /",
         "cd /deepsearch-work",
         '"$@"; exit $?',
     ]
-    assert lines[-13] == (
-        '/m -t tmpfs -o "size=${M}m,mode=0700,nosuid,nodev,noexec,uid=$U,gid=$U"'
-        ' sandbox-work "$R"/deepsearch-work'
-    )
+    table = isolation._mount_table()
+    assert table[-2:] == [
+        "sandbox-work {root}/deepsearch-work tmpfs size={tmpfs_mb}m,mode=0700,nosuid,nodev,"
+        "noexec,uid={uid},gid={uid},X-mount.mkdir 0 0",
+        "proc {root}/proc proc nosuid,nodev,noexec,X-mount.mkdir 0 0",
+    ]
 
 
 def test_the_root_holds_read_only_binds_of_the_system_and_four_devices() -> None:
-    script = isolation._root_script("/m", "/p", "/u")
+    script, table = isolation._root_script("/m", "/p", "/u"), isolation._mount_table()
     for device in ("null", "zero", "random", "urandom"):
         path = f"/dev/{device}"
-        assert f': > "$R"{path}\n/m --bind {path} "$R"{path}\n' in script
-        assert f'/m -o remount,bind,ro,nosuid "$R"{path}\n' in script
-    assert "/dev/tty" not in script and "/dev/shm" not in script
+        assert f': > "$R"{path}\n' in script  # the bind's target, made before `mount -a`
+        assert f"{path} {{root}}{path} none bind,ro,nosuid 0 0" in table
+    assert not any("/dev/tty" in x or "/dev/shm" in x for x in [script, *table])
     for name in ("/etc/ld.so.cache", "/etc/localtime"):
-        assert (f"--bind {name} " in script) == os.path.isfile(name)
+        assert (f"{name} {{root}}{name} none bind,ro,nosuid 0 0" in table) == os.path.isfile(name)
 
 
 def test_a_missing_system_file_is_left_out_of_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
     real = os.path.isfile
     monkeypatch.setattr(os.path, "isfile", lambda p: p != "/etc/localtime" and real(p))
-    script = isolation._root_script("/m", "/p", "/u")
-    assert "/etc/localtime" not in script  # its bind would fail and `set -e` end the run
-    assert 'mkdir "$R"/deepsearch-work "$R/dev" "$R/etc" "$R/.old"' in script
+    script, table = isolation._root_script("/m", "/p", "/u"), isolation._mount_table()
+    # its bind would fail and `set -e` end the run
+    assert "/etc/localtime" not in script and not any("/etc/localtime" in x for x in table)
+    assert 'mkdir "$R/dev" "$R/etc" "$R/.old"' in script
     for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64"):
         if os.path.islink(path):
-            assert f'ln -s {shlex.quote(os.readlink(path))} "$R"{path}\n' in script
+            target = os.readlink(path)
+            if os.path.basename(target) == path[1:]:
+                (line,) = [x for x in script.splitlines() if x.startswith('ln -s -t "$R" ')]
+                assert shlex.quote(target) in line.split()[4:]
+            else:
+                assert f'ln -s {shlex.quote(target)} "$R"{path}\n' in script
         elif os.path.isdir(path):
-            assert (
-                f'mkdir -p "$R"{path}\n/m --bind {path} "$R"{path}\n'
-                f'/m -o remount,bind,ro,nosuid,nodev "$R"{path}\n'
-            ) in script
+            assert f"{path} {{root}}{path} none bind,ro,nosuid,nodev,X-mount.mkdir 0 0" in table
     prefix = os.path.realpath(sys.base_prefix)
-    assert f'/m --bind {prefix} "$R"{prefix}\n' in script or prefix.startswith("/usr/")
+    bound = f"{prefix} {{root}}{prefix} none bind,ro,nosuid,nodev,X-mount.mkdir 0 0"
+    assert bound in table or prefix.startswith("/usr/")
+
+
+def test_a_link_named_otherwise_than_its_target_gets_its_own_ln(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    links = {"/bin": "usr/bin", "/lib64": "usr/lib/x86_64"}
+    monkeypatch.setattr(os.path, "islink", lambda p: p in links)
+    monkeypatch.setattr(os, "readlink", lambda p: links[p])
+    lines = isolation._root_script("/m", "/p", "/u").splitlines()
+    assert 'ln -s -t "$R" usr/bin' in lines
+    assert 'ln -s usr/lib/x86_64 "$R"/lib64' in lines
 
 
 def test_an_interpreter_under_a_system_directory_is_not_bound_twice(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    def bound(path: str) -> int:
+        return sum(x.startswith(f"{path} {{root}}{path} ") for x in isolation._mount_table())
+
     monkeypatch.setattr(sys, "base_prefix", "/usr")
-    script = isolation._root_script("/m", "/p", "/u")
-    assert script.count('--bind /usr "$R"/usr') == int(
-        os.path.isdir("/usr") and not os.path.islink("/usr")
-    )
+    assert bound("/usr") == int(os.path.isdir("/usr") and not os.path.islink("/usr"))
     monkeypatch.setattr(sys, "base_prefix", "/usr/local/py")
-    assert "/usr/local/py" not in isolation._root_script("/m", "/p", "/u")
+    assert not any("/usr/local/py" in x for x in isolation._mount_table())
     monkeypatch.setattr(sys, "base_prefix", "/usrx/py")
-    assert '--bind /usrx/py "$R"/usrx/py' in isolation._root_script("/m", "/p", "/u")
+    assert bound("/usrx/py") == 1
 
 
 def test_the_interpreter_is_the_base_one_not_a_virtual_environment_s_link() -> None:
