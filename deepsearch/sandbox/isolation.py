@@ -238,8 +238,8 @@ class SandboxDirs:
 
         if plan.mounts:
             table = "".join(fill(line, _fstab_field(self.root)) + "\n" for line in plan.mounts)
-            with open(fstab, "x", encoding="utf-8") as file:
-                file.write(table)
+            with open(fstab, "xb") as file:  # the paths' own bytes, as they were decoded
+                file.write(os.fsencode(table))
         return [fill(arg, self.root) for arg in plan.prefix] + [plan.python or _python()]
 
 

@@ -290,8 +290,8 @@ def test_the_wrapper_s_placeholders_are_filled_per_run() -> None:
 def test_the_run_s_mount_table_is_written_filled_with_its_root_escaped(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "a b"))
-    (tmp_path / "a b").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "a bX"))  # X: no escape
+    (tmp_path / "a bX").mkdir()
     plan = IsolationPlan(
         usable=True, reason="", prefix=["u", "{root}", "{fstab}"], python="/py", fresh_uid=True,
         mounts=["/usr {root}/usr none bind 0 0", "w {root}/w tmpfs size={tmpfs_mb}m,uid={uid} 0 0"],
@@ -301,9 +301,22 @@ def test_the_run_s_mount_table_is_written_filled_with_its_root_escaped(
         fstab = Path(dirs.base) / "fstab"
         assert argv == ["u", dirs.root, str(fstab), "/py"]
         root = dirs.root.replace(" ", "\\040")
-        assert fstab.read_text("utf-8") == (
+        assert fstab.read_bytes().decode() == (
             f"/usr {root}/usr none bind 0 0\nw {root}/w tmpfs size=32m,uid={dirs.uid} 0 0\n"
         )
+
+
+def test_a_root_path_that_is_not_utf_8_is_written_as_its_own_bytes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    odd = tmp_path / os.fsdecode(b"caf\xe9")  # a Latin-1 name: undecodable as UTF-8
+    odd.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(odd))
+    plan = IsolationPlan(usable=True, reason="", prefix=["{fstab}"], mounts=["x {root} none 0 0"])
+    with SandboxDirs() as dirs:
+        (fstab,) = dirs.command(plan, 1)[:1]
+        assert Path(fstab).read_bytes() == b"x " + os.fsencode(dirs.root) + b" none 0 0\n"
+        assert b"caf\xe9/" in Path(fstab).read_bytes()
 
 
 # --- the wrapper ----------------------------------------------------------------------------
