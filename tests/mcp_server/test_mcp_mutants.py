@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -54,3 +56,149 @@ class _Raw(io.RawIOBase):
 
     def write(self, data: Any) -> int:
         return self.sink.write(bytes(data))
+
+
+class _Stdin(io.RawIOBase):
+    """The client's lines, then open (no end of input) until the replies are out: the
+    SDK drops a reply still in flight when stdin ends."""
+
+    def __init__(self, data: bytes, until: threading.Event) -> None:
+        self.data, self.until = data, until
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self.data:
+            self.until.wait(5)
+            return 0
+        size = min(len(buffer), len(self.data))
+        buffer[:size], self.data = self.data[:size], self.data[size:]
+        return size
+
+
+class _Stdout(io.BytesIO):
+    def __init__(self, replies: int, done: threading.Event) -> None:
+        super().__init__()
+        self.replies, self.done = replies, done
+
+    def write(self, data: Any) -> int:
+        written = super().write(data)
+        if self.getvalue().count(b"\n") >= self.replies:
+            self.done.set()
+        return written
+
+    def close(self) -> None:  # the server's wrapper closes it; the test still reads it
+        pass
+
+
+@pytest.fixture
+def ascii_locale() -> Iterator[None]:
+    """The C locale's ASCII as the default encoding (a container without LANG)."""
+    import locale
+
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+
+
+async def test_stdio_in_process_stdout_is_json_rpc_only_in_utf_8(
+    run: list[Run],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    ascii_locale: None,
+) -> None:
+    """serve_stdio in process (test_stdio.py is the real pipe): what the run prints
+    goes to stderr, the protocol's JSON lines alone to stdout, in UTF-8 whatever the
+    locale, and the server ends when its input does."""
+    import asyncio
+    import json
+    from types import SimpleNamespace
+
+    from deepsearch.mcp_server.app import McpConfig, serve_stdio
+    from tests.mcp_server.test_mcp_blindspots import OPTIONS
+
+    async def chatty(session: ResearchSession) -> Any:
+        print("a stray print of the run")
+        return _result(session, answer="Köln — 東京.")
+
+    run.append(chatty)
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "research", "arguments": {"question": "Where?"}}},
+    ]  # fmt: skip
+    lines = "".join(json.dumps(m) + "\n" for m in messages).encode()
+    answered = threading.Event()
+    out = _Stdout(2, answered)
+    stdin = io.BufferedReader(_Stdin(lines, answered))
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=stdin))
+    monkeypatch.setattr(sys, "stdout", SimpleNamespace(buffer=out))
+    await asyncio.wait_for(serve_stdio(McpConfig(options=OPTIONS, max_budget=200_000)), 20)
+    replies = [json.loads(line) for line in out.getvalue().decode("utf-8").splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[1]["result"]["content"][0]["text"] == "Köln — 東京."
+    assert "東京".encode() in out.getvalue()  # UTF-8, not escaped
+    assert "a stray print of the run" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore:The experimental tasks API:DeprecationWarning")
+async def test_ctrl_c_cuts_a_running_task_short_as_interrupted(run: list[Run]) -> None:
+    import asyncio
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    from deepsearch.mcp_server.app import McpConfig, serve_streams
+    from deepsearch.mcp_server.tasks import TaskRunner
+    from tests.mcp_server.test_mcp_blindspots import OPTIONS
+
+    started = asyncio.Event()
+
+    async def hold(session: ResearchSession) -> Any:
+        started.set()
+        await asyncio.Event().wait()
+
+    run.append(hold)
+    lines: list[str] = []
+    tasks = TaskRunner(log=lines.append)
+    config = McpConfig(options=OPTIONS, max_budget=200_000)
+    async with create_client_server_memory_streams() as (client, server):
+        serving = asyncio.create_task(serve_streams(config, *server, tasks))
+        async with ClientSession(*client) as session:
+            await session.initialize()
+            created = await session.experimental.call_tool_as_task("research", {"question": "Q?"})
+            await started.wait()
+            serving.cancel()  # Ctrl-C
+            with pytest.raises(asyncio.CancelledError):
+                await serving
+            with anyio.fail_after(5):
+                task = await tasks.store.get_task(created.task.taskId)
+    assert task is not None and task.status == "cancelled"
+    [line] = lines
+    assert line.startswith(f"deepsearch mcp: interrupted: task …{created.task.taskId[-8:]} cancelled")
+
+
+async def test_a_history_warning_and_a_refused_configuration_are_logged(
+    run: list[Run], capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def warned(session: ResearchSession) -> Any:
+        session.warnings.append("run not kept in the history: disk full")
+        return _result(session, answer="Paris.")
+
+    run.append(warned)
+    async with client() as session:
+        kept = await session.call_tool("research", {"question": "Where?"})
+        refused = await session.call_tool("research", {"question": "Where?", "effort": "max"})
+    assert not kept.isError and refused.isError
+    err = capsys.readouterr().err.splitlines()
+    assert "deepsearch mcp: warning: run not kept in the history: disk full" in err
+    [line] = [x for x in err if "status=rejected" in x]
+    assert line.endswith(" status=rejected (configuration) tokens=0 seconds=0.00"), line
