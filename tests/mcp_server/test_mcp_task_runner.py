@@ -126,3 +126,50 @@ async def test_cancelling_no_such_task_is_an_invalid_params_error() -> None:
         await TaskRunner().cancel("no-such-task")
     assert caught.value.error.code == INVALID_PARAMS
     assert caught.value.error.message == "Task not found: no-such-task"
+
+
+def test_a_tasks_ttl_is_the_clients_within_the_servers_maximum() -> None:
+    from deepsearch.mcp_server.tasks import TaskRunner
+
+    runner = TaskRunner(max_ttl=600)  # --task-ttl 600 (seconds); TTLs in milliseconds
+    asked = {None: 600_000, 0: 600_000, -5: 600_000, 1: 1, 599_999: 599_999, 600_001: 600_000}
+    assert {ttl: runner.ttl_ms(ttl) for ttl in asked} == asked
+
+
+async def test_a_finished_task_is_forgotten_its_ttl_after_on_the_runners_clock() -> None:
+    from deepsearch.mcp_server.tasks import TaskRunner
+    from tests.fakes.clock import FakeClock
+
+    clock = FakeClock()
+    runner = TaskRunner(max_ttl=60, clock=clock)
+    done = await _run(runner, _result("Paris."))  # its client asked 60,000 ms
+    clock.advance(59.5)
+    assert await runner.store.get_task(done.taskId) is not None
+    clock.advance(0.5)
+    assert await runner.store.get_task(done.taskId) is None
+
+
+async def test_without_a_log_a_cut_short_task_is_one_line_on_stderr_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+    import sys
+
+    from deepsearch.mcp_server.tasks import TaskRunner
+    from tests.mcp_server.test_mcp_mutants import _Raw
+
+    pipe = io.BytesIO()
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(io.BufferedWriter(_Raw(pipe))))
+    runner = TaskRunner()
+
+    async def hold(send: Any, why: Any) -> CallToolResult:
+        await asyncio.Event().wait()
+        raise AssertionError("cut short first")
+
+    created = await runner.start(_server(), hold)
+    await asyncio.sleep(0)
+    assert await runner.shutdown("the server stopped") == 1
+    assert pipe.getvalue().decode() == (
+        f"deepsearch mcp: the server stopped: task …{created.task.taskId[-8:]} cancelled, "
+        "its partial result kept: 0 characters of answer, 0 references, 0 tokens\n"
+    )
