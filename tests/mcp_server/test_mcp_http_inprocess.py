@@ -58,6 +58,18 @@ async def test_a_loopback_server_answers_each_loopback_name_from_its_own_port(
                 reply = await client.post("/mcp", json=INIT, headers=headers)
                 assert reply.status_code == 200, (name, origin, reply.text)
                 assert _events(reply)[0]["result"]["serverInfo"]["name"] == "deepsearch"
+        other_name = {"host": "127.0.0.1:8000", "origin": "http://localhost:8000", "accept": ACCEPT}
+        assert (await client.post("/mcp", json=INIT, headers=other_name)).status_code == 200
+
+
+async def test_on_loopback_the_sdks_own_host_check_is_on_too() -> None:
+    """Behind the guard (any 127.0.0.0/8 address, `localhost.`), the SDK's DNS-rebinding
+    check answers only the names it lists: 127.0.0.1, localhost, [::1]."""
+    async with served(loopback=True, port=8000) as client:
+        for host in ("127.0.0.2:8000", "localhost.:8000"):
+            reply = await client.post("/mcp", json=INIT, headers={"host": host, "accept": ACCEPT})
+            assert reply.status_code == 421, (host, reply.text)
+            assert reply.text == "Invalid Host header"
 
 
 async def test_a_public_server_answers_under_its_own_name() -> None:
