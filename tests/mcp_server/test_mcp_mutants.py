@@ -202,3 +202,63 @@ async def test_a_history_warning_and_a_refused_configuration_are_logged(
     assert "deepsearch mcp: warning: run not kept in the history: disk full" in err
     [line] = [x for x in err if "status=rejected" in x]
     assert line.endswith(" status=rejected (configuration) tokens=0 seconds=0.00"), line
+
+
+async def test_continue_from_hands_the_earlier_run_to_the_research(
+    run: list[Run], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The history's carry-over for `continue_from` (tests/history has the real one)."""
+    import deepsearch.history
+
+    carried = object()
+    asked: list[Any] = []
+
+    def earlier_run(settings: Any, run_id: str | None) -> Any:
+        asked.append(run_id)
+        return carried
+
+    monkeypatch.setattr(deepsearch.history, "earlier_run", earlier_run)
+    seen: list[Any] = []
+
+    async def record(session: ResearchSession) -> Any:
+        seen.append(session.earlier)
+        return _result(session, answer="And then?")
+
+    run.append(record)
+    async with client() as session:
+        await session.call_tool("research", {"question": "Then?", "continue_from": "r-1"})
+        await session.call_tool("research", {"question": "Then?", "continue_from": "last"})
+        await session.call_tool("research", {"question": "Fresh?"})
+    assert asked == ["r-1", None] and seen == [carried, carried, None]
+
+
+@pytest.mark.filterwarnings("ignore:The experimental tasks API:DeprecationWarning")
+async def test_the_servers_limits_reach_its_tasks(run: list[Run]) -> None:
+    """--max-concurrent and --task-ttl (McpConfig) are the task runner's."""
+    import asyncio
+
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from deepsearch.mcp_server.app import McpConfig, build_server
+    from tests.mcp_server.test_mcp_blindspots import OPTIONS
+
+    release = asyncio.Event()
+
+    async def held(session: ResearchSession) -> Any:
+        await release.wait()
+        return _result(session, answer="Done.")
+
+    run.append(held)
+    config = McpConfig(options=OPTIONS, max_budget=200_000, max_concurrent=1, task_ttl=60)
+    async with create_connected_server_and_client_session(build_server(config)) as session:
+        tasks = session.experimental
+        first = await tasks.call_tool_as_task("research", {"question": "One?"}, ttl=10**9)
+        second = await tasks.call_tool_as_task("research", {"question": "Two?"})
+        for _ in range(100):
+            waiting = await tasks.get_task(second.task.taskId)
+            if waiting.statusMessage:
+                break
+            await asyncio.sleep(0)
+        release.set()
+    assert first.task.ttl == 60_000 and second.task.ttl == 60_000
+    assert waiting.statusMessage == "waiting for a research slot (all 1 busy)"
