@@ -183,7 +183,9 @@ async def test_ctrl_c_cuts_a_running_task_short_as_interrupted(run: list[Run]) -
                 task = await tasks.store.get_task(created.task.taskId)
     assert task is not None and task.status == "cancelled"
     [line] = lines
-    assert line.startswith(f"deepsearch mcp: interrupted: task …{created.task.taskId[-8:]} cancelled")
+    assert line.startswith(
+        f"deepsearch mcp: interrupted: task …{created.task.taskId[-8:]} cancelled"
+    )
 
 
 async def test_a_history_warning_and_a_refused_configuration_are_logged(

@@ -84,7 +84,6 @@ async def test_a_client_gone_mid_run_does_not_stop_its_task() -> None:
 
 
 async def test_a_task_cut_short_logs_what_it_had_found_in_counts() -> None:
-    from mcp.types import CallToolResult
 
     from deepsearch.mcp_server.tasks import TaskRunner
 
