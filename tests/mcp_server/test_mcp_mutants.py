@@ -211,12 +211,14 @@ async def test_continue_from_hands_the_earlier_run_to_the_research(
 ) -> None:
     """The history's carry-over for `continue_from` (tests/history has the real one)."""
     import deepsearch.history
+    from deepsearch.mcp_server import tool
+    from tests.mcp_server.test_mcp_blindspots import OPTIONS
 
     carried = object()
     asked: list[Any] = []
 
     def earlier_run(settings: Any, run_id: str | None) -> Any:
-        asked.append(run_id)
+        asked.append((run_id, settings.agent.max_steps))  # the history of the call's settings
         return carried
 
     monkeypatch.setattr(deepsearch.history, "earlier_run", earlier_run)
@@ -228,10 +230,13 @@ async def test_continue_from_hands_the_earlier_run_to_the_research(
 
     run.append(record)
     async with client() as session:
-        await session.call_tool("research", {"question": "Then?", "continue_from": "r-1"})
+        await session.call_tool(
+            "research", {"question": "Then?", "continue_from": "r-1", "max_steps": 7}
+        )
         await session.call_tool("research", {"question": "Then?", "continue_from": "last"})
         await session.call_tool("research", {"question": "Fresh?"})
-    assert asked == ["r-1", None] and seen == [carried, carried, None]
+    default = tool.call_settings(OPTIONS, {}, 200_000).agent.max_steps
+    assert asked == [("r-1", 7), (None, default)] and seen == [carried, carried, None]
 
 
 @pytest.mark.filterwarnings("ignore:The experimental tasks API:DeprecationWarning")
