@@ -67,6 +67,7 @@ async def test_a_tasks_status_line_is_done_or_its_errors_first_line() -> None:
     assert (failed.status, failed.statusMessage) == ("failed", "error: LLM down")
     long = await _run(runner, _result("error: " + "x" * 300, error=True))
     assert long.statusMessage == "error: " + "x" * 193  # 200 characters at most
+    assert runner._runs == {}  # a finished task leaves nothing running behind
 
 
 async def test_a_client_gone_mid_run_does_not_stop_its_task() -> None:
