@@ -114,6 +114,11 @@ async def test_a_task_cut_short_logs_what_it_had_found_in_counts() -> None:
     ])  # fmt: skip
     result: Any = await runner.store.get_result(first.task.taskId)
     assert result.content[0].text == "error: cancelled: stdin closed"
+    status = await runner.store.get_task(first.task.taskId)
+    assert status is not None and status.statusMessage == "cancelled: stdin closed"
+    never: Any = await runner.store.get_result(queued.task.taskId)  # still a result
+    assert never.isError
+    assert never.content[0].text == "error: cancelled: stdin closed before the research began"
 
 
 async def test_cancelling_no_such_task_is_an_invalid_params_error() -> None:
