@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.filterwarnings("ignore:The experimental tasks API:DeprecationWarning")
 
 
-def _server(progress: Any = None) -> Any:
+def _server(progress: Any = None, ttl: int = 60_000) -> Any:
     """What TaskRunner.start reads of the SDK's server: the request's context."""
     from mcp.types import TaskMetadata
 
@@ -26,7 +26,7 @@ def _server(progress: Any = None) -> Any:
     session.send_progress_notification = progress
     ctx = SimpleNamespace(
         session=session,
-        experimental=SimpleNamespace(task_metadata=TaskMetadata(ttl=60_000)),
+        experimental=SimpleNamespace(task_metadata=TaskMetadata(ttl=ttl)),
         meta=SimpleNamespace(progressToken="p") if progress else None,
     )
     return SimpleNamespace(request_context=ctx)
@@ -178,3 +178,25 @@ async def test_without_a_log_a_cut_short_task_is_one_line_on_stderr_at_once(
         f"deepsearch mcp: the server stopped: task …{created.task.taskId[-8:]} cancelled, "
         "its partial result kept: 0 characters of answer, 0 references, 0 tokens\n"
     )
+
+
+async def test_a_task_forgotten_as_it_is_cut_short_does_not_stop_the_shutdown() -> None:
+    """A client may ask a TTL of 1 ms: the task is gone by the time its cancel looks
+    it up again; the other running tasks are still cut short and logged."""
+    from deepsearch.mcp_server.tasks import TaskRunner
+    from tests.fakes.clock import FakeClock
+
+    lines: list[str] = []
+    runner = TaskRunner(clock=FakeClock(tick=0.01), log=lines.append)  # 10 ms a reading
+
+    async def hold(send: Any, why: Any) -> CallToolResult:
+        await asyncio.Event().wait()
+        raise AssertionError("cut short first")
+
+    await runner.start(_server(ttl=1), hold)
+    kept = await runner.start(_server(), hold)
+    await asyncio.sleep(0)
+    assert await runner.shutdown("stdin closed") == 1
+    assert [line.split(",")[0] for line in lines] == [
+        f"deepsearch mcp: stdin closed: task …{kept.task.taskId[-8:]} cancelled"
+    ]
