@@ -261,7 +261,7 @@ async def test_the_servers_limits_reach_its_tasks(run: list[Run]) -> None:
         tasks = session.experimental
         first = await tasks.call_tool_as_task("research", {"question": "One?"}, ttl=10**9)
         second = await tasks.call_tool_as_task("research", {"question": "Two?"})
-        for _ in range(100):
+        for _ in range(1000):
             waiting = await tasks.get_task(second.task.taskId)
             if waiting.statusMessage:
                 break
