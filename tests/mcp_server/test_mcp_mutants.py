@@ -1,6 +1,9 @@
 """The MCP server's rules that mutation testing (`make mutate M=deepsearch/mcp_server`)
 found unpinned, with a stubbed session (tests/mcp_server/test_mcp_blindspots.py): each
-call's stderr line, written at once."""
+call's stderr line, written at once; serve_stdio in process (stdout JSON-RPC only, in
+UTF-8 under an ASCII locale); Ctrl-C's line for a running task; the history's warning;
+`continue_from` reaching the research; --max-concurrent and --task-ttl reaching the
+tasks."""
 
 from __future__ import annotations
 
