@@ -272,3 +272,19 @@ async def test_the_servers_limits_reach_its_tasks(run: list[Run]) -> None:
         release.set()
     assert first.task.ttl == 60_000 and second.task.ttl == 60_000
     assert waiting.statusMessage == "waiting for a research slot (all 1 busy)"
+
+
+def test_the_schema_says_what_continue_from_and_max_cost_take() -> None:
+    from deepsearch.commands.research_options import OPTIONS as TABLE
+    from deepsearch.mcp_server import tool
+
+    props = tool.input_schema()["properties"]
+    assert props["continue_from"] == {
+        "type": "string",
+        "description": 'The run_id of an earlier result (or "last"): a follow-up question, '
+        "researched with that run's knowledge in hand (nothing it read is fetched again).",
+    }
+    help_of = {row.name: row.help for row in TABLE}
+    assert props["max_cost"] == {
+        "type": "number", "description": help_of["max_cost"], "exclusiveMinimum": 0,
+    }  # fmt: skip
