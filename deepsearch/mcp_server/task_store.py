@@ -4,7 +4,8 @@ injectable clock.
 
 Unlike the SDK's own InMemoryTaskStore, a task is never dropped while it runs (that one
 counts the TTL from creation, so a run longer than its TTL vanished mid-run), and a
-finished task is kept for its TTL after it finished; every waiter on a task wakes when
+finished task is kept for its TTL after it finished (for ever with a TTL of null,
+"unlimited", as the SDK's store reads it); every waiter on a task wakes when
 it changes (that one woke only the last of two concurrent tasks/result requests).
 """
 
@@ -24,7 +25,8 @@ from deepsearch.clock import Clock, SystemClock
 class _Stored:
     task: Task
     result: Result | None = None
-    expires: float | None = None  # on the clock's monotonic timer; None while it runs
+    # On the clock's monotonic timer; None while it runs, or kept (a TTL of null).
+    expires: float | None = None
 
 
 class ResearchTaskStore(TaskStore):
@@ -35,8 +37,8 @@ class ResearchTaskStore(TaskStore):
 
     def _expire(self) -> None:
         now = self._clock.monotonic()
-        for task_id in [k for k, v in self._tasks.items() if v.expires is not None]:
-            if now >= (self._tasks[task_id].expires or 0):
+        for task_id, stored in list(self._tasks.items()):
+            if stored.expires is not None and now >= stored.expires:
                 del self._tasks[task_id]
 
     async def create_task(self, metadata: TaskMetadata, task_id: str | None = None) -> Task:
@@ -68,9 +70,8 @@ class ResearchTaskStore(TaskStore):
         if status_message is not None:
             task.statusMessage = status_message
         task.lastUpdatedAt = self._clock.now()
-        if changed and is_terminal(task.status):
-            ttl = (task.ttl or 0) / 1000
-            stored.expires = self._clock.monotonic() + ttl
+        if changed and is_terminal(task.status) and task.ttl is not None:  # None: unlimited
+            stored.expires = self._clock.monotonic() + task.ttl / 1000
         if changed:
             await self.notify_update(task_id)
         return task.model_copy()

@@ -75,7 +75,6 @@ class TaskRunner:
         self.store = ResearchTaskStore(clock)
         self.max_concurrent = max_concurrent
         self.max_ttl_ms = int(max_ttl * 1000)
-        self.running = 0
         self._slots: asyncio.Semaphore | None = None
         self._runs: dict[str, _Run] = {}
         self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -92,11 +91,7 @@ class TaskRunner:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent)
         async with self._slots:
-            self.running += 1
-            try:
-                yield
-            finally:
-                self.running -= 1
+            yield
 
     def enable(self, server: Server[Any, Any]) -> None:
         """Task support on `server`: the SDK's handlers (and capability) on this store, and
