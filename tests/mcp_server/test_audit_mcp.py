@@ -56,13 +56,17 @@ async def test_a_plain_call_takes_one_of_the_research_slots(
     from deepsearch.mcp_server.tasks import TaskRunner
 
     runner = TaskRunner(max_concurrent=1)
-    seen = _stub(monkeypatch, probe=lambda: runner.running)
+
+    def held() -> bool:  # the one slot is taken
+        return runner._slots is not None and runner._slots.locked()
+
+    seen = _stub(monkeypatch, probe=held)
     server = build_server(McpConfig(OPTIONS, 200_000), runner)
     async with create_connected_server_and_client_session(server) as client:
         done = await client.call_tool("research", {"question": "q?"})
     assert not done.isError
-    assert seen == [1]
-    assert runner.running == 0
+    assert seen == [True]
+    assert not held()
 
 
 async def test_continue_from_last_means_the_newest_run_of_the_history() -> None:
