@@ -113,6 +113,108 @@ def test_a_name_learned_on_a_page_makes_that_page_a_lead_not_a_hop() -> None:
     assert watch.news(state) == "hop"
 
 
+def test_what_a_follow_up_starts_with_is_no_news_four_idle_steps_still_stop_it() -> None:
+    """Knowledge carried in before the first step (a follow-up's pages, a conversation's
+    turns) is where the run starts, not something a step found."""
+    state = AgentState.start(QUESTION)
+    read_page(state, "https://w.org/bridge", FIRST)
+    watch = ProgressWatch()
+    assert [watch.stalled(state) for _ in range(5)] == [False, False, False, False, True]
+    assert watch.reason() == "no new evidence in 4 steps"
+
+
+def test_judging_before_any_step_takes_stock_first() -> None:
+    """Beast Mode judges the last step even when a limit ended the run before step 1."""
+    state = AgentState.start(QUESTION)
+    read_page(state, "https://w.org/bridge", FIRST)
+    watch = ProgressWatch()
+    assert not watch.judge(state)
+    read_page(state, "https://w.org/bridge-2", AGAIN)
+    assert watch.judge(state)
+
+
+def test_a_new_sub_question_is_a_lead_an_accepted_sub_answer_a_hop() -> None:
+    state = AgentState.start(QUESTION)
+    watch = watched(state)
+    state.open_sub_questions(["When did Piet Varga die?"])  # on no page read
+    assert watch.news(state) == "lead"
+    answer = "Greta Gorrin designed the bridge."
+    state.add_knowledge(KnowledgeItem(question="Who?", answer=answer, type="qa", pinned=True))
+    assert watch.news(state) == "hop"
+
+
+def test_each_rejected_answers_lesson_is_news_once() -> None:
+    state = AgentState.start(QUESTION)
+    watch = watched(state)
+    for answer in ("1814", "1820"):
+        lesson = KnowledgeItem(question=f"rejected: {answer}?", answer="too thin", type="qa")
+        state.add_knowledge(lesson)
+        assert watch.news(state) == "lead", answer
+        state.add_knowledge(lesson.model_copy(update={"answer": "still too thin"}))
+        assert watch.news(state) is None, answer
+
+
+def test_each_new_relevant_search_result_is_news_not_only_the_first() -> None:
+    state = AgentState.start(QUESTION)
+    watch = watched(state)
+    for n in range(3):
+        title = f"Harlow Mill Bridge: its architect and mentor, first recorded (part {n})"
+        state.add_search_result(f"https://r.org/{n}", title, "", None)
+        assert watch.news(state) == "lead", n
+    state.add_search_result("https://r.org/0", "Harlow Mill Bridge", "seen again", None)
+    assert watch.news(state) is None
+
+
+def test_a_search_result_naming_the_bridge_is_news_though_it_shares_no_question_word() -> None:
+    state = AgentState.start(QUESTION)
+    watch = watched(state)
+    read_page(state, "https://w.org/bridge", FIRST)
+    state.record_step("visit", "The architect is Greta Gorrin.", "read 1")
+    watch.news(state)
+    assert "gorrin" in state.focus.bridges
+    state.add_search_result("https://r.org/gg", "Greta Gorrin", "A short biography.", None)
+    assert watch.news(state) == "lead"
+    state.add_search_result("https://r.org/x", "Tomas Quist", "A short biography.", None)
+    assert watch.news(state) is None
+
+
+def test_an_accepted_sub_answers_names_are_what_the_model_said() -> None:
+    state = AgentState.start(QUESTION)
+    watch = watched(state)
+    read_page(state, "https://w.org/bridge", FIRST)
+    watch.news(state)
+    assert not state.focus.bridges
+    qa = KnowledgeItem(question="Who designed it?", answer="Greta Gorrin", type="qa", pinned=True)
+    state.add_knowledge(qa)
+    watch.news(state)
+    assert {"greta", "gorrin"} <= set(state.focus.bridges)
+
+
+def test_every_query_of_a_step_is_said_in_full() -> None:
+    state = AgentState.start(QUESTION)
+    watch = watched(state)
+    read_page(state, "https://w.org/bridge", FIRST)
+    watch.news(state)
+    state.record_queries(["harlow bridge mentor", "greta gorrin architect"])
+    watch.news(state)
+    assert {"greta", "gorrin"} <= set(state.focus.bridges)
+
+
+def test_a_link_the_model_chose_is_said_once_not_at_every_later_step() -> None:
+    """What the model said since the last judgement, and a page read since: a name the
+    model clicked three steps ago does not make a later page a hop."""
+    state = AgentState.start(QUESTION)
+    watch = watched(state)
+    state.pool_link("https://w.org/Greta_Gorrin", "Greta Gorrin", 0.1)
+    state.url_pool["https://w.org/Greta_Gorrin"].passage = True  # in a page's prose
+    state.mark_visiting(["https://w.org/Greta_Gorrin"])
+    state.mark_failed("https://w.org/Greta_Gorrin", "http_status: HTTP 404 Not Found")
+    assert watch.news(state) is None  # no page read holds the name: nothing learned
+    read_page(state, "https://w.org/bridge", FIRST)
+    watch.news(state)
+    assert not state.focus.bridges
+
+
 # ----------------------------------------------------------------- refused reads
 
 GUARD = "blocked: host '127.0.0.1' resolves to a non-public address (127.0.0.1)"
@@ -175,3 +277,27 @@ def test_a_refusing_readers_long_message_is_cut_to_40_characters() -> None:
     assert "(3 reads in 2 visits, HTTP 403 AuthenticationRequiredError: Au ×2, " in str(exc)
     assert "HTTP 401 Unauthorized ×1) while search works" in str(exc)
     assert not exc.configuration
+
+
+def test_the_error_line_names_the_three_most_frequent_refusals_only() -> None:
+    forbidden, unauthorized = (
+        "http_status: HTTP 403 Forbidden",
+        "http_status: HTTP 401 Unauthorized",
+    )
+    exc = refused_twice(
+        {
+            "https://a.org/1": forbidden,
+            "https://b.org/1": forbidden,
+            "https://c.org/1": unauthorized,
+        },
+        {
+            "https://d.org/2": forbidden,
+            "https://e.org/2": unauthorized,
+            "https://f.org/2": "http_status: HTTP 451 Unavailable For Legal Reasons",
+            "https://g.org/2": "http_status: HTTP 407 Proxy Authentication Required",
+        },
+    )
+    assert (
+        "(7 reads in 2 visits, HTTP 403 Forbidden ×3, HTTP 401 Unauthorized ×2, "
+        "HTTP 451 Unavailable For Legal Reasons ×1) while search works"
+    ) in str(exc)
