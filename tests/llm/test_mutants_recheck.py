@@ -4,11 +4,13 @@ the retry hook is told, and which timeouts make a server "stalled"."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from deepsearch.llm.call_limits import CallLimits
+from deepsearch.llm.rung_memory import RungMemory
 from deepsearch.llm.streaming import CallTimedOut, StallGuard, StreamCutOff, collect
 from tests.fakes.clock import FakeClock
 from tests.llm.test_streaming_edges import _chunk, _Script
@@ -69,3 +71,14 @@ def test_only_a_first_token_timeout_without_an_answer_marks_a_server_stalled() -
     assert guard.limits(local) == CallLimits(30.0, 900.0)
     guard.saw(None)
     assert guard.limits(local) == local
+
+
+def test_a_demoted_rung_is_kept_for_a_day_to_the_second(tmp_path: Path) -> None:
+    """A rung below the top is re-checked after a day (24 h), not before."""
+    clock = [1_000_000.0]
+    memory = RungMemory(tmp_path / "output-modes.json", now=lambda: clock[0])
+    memory.put("http://a/v1", "m1", "json_object", "refuses json_schema (HTTP 500)", demoted=True)
+    clock[0] += 24 * 3600
+    assert memory.get("http://a/v1", "m1") is not None
+    clock[0] += 1
+    assert memory.get("http://a/v1", "m1") is None
