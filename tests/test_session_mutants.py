@@ -4,11 +4,20 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
+from deepsearch import history
+from deepsearch.agent.events import Notice
+from deepsearch.agent.handover import Carryover
+from deepsearch.agent.steps import follow_up
 from deepsearch.cassettes import Player
-from deepsearch.session import foreign_cassette, question_share
+from deepsearch.config import load_config
+from deepsearch.session import ResearchSession, empty_result, foreign_cassette, question_share
 
 
 def test_a_question_of_10_percent_of_the_budget_or_more_is_noticed_as_docs_say() -> None:
@@ -50,3 +59,49 @@ def test_the_same_question_however_spaced_or_no_recorded_question_is_no_notice(
     strict = _player(tmp_path, {"question": "Another?"}, lenient=False)
     assert foreign_cassette(strict, "What is the capital of Peru?") is None  # it misses
     assert foreign_cassette(None, "What is the capital of Peru?") is None
+
+
+def _session(**kwargs: Any) -> ResearchSession:
+    settings = load_config(environ={}).settings
+    earlier = Carryover(run_id="r-1", question="Who directed The Shining?", answer="Kubrick.")
+    return ResearchSession("and who wrote it?", settings, earlier=earlier, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("rewritten", "said"),
+    [
+        ("Who wrote The Shining?", "continuing run r-1: researching 'Who wrote The Shining?'"),
+        ("and who wrote it?", "continuing run r-1"),
+    ],
+)
+async def test_a_follow_up_says_which_run_it_continues_and_what_it_researches(
+    monkeypatch: pytest.MonkeyPatch, rewritten: str, said: str
+) -> None:
+    async def standalone(llm: Any, earlier_q: str, earlier_a: str, question: str) -> str:
+        return rewritten
+
+    monkeypatch.setattr(follow_up, "standalone_question", standalone)
+    events: list[Any] = []
+    session = _session(emit=events.append)
+    deps = SimpleNamespace(llm=None)  # the rewrite is stubbed: no call is made
+    assert await session._standalone(deps) == rewritten  # type: ignore[arg-type]
+    assert [e.text for e in events if isinstance(e, Notice)] == [said]
+
+
+def test_a_run_that_never_started_is_kept_as_printed_with_what_it_continued(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The history keeps the result as the front end prints it, and a follow-up of a
+    run that never started starts where it would have (the earlier run's carry-over)."""
+    kept: dict[str, Any] = {}
+
+    def keep_run(settings: Any, result: Any, **parts: Any) -> None:
+        kept.update(parts)
+
+    monkeypatch.setattr(history, "keep_run", keep_run)
+    session = _session(present=lambda r: r.model_copy(update={"answer": "as printed"}))
+    result = empty_result("q", session.settings, "failed", "no key")
+    session._keep(result)
+    assert json.loads(kept["output_json"])["answer"] == "as printed"
+    assert kept["carry"] is session.earlier and kept["asked"] == "and who wrote it?"
+    assert kept["finished_at"].tzinfo is UTC and kept["started_at"] <= kept["finished_at"]
