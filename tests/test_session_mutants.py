@@ -14,6 +14,7 @@ import pytest
 from deepsearch import history
 from deepsearch.agent.events import Notice
 from deepsearch.agent.handover import Carryover
+from deepsearch.agent.loop import ResearchRun
 from deepsearch.agent.steps import follow_up
 from deepsearch.cassettes import Player
 from deepsearch.config import load_config
@@ -105,3 +106,26 @@ def test_a_run_that_never_started_is_kept_as_printed_with_what_it_continued(
     assert json.loads(kept["output_json"])["answer"] == "as printed"
     assert kept["carry"] is session.earlier and kept["asked"] == "and who wrote it?"
     assert kept["finished_at"].tzinfo is UTC and kept["started_at"] <= kept["finished_at"]
+
+
+async def test_the_runs_events_go_to_the_front_ends_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the run says (notices, steps) reaches the view the front end gave."""
+    runs: list[ResearchRun] = []
+
+    async def stop(run: ResearchRun) -> Any:
+        runs.append(run)
+        run.deps.emit(Notice(text="from inside the run"))
+        return run.snapshot("not_found")
+
+    monkeypatch.setattr(ResearchRun, "run", stop)
+    events: list[Any] = []
+    base = {
+        "llm.provider": "openai",
+        "search.providers": ["searxng"],
+        "cache.enabled": False,
+        "search.searxng_url": "http://127.0.0.1:9",
+    }
+    environ = {"OPENAI_API_KEY": "sk-x", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    settings = load_config(overrides=base, environ=environ).settings
+    await ResearchSession("Q?", settings, emit=events.append, keep=False).execute()
+    assert [e.text for e in events if isinstance(e, Notice)] == ["from inside the run"]
