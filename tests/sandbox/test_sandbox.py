@@ -824,7 +824,9 @@ def test_a_sandbox_that_cannot_start_leaks_no_descriptor(monkeypatch: pytest.Mon
     for _ in range(3):
         with pytest.raises(SandboxUnavailable):
             run(box, "result = 1")
-    assert set(os.listdir("/proc/self/fd")) == before
+    # Opened and left open, not any change: an earlier test's leftovers may be closed
+    # by the collector meanwhile (seen in the same check of test_runner_rules).
+    assert set(os.listdir("/proc/self/fd")) - before == set()
 
 
 def test_an_ordinary_user_s_filtered_runs_share_no_task_allowance() -> None:
