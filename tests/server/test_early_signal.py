@@ -94,7 +94,14 @@ def test_sigterm_as_soon_as_a_server_says_listening_exits_143(
         assert child.stderr is not None
         banner = child.stderr.readline()
         child.send_signal(signal.SIGTERM)
-        rest = child.stderr.read()
+        try:
+            rest = child.communicate(timeout=30)[1]
+        except subprocess.TimeoutExpired:
+            # Seen once in 64 runs (mcp over http): the signal was taken and the server
+            # kept serving. Fail, and do not wait forever in Popen's exit for it.
+            child.kill()
+            rest = child.communicate()[1]
+            pytest.fail(f"still serving 30 s after SIGTERM: {banner}{rest}")
     assert "listening on" in banner, banner + rest
     assert child.returncode == 143, rest
     assert "Traceback" not in rest and "never awaited" not in rest, rest
