@@ -109,6 +109,12 @@ def _fstab_field(text: str) -> str:
     return text
 
 
+def _bound_files() -> list[str]:
+    """The files bound into the new root (a missing /etc file is left out: its bind
+    would fail and end the run)."""
+    return [*(f"/dev/{d}" for d in _DEVICES), *filter(os.path.isfile, _ETC_FILES)]
+
+
 def _mount_table() -> list[str]:
     """The new root's mounts after its tmpfs, as fstab lines (``mount -a`` mounts them
     in order, in one process: a ``mount`` per bind and one more per read-only remount
@@ -122,7 +128,7 @@ def _mount_table() -> list[str]:
     if not any(prefix == d or prefix.startswith(d + "/") for d in binds):
         binds.append(prefix)
     lines = [f"{f(d)} {{root}}{f(d)} none bind,ro,nosuid,nodev,X-mount.mkdir 0 0" for d in binds]
-    files = [*(f"/dev/{d}" for d in _DEVICES), *filter(os.path.isfile, _ETC_FILES)]
+    files = _bound_files()
     lines += [f"{f(path)} {{root}}{f(path)} none bind,ro,nosuid 0 0" for path in files]
     lines += [
         "sandbox-work {root}" + _WORK + " tmpfs size={tmpfs_mb}m,mode=0700,nosuid,nodev,"
@@ -152,7 +158,7 @@ def _root_script(mount: str, pivot_root: str, umount: str) -> str:
     for link, target in links:
         if os.path.basename(target) != link[1:]:
             lines.append(f'ln -s {q(target)} "$R"{q(link)}')
-    files = [*(f"/dev/{d}" for d in _DEVICES), *filter(os.path.isfile, _ETC_FILES)]
+    files = _bound_files()
     lines += [f': > "$R"{q(path)}' for path in files]  # the binds' targets
     lines += [
         f'{q(mount)} -a -T "$F"',
