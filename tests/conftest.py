@@ -250,12 +250,23 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
         return (yield)
     finally:
         _HERMETIC.end_test()
+        _sse_exit_forgotten()
         if socket.socket.connect is not _GUARDED[0] or socket.socket.connect_ex is not _GUARDED[1]:
             socket.socket.connect, socket.socket.connect_ex = _GUARDED  # type: ignore[method-assign]
         _collector_released()
         state = _STATE.pop(item.nodeid, None)
         if state is not None:
             _check_state(state)
+
+
+def _sse_exit_forgotten() -> None:
+    """sse-starlette (under the MCP SDK) wraps uvicorn's signal handler to set a
+    process-wide "the server is exiting" flag that nothing clears: after a test stopped
+    an in-process server with a signal, every later MCP stream of the worker ended at
+    once and its client waited forever (test_http after test_shutdown, one worker)."""
+    sse = sys.modules.get("sse_starlette.sse")
+    if sse is not None:
+        sse.AppStatus.should_exit = False
 
 
 def _collector_released() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -28,6 +28,9 @@ from deepsearch.commands.serve_cmd import (
 )
 from deepsearch.errors import EXIT_INTERRUPTED, UsageError
 from deepsearch.frontend.units import tokens
+
+if TYPE_CHECKING:
+    from deepsearch.commands.signals import Caught
 
 HELP = (
     "Serve research as a Model Context Protocol tool ('research') over stdio, or "
@@ -78,10 +81,10 @@ def mcp_command(
     from deepsearch.commands.signals import served_until_signal
 
     # From the start: a supervisor's SIGTERM during the preflight is the signal's code too.
-    with served_until_signal():
+    with served_until_signal() as caught:
         options = _options(ctx.args, config)
         key = server_key(api_key, host, insecure_no_auth=insecure_no_auth)
-        _serve_http(_config(options, max_budget, key, limits), host, port, key)
+        _serve_http(_config(options, max_budget, key, limits), host, port, key, caught)
 
 
 STDIO_ON_A_TERMINAL = (
@@ -176,12 +179,13 @@ def _run_stdio(config: Any) -> None:
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
-def _serve_http(config: Any, host: str, port: int, key: str | None) -> None:
+def _serve_http(config: Any, host: str, port: int, key: str | None, caught: Caught) -> None:
     """Bind, print the banner and serve until Ctrl-C, SIGTERM or SIGHUP (the caller's
     `served_until_signal` turns it into the exit code, as for `deepsearch serve`)."""
     import uvicorn
 
     from deepsearch.commands.serve_cmd import _bind, _is_loopback, _url_host
+    from deepsearch.commands.signals import EarlySignalStops, checkpoint
 
     sock = _bind(host, port)
 
@@ -190,13 +194,18 @@ def _serve_http(config: Any, host: str, port: int, key: str | None) -> None:
 
     bound = sock.getsockname()[1]
     app = http_app(config, loopback=_is_loopback(host), port=bound)
+    checkpoint()  # stopped already: never say "listening"
     typer.echo(
         f"deepsearch mcp: listening on http://{_url_host(host)}:{bound}/mcp "
         f"(auth {'on' if key else 'off'}, {config.max_concurrent} at once, "
         f"at most {tokens(config.max_budget)} tokens a call)",
         err=True,
     )
-    server = uvicorn.Server(
+
+    class Server(EarlySignalStops, uvicorn.Server):
+        pass
+
+    server = Server(
         uvicorn.Config(
             app,
             http=read_deadline_protocol(),  # slow clients cut (server/deadline.py)
@@ -206,4 +215,5 @@ def _serve_http(config: Any, host: str, port: int, key: str | None) -> None:
             timeout_graceful_shutdown=5,
         )
     )
+    server.caught = caught
     server.run(sockets=[sock])

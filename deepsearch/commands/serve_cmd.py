@@ -150,6 +150,7 @@ def _serve(
     answered (a 503, or an error event in a stream: ResearchResponse), instead of
     uvicorn waiting out its graceful timeout and dropping the connections."""
     sock = _bind(host, port)
+    from deepsearch.commands.signals import checkpoint
     from deepsearch.server.app import ServerConfig, create_app
 
     budget_cap = max_budget or settings.agent.token_budget
@@ -164,6 +165,7 @@ def _serve(
         )
     )
     bound = sock.getsockname()[1]
+    checkpoint()  # stopped already: never say "listening"
     typer.echo(
         f"deepsearch serve: listening on http://{_url_host(host)}:{bound}/v1 "
         f"(auth {'on' if key else 'off'}, {max_concurrent} at once, "
@@ -202,10 +204,12 @@ def _preflight(settings: Settings) -> Settings:
     import asyncio
     from contextlib import AsyncExitStack
 
+    from deepsearch.commands.signals import checkpoint
     from deepsearch.llm.factory import resolve_provider
     from deepsearch.runtime import build_deps
 
     async def build(pinned: Settings) -> None:
+        checkpoint()  # a signal before this loop ran (signals.served_until_signal)
         async with AsyncExitStack() as stack:
             await build_deps(pinned, stack=stack, emit=lambda _: None, trace=None)
 
@@ -248,12 +252,13 @@ def _server(app: Starlette, caught: Caught) -> uvicorn.Server:
     """uvicorn's server, whose shutdown first cuts short every run in flight."""
     import uvicorn
 
+    from deepsearch.commands.signals import EarlySignalStops
     from deepsearch.server.app import ServerState
     from deepsearch.server.deadline import read_deadline_protocol
 
     state: ServerState = app.state.deepsearch
 
-    class Server(uvicorn.Server):
+    class Server(EarlySignalStops, uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             name = _signal_name(caught.signum, self)
             how = f"{name}: " if name else ""
@@ -262,7 +267,7 @@ def _server(app: Starlette, caught: Caught) -> uvicorn.Server:
             state.config.log(f"deepsearch serve: shutting down ({how}{runs})")
             await super().shutdown(sockets)
 
-    return Server(
+    server = Server(
         uvicorn.Config(
             app,
             http=read_deadline_protocol(state.config.read_deadline_s),  # slow clients cut
@@ -272,6 +277,8 @@ def _server(app: Starlette, caught: Caught) -> uvicorn.Server:
             timeout_graceful_shutdown=5,  # a safety net: the runs end at once (stop_all)
         )
     )
+    server.caught = caught
+    return server
 
 
 def _signal_name(ours: int | None, server: uvicorn.Server) -> str:

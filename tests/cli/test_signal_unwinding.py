@@ -72,3 +72,46 @@ def test_a_second_signal_during_the_clean_up_is_ignored(second: int) -> None:
         asyncio.run(main())
     assert seen == ["main cancelled", "clean-up finished"]
     assert caught.exit_code() == 128 + signal.SIGTERM, "the first signal decides"
+
+
+def test_outside_an_event_loop_a_signal_interrupts_at_once() -> None:
+    """Before the run's loop starts (options, configuration), nothing is in flight: the
+    signal ends the command there, as Ctrl-C does."""
+    seen: list[str] = []
+    with signals_interrupt() as caught, pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGTERM)
+        seen.append("ran on")
+    assert seen == [] and caught.exit_code() == 143
+
+
+def test_a_signal_as_asyncio_run_installs_its_handler_is_a_keyboard_interrupt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """asyncio.run sets its Ctrl-C handler, then resets its count of interrupts, then
+    runs its loop: a signal handed to that handler in between ended the run as a bare
+    CancelledError (a traceback), not as the interrupt the command expects."""
+    import functools
+
+    real = signal.signal
+    sent: list[bool] = []
+
+    def install(sig: int, handler: object) -> object:
+        old = real(sig, handler)  # type: ignore[arg-type]
+        if sig == signal.SIGINT and isinstance(handler, functools.partial) and not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return old
+
+    async def main() -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(signal, "signal", install)
+    try:
+        with signals_interrupt() as caught, pytest.raises(KeyboardInterrupt):
+            asyncio.run(main())
+    finally:
+        # Interrupted before its try block, asyncio.run leaves its handler (of a closed
+        # runner: a later Ctrl-C raises KeyboardInterrupt, as the default does); the
+        # command exits next, a test does not.
+        real(signal.SIGINT, signal.default_int_handler)
+    assert sent and caught.exit_code() == 143

@@ -5,11 +5,11 @@ SIGHUP), with no traceback. Before, such a SIGTERM killed the process (-15) or e
 as a Ctrl-C (130): the handlers were installed only around uvicorn's own loop.
 
 Each server is the console script, signalled as soon as its banner is read (on the old
-code: -15 or 130, by how far the start-up had got). In process, a server stopped by a
-signal raised at the banner's write left this process in a state in which a later
-in-process MCP server (tests/mcp_server/test_http.py, after tests/server/test_shutdown)
-never answered: not understood yet, so each gets a process of its own. The clean-up
-path itself (`served_until_signal`) is checked in process below."""
+code: -15 or 130, by how far the start-up had got): the real thing, a process each. The
+clean-up path itself (`served_until_signal`) is checked in process below, and signals
+placed exactly at the start-up's worst points in test_signal_points.py. (In-process
+servers stopped by a signal used to leave later MCP streams of the worker dead:
+sse-starlette's process-wide exit flag, now cleared after each test in conftest.)"""
 
 from __future__ import annotations
 
