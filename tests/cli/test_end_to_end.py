@@ -8,7 +8,8 @@ asserting on the `--json` output, exit codes, citations, the trace and Ctrl-C.
 
 Two golden paths run in a subprocess: a cited answer with `--json` and `--trace` (in a
 fresh interpreter, `cli.run` as the console script calls it, which also reports the
-modules it loaded: a research run imports no `openai` module, issue 21), and Ctrl-C
+modules it loaded: a research run imports no `openai` module, issue 21; and what it held
+when its first request left: tests/test_first_request.py's facts), and Ctrl-C
 (the installed script). Everything else runs the same `cli.run` in process
 (tests/cli/inprocess.py), which is what keeps the suite fast.
 """
