@@ -1,9 +1,12 @@
 """The first LLM request waits on nothing it does not need (issue 21).
 
-A fresh `deepsearch "question"` process, stopped at its first outside connection:
+A fresh `deepsearch "question"` process, seen at its first outside connection:
 that connection is the LLM's, and by then the process has imported none of what
 only later steps use (agent/later.py's modules: the action handlers, team mode, the
-re-check; nor the page extractor). In-process, through the injectable clients: the
+re-check; nor the page extractor). That process is the golden path's of
+tests/cli/test_end_to_end.py (test_answer_with_verified_citations), which reports
+these facts and checks them with `check_first_request` below: one interpreter
+started for both. In-process, through the injectable clients: the
 later imports start only once the first request is on its way.
 
 No wall time is measured: what a test can check is which modules exist when the
@@ -13,10 +16,6 @@ request leaves, and the order of events.
 from __future__ import annotations
 
 import importlib.util
-import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,73 +26,14 @@ from deepsearch.agent.loop import ResearchRun
 from tests.agent.helpers import make_deps, options, router
 from tests.fakes.steps import forever
 
-ROOT = Path(__file__).resolve().parents[1]
-LLM_PORT = 9  # never connected to: the child stops when it is about to
 
-# The console entry, with an audit hook that records the process at its first
-# outside connection and ends it there (the run need not go on).
-_CHILD = r"""
-import json, os, sys, threading
-out = sys.argv[1]
-def first_connect(event, args):
-    if event == "socket.connect" and isinstance(args[1], tuple):
-        facts = {
-            "address": list(args[1][:2]),
-            "modules": sorted(m for m, v in sys.modules.items() if v is not None),
-            "threads": [t.name for t in threading.enumerate()],
-        }
-        with open(out, "w", encoding="utf-8") as f:
-            json.dump(facts, f)
-        os._exit(0)
-sys.addaudithook(first_connect)
-sys.argv = ["deepsearch", *json.loads(sys.argv[2])]
-from deepsearch.entry import main
-main()
-"""
-
-
-def _first_connect(tmp_path: Path) -> dict[str, Any]:
-    out = tmp_path / "facts.json"
-    args = [
-        "What is the capital of Australia?",
-        "--json",
-        "--quiet",
-        "--llm-provider",
-        "openai",
-        "--search-provider",
-        "searxng",
-        "--searxng-url",
-        "http://127.0.0.1:7/",
-        "--allow-private-urls",
-        "--no-cache",
-    ]
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "DEEPSEARCH_CACHE_DIR": str(tmp_path / "cache"),
-        "OPENAI_API_KEY": "sk-test-placeholder",
-        "OPENAI_BASE_URL": f"http://127.0.0.1:{LLM_PORT}/v1",
-        "NO_COLOR": "1",
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(out), json.dumps(args)],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0 and out.exists(), done.stderr[-2000:]
-    facts: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    return facts
-
-
-def test_the_first_request_leaves_before_what_later_steps_need_is_imported(
-    tmp_path: Path,
-) -> None:
-    facts = _first_connect(tmp_path)
-    assert facts["address"] == ["127.0.0.1", LLM_PORT], "the first outside call is the LLM's"
+def check_first_request(facts: dict[str, Any], *, llm_url: str) -> None:
+    """The facts a fresh console-script process reported at its first outside
+    connection (tests/cli/test_end_to_end.py's REPORTING_SCRIPT: "address", "modules",
+    "threads"): that connection is the LLM's (at `llm_url`), and nothing that only
+    later steps use was imported by then."""
+    host, port = llm_url.removeprefix("http://").split(":")
+    assert facts["address"] == [host, int(port)], "the first outside call is the LLM's"
     imported = set(facts["modules"])
     assert "deepsearch.agent.loop" in imported  # the run had started
     everything = later.modules_for(RunOptions(team_size=2, recheck=True, reflect=True))

@@ -9,6 +9,9 @@ interpreter that imports the package costs ~0.5 s of CPU, so the facts share it)
   by importing their modules (defer_build), even once a step schema is;
 - token counting needs no network and no tiktoken cache (every connect is refused,
   TIKTOKEN_CACHE_DIR is an empty folder);
+- the command line loads no server stack (starlette, uvicorn, deepsearch.server.app)
+  until `serve` runs: not with serve's command module and every command registered,
+  nor with anything else the facts above imported;
 - the console entry's exit flushes stdout and does not wait for a running thread.
 
 The facts are taken in that order: the import check first (nothing else loaded yet),
@@ -66,6 +69,11 @@ from deepsearch.llm.tokens import get_encoding, count_tokens
 facts["o200k"] = get_encoding("o200k_base").encode("hello world")
 facts["cl100k"] = get_encoding("cl100k_base").encode("hello world")
 facts["count"] = count_tokens("The quick brown fox jumps over the lazy dog.", model="gpt-4o")
+
+import deepsearch.commands.serve_cmd, typer
+from deepsearch.commands import register
+register(typer.Typer())
+facts["server"] = [m for m in ("starlette", "uvicorn", "deepsearch.server.app") if m in sys.modules]
 
 from deepsearch.entry import exit_now
 print(json.dumps(facts))
@@ -131,3 +139,5 @@ def test_a_fresh_interpreter_s_imports_limits_token_counting_and_exit(tmp_path: 
     assert facts["cl100k"] == [15339, 1917]
     assert facts["count"] == 10
     assert list(cache.iterdir()) == [], "nothing written to the tiktoken cache"
+
+    assert facts["server"] == [], "the server stack loaded before `serve` ran"

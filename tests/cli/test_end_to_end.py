@@ -8,7 +8,8 @@ asserting on the `--json` output, exit codes, citations, the trace and Ctrl-C.
 
 Two golden paths run in a subprocess: a cited answer with `--json` and `--trace` (in a
 fresh interpreter, `cli.run` as the console script calls it, which also reports the
-modules it loaded: a research run imports no `openai` module, issue 21), and Ctrl-C
+modules it loaded: a research run imports no `openai` module, issue 21; and what it held
+when its first request left: tests/test_first_request.py's facts), and Ctrl-C
 (the installed script). Everything else runs the same `cli.run` in process
 (tests/cli/inprocess.py), which is what keeps the suite fast.
 """
@@ -36,6 +37,7 @@ from tests.fakes.ports import refused_port
 from tests.fakes.search_servers import FakeSearchServers
 from tests.fakes.steps import StepScript
 from tests.fakes.web_server import LoopbackServer, _text
+from tests.test_first_request import check_first_request
 
 FIXTURE = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "hotpot_mini.json").read_text("utf-8")
@@ -139,14 +141,26 @@ VISIT = {"think": "read both", "action": {"visit": {"url_indices": [1, 2]}}}
 ANSWER_STEP = {"think": "enough", "action": {"answer": {"answer": ANSWER}}}
 
 
-# The console script's `main` (deepsearch/entry.py), its exit swapped for one that first
+# The console script's `main` (deepsearch/entry.py), with an audit hook that reports what
+# the process holds at its first outside connection ("FIRST_CONNECT=", the facts
+# tests/test_first_request.py checks), its exit swapped for one that first
 # names the loaded modules of each package a research run must not import (issue 21):
 # no `openai` (chat goes over httpx, `llm/openai_wire.py`; the SDK's import alone cost
 # about a second of CPU a run) and, with `--json` and stderr a pipe, no rich, markdown-it,
 # pygments or click (nothing is drawn: the live view writes its lines as they are,
 # frontend/live.py; httpx's command-line tool, which imports them, is marked absent).
 REPORTING_SCRIPT = """
-import gc, os, sys
+import gc, json, os, sys, threading
+first = threading.Lock()
+def first_connect(event, args):  # what the process holds when its first request leaves
+    if event == "socket.connect" and isinstance(args[1], tuple) and first.acquire(False):
+        facts = {
+            "address": list(args[1][:2]),
+            "modules": sorted(m for m, v in sys.modules.items() if v is not None),
+            "threads": [t.name for t in threading.enumerate()],
+        }
+        print("FIRST_CONNECT=" + json.dumps(facts), file=sys.stderr, flush=True)
+sys.addaudithook(first_connect)
 from deepsearch import entry
 START_GC = gc.get_threshold()
 def report(code):
@@ -240,6 +254,7 @@ def test_answer_with_verified_citations(
     trace = tmp_path / "trace.jsonl"
     with FakeOpenAIServer(router([SEARCH, VISIT, ANSWER_STEP])) as llm:
         done = run_cli(llm, search, "--trace", str(trace), tmp=tmp_path)
+        llm_url = llm.url
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("\n") == 1, "stdout must hold exactly one JSON object"
     out = json.loads(done.stdout)
@@ -284,6 +299,9 @@ def test_answer_with_verified_citations(
     # The start-up's rare collections ended once the run was built (deepsearch/collector):
     # its objects frozen, the interpreter's thresholds back for the run itself.
     assert loaded_modules(done.stderr, "gc") == "restored=True frozen=True"
+    # The first request left before what later steps need was imported (issue 21).
+    [first] = [x for x in done.stderr.splitlines() if x.startswith("FIRST_CONNECT=")]
+    check_first_request(json.loads(first.partition("=")[2]), llm_url=llm_url)
 
 
 def test_step_limit_forces_beast_mode_exit_3(

@@ -1,6 +1,7 @@
 """`deepsearch serve` the command: the research flags become every run's defaults, an
-exposed address needs a key, start-up problems are one line and exit 2, and nothing of
-the server stack loads unless the server runs."""
+exposed address needs a key, start-up problems are one line and exit 2. (That nothing
+of the server stack loads unless the server runs is checked in the one fresh
+interpreter of tests/test_fresh_process.py.)"""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ import io
 import os
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -25,8 +24,6 @@ from tests.fakes.search_servers import FakeSearchServers
 
 if TYPE_CHECKING:  # the server stack loads when a test starts it, not at collection
     from deepsearch.server import app as server_app
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def flags(search: FakeSearchServers) -> list[str]:
@@ -192,18 +189,3 @@ def test_the_command_serves_the_sdk(search: FakeSearchServers, tmp_path: Path) -
     [line, stopped] = [line for line in rest.splitlines() if line.strip()]
     assert stopped == "deepsearch serve: shutting down (SIGINT: idle)"
     assert "status=200" in line and SECRET not in rest and "srv-key" not in banner + rest
-
-
-def test_the_cli_loads_no_server_stack_until_serve_runs() -> None:
-    code = (
-        "import sys\n"
-        "import deepsearch.cli, deepsearch.commands.serve_cmd\n"
-        "from deepsearch.commands import register\n"
-        "import typer; register(typer.Typer())\n"
-        "print([m for m in ('starlette', 'uvicorn', 'deepsearch.server.app') if m in sys.modules])\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
