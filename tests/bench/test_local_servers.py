@@ -4,7 +4,10 @@ clean skip when no server is given. It never talks to a real server here."""
 
 from __future__ import annotations
 
+import json
+import socket
 import threading
+from typing import Any
 
 import httpx
 import pytest
@@ -96,15 +99,23 @@ def test_take_waits_for_a_call_whose_reply_has_already_left(
     from bench import local_relay
 
     judge = local_relay.judge
+    taking = threading.Event()
 
     def slow_judge(call: Call, content: str | None, schema: dict[str, object] | None) -> None:
-        threading.Event().wait(0.3)  # holds the record back after the reply left
+        taking.wait(10)  # holds the record back, after the reply left, until take() waits
         judge(call, content, schema)
 
     monkeypatch.setattr(local_relay, "judge", slow_judge)
     with FakeOpenAIServer() as upstream:
         upstream.enqueue('{"action": "answer", "search": null}')
         with Relay(upstream.base_url.removesuffix("/v1")) as relay:
+            wait_for = relay.lock.wait_for
+
+            def waiting(*args: Any, **kwargs: Any) -> Any:
+                taking.set()
+                return wait_for(*args, **kwargs)
+
+            monkeypatch.setattr(relay.lock, "wait_for", waiting)
             body = {"model": "m", "messages": [], **_strict(SCHEMA, False)}
             reply = httpx.post(relay.origin + "/v1/chat/completions", json=body, timeout=10)
             assert reply.status_code == 200
@@ -137,9 +148,20 @@ def test_a_client_that_hangs_up_closes_the_upstream_call() -> None:
     with FakeOpenAIServer() as upstream:
         upstream.enqueue(Reply(content="{}", delay_s=3.0))
         with Relay(upstream.base_url.removesuffix("/v1")) as relay:
-            body = {"model": "m", "messages": [], **_strict(SCHEMA, False)}
-            with pytest.raises(httpx.ReadTimeout):
-                httpx.post(relay.origin + "/v1/chat/completions", json=body, timeout=0.3)
+            data = json.dumps({"model": "m", "messages": [], **_strict(SCHEMA, False)}).encode()
+            host, port = relay.origin.removeprefix("http://").split(":")
+            with socket.create_connection((host, int(port)), timeout=10) as client:
+                head = (
+                    f"POST /v1/chat/completions HTTP/1.1\r\nhost: {host}:{port}\r\n"
+                    f"content-type: application/json\r\ncontent-length: {len(data)}\r\n\r\n"
+                )
+                client.sendall(head.encode() + data)
+                for _ in range(2000):  # polls, 5 ms apart: until the upstream was asked
+                    if upstream.chat_requests:
+                        break
+                    threading.Event().wait(0.005)
+                assert upstream.chat_requests, "the relay never forwarded the call"
+            # The client hung up (as one whose timeout expired) while the reply is held.
             calls: list[Call] = []
             for _ in range(100):  # the relay notices within its 0.25 s poll
                 calls += relay.take()

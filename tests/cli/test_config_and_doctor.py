@@ -47,6 +47,14 @@ def closed_port_url() -> str:
     return refused_url()
 
 
+def sdk_retries_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `openai` SDK's pause before a retry (0.375-0.5 s), made ~0: doctor's ping of a
+    closed port is still retried once, without the wait (for tests not about it)."""
+    import openai._base_client
+
+    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.001)
+
+
 @pytest.fixture
 def search_fake() -> Iterator[FakeSearchServers]:
     with FakeSearchServers() as servers:

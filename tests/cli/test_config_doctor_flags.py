@@ -11,7 +11,12 @@ import pytest
 
 from deepsearch.commands import doctor_cmd
 from deepsearch.commands.checks import Check
-from tests.cli.test_config_and_doctor import SECRET, closed_port_url, run_in_process
+from tests.cli.test_config_and_doctor import (
+    SECRET,
+    closed_port_url,
+    run_in_process,
+    sdk_retries_at_once,
+)
 from tests.fakes.search_servers import FakeSearchServers
 
 
@@ -117,7 +122,10 @@ def test_config_says_the_team_size_a_run_would_use_and_why() -> None:
     assert "run: team size = up to 3 sub-researches  (--team-size)" in lines
 
 
-def test_doctor_probes_the_search_the_flags_name(tmp_path: Path) -> None:
+def test_doctor_probes_the_search_the_flags_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sdk_retries_at_once(monkeypatch)
     with FakeSearchServers() as servers:
         servers.always(
             "searxng",
@@ -139,7 +147,10 @@ def test_doctor_probes_the_search_the_flags_name(tmp_path: Path) -> None:
     assert done.returncode == 1
 
 
-def test_doctor_counts_the_corpus_documents(tmp_path: Path) -> None:
+def test_doctor_counts_the_corpus_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sdk_retries_at_once(monkeypatch)
     notes = tmp_path / "notes"
     notes.mkdir()
     for i in range(3):
@@ -153,7 +164,8 @@ def test_doctor_counts_the_corpus_documents(tmp_path: Path) -> None:
     assert rows["search local"]["detail"].startswith("3 documents indexed")
 
 
-def test_a_skipped_check_reads_skipped_in_the_table() -> None:
+def test_a_skipped_check_reads_skipped_in_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    sdk_retries_at_once(monkeypatch)
     done = run_in_process(
         "doctor", "--search-provider", "searxng", "--searxng-url", closed_port_url(),
         OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=closed_port_url() + "/v1",

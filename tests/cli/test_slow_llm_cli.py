@@ -36,7 +36,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
 
 # A model that starts a step and never stops (the server streams without end).
-RUNAWAY = Reply(content='{"think": "', runaway=True, token_delay_s=0.05)
+RUNAWAY = Reply(content='{"think": "', runaway=True, token_delay_s=0.01)
 
 
 def test_help_promises_exit_3_and_4_for_a_limit() -> None:

@@ -174,7 +174,9 @@ def test_help_for_a_word_that_is_no_command_is_one_line_not_a_run(tmp_path: Path
     assert asked.returncode == 0 and len(llm.chat_requests) > 0  # only the real question ran
 
 
-def test_options_before_a_command_apply_to_it(tmp_path: Path) -> None:
+def test_options_before_a_command_apply_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`deepsearch --config F config` said "'config' is not a question" (item 2)."""
     config = tmp_path / "my.json"
     config.write_text(json.dumps({"agent": {"max_steps": 7}}), "utf-8")
@@ -182,8 +184,9 @@ def test_options_before_a_command_apply_to_it(tmp_path: Path) -> None:
     done = run_cli_in_process("--config", str(config), "--json", "config", env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["run"]["max_steps"]["value"] == 7
-    from tests.cli.test_config_and_doctor import closed_port_url
+    from tests.cli.test_config_and_doctor import closed_port_url, sdk_retries_at_once
 
+    sdk_retries_at_once(monkeypatch)
     offline = {**env, "OPENAI_BASE_URL": closed_port_url()}
     doctor = run_cli_in_process(
         "--json",

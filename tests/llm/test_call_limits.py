@@ -154,9 +154,18 @@ def test_every_completion_is_streamed_and_assembled(openai_server: FakeOpenAISer
 
 
 def test_a_server_slow_to_start_is_cut_at_the_first_token_allowance_and_not_retried() -> None:
+    async def held_past_the_allowance(srv: FakeOpenAIServer, clock: FakeClock) -> str:
+        call = asyncio.create_task(_fails(_client(srv, first_token_s=0.3, total_s=10, clock=clock)))
+        for _ in range(3000):  # polls, 1 ms apart, until the server holds the request
+            if srv.chat_requests or call.done():
+                break
+            await asyncio.sleep(0.001)
+        clock.advance(0.3)  # the allowance passes on the call's clock, not in real time
+        return await call
+
     with FakeOpenAIServer() as srv:
         srv.enqueue(Reply(content="late", delay_s=5))
-        message = asyncio.run(_fails(_client(srv, first_token_s=0.3, total_s=10)))
+        message = asyncio.run(held_past_the_allowance(srv, FakeClock()))
         assert len(srv.chat_requests) == 1, "a timed-out call is never retried"
     assert "no first token within 0.3s" in message and "first_token_timeout_s" in message
 

@@ -76,6 +76,13 @@ async def test_a_plain_500_is_still_retried_by_the_sdk(tmp_path: Path) -> None:
     with FakeLlamaCppPythonServer() as server:
         server.enqueue(Reply.error(500, "out of memory"), json.dumps(SEARCH))
         client = client_for(server.base_url, RungMemory(tmp_path / "m.json"))
+        pauses: list[float] = []
+
+        async def pause(seconds: float) -> None:  # recorded, not waited out
+            pauses.append(seconds)
+
+        assert isinstance(client.provider, OpenAIProvider)
+        client.provider.wire.sleep = pause
         request = CompletionRequest(
             tool="agent",
             settings=offline_settings().tool_settings("openai", "agent"),
@@ -84,6 +91,7 @@ async def test_a_plain_500_is_still_retried_by_the_sdk(tmp_path: Path) -> None:
         )
         assert (await client.provider.complete(request)).text == json.dumps(SEARCH)
         assert len(server.chat_requests) == 2  # an outage, not a refusal: retried
+        assert len(pauses) == 1 and 0.375 <= pauses[0] <= 0.5  # after the usual backoff
         await client.aclose()
 
 

@@ -53,8 +53,21 @@ def endpoint(
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     yield f"http://127.0.0.1:{port}/mcp"
-    server.should_exit = True
-    thread.join(timeout=10)
+    server.should_exit = True  # the reaper below waits for it
+    _STOPPING.append(thread)
+
+
+# uvicorn needs ~0.2 s to stop: it stops in its own thread while the next tests run,
+# and is still required to have stopped, once, at the end of the session.
+_STOPPING: list[threading.Thread] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def servers_reaped() -> Iterator[None]:
+    yield
+    for thread in _STOPPING:
+        thread.join(timeout=10)
+    assert not any(t.is_alive() for t in _STOPPING), "an MCP server over HTTP did not stop"
 
 
 @asynccontextmanager

@@ -120,7 +120,7 @@ async def test_a_run_longer_than_the_request_timeout_completes_as_a_task(
     import deepsearch.agent.loop
     import deepsearch.runtime  # noqa: F401 - a run's first imports are not the timeout's
 
-    timeout = 1.0  # the client's request timeout, standing in for a host's limit
+    timeout = 0.5  # the client's request timeout, standing in for a host's limit
     notes: list[Any] = []
     async with serving(config, runner(), request_timeout=timeout, notes=notes) as session:
         [tool] = (await session.list_tools()).tools

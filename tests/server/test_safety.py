@@ -5,6 +5,7 @@ is a 500 carrying its partial answer, and the request log holds no secret."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from tests.cli.test_end_to_end import (
 )
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.search_servers import FakeSearchServers
-from tests.server.conftest import RunningServer, Serve, settings_for, start_server
+from tests.server.conftest import _STOPPING, RunningServer, Serve, settings_for, start_server
 
 # `import openai` is in each test that names it: collection (every worker) must not pay
 # the SDK's ~1 s import, only the worker that runs these tests.
@@ -132,31 +133,41 @@ def test_a_client_that_disconnects_mid_stream_stops_its_llm_calls(serve: Serve) 
             at_close = llm_calls(llm)
         finally:
             hung_up.set()
-        time.sleep(0.5)  # a run still alive asks for step 3 within this
+        time.sleep(0.2)  # a run still alive asks for step 3 within this
         assert llm_calls(llm) == at_close, "no LLM call after the client went away"
     assert llm_calls(llm, "AgentStep") == 2
 
 
 def test_a_whole_request_whose_client_times_out_is_cancelled_too(serve: Serve) -> None:
-    # Step 1 is decided only once the client has given up. Left running, the run would
-    # search and ask for step 2, which nothing scripts.
-    import openai
-
-    gave_up = threading.Event()
+    # Step 1 is decided only once the client has given up and the server has logged it
+    # (its run cancelled and awaited). Left running, the run would search and ask for
+    # step 2, which nothing scripts. The client gives up as one whose timeout expires
+    # (the SDK's did, after 1.5 s of waiting): it closes its connection, here as soon as
+    # step 1 is asked for, so no timeout is waited out.
+    asked, gave_up = threading.Event(), threading.Event()
     script = router([SEARCH])
 
     def route(body: dict[str, Any]) -> Any:
         if schema_name(body) == "AgentStep":
-            gave_up.wait(10)
+            asked.set()
+            gave_up.wait(30)  # longer than the server's own wait for a cancelled run
         return script(body)
 
     with FakeOpenAIServer(route) as llm:
         server = serve(llm)
-        with pytest.raises(openai.APITimeoutError):
-            server.client(timeout=1.5).chat.completions.create(model="deepsearch", messages=USER)
-        gave_up.set()
-        server.wait_log("status=499")
-        time.sleep(0.6)  # step 2, were it asked for, would come within this
+        body = json.dumps({"model": "deepsearch", "messages": USER}).encode()
+        request = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:{server.port}\r\n"
+            f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+        ).encode() + body
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+            client.sendall(request)
+            assert asked.wait(30)
+        try:
+            assert "run=cancelled" in server.wait_log("status=499")
+        finally:
+            gave_up.set()
+        time.sleep(0.2)  # a run still alive asks for step 2 within this
         assert llm_calls(llm, "AgentStep") == 1
 
 
@@ -177,7 +188,7 @@ def refusing() -> Iterator[Refusing]:
             yield server, llm, server.client()
         finally:
             server.server.should_exit = True
-            server.thread.join(timeout=10)
+            _STOPPING.append(server)  # joined once, at the end of the session
 
 
 @pytest.mark.parametrize(
