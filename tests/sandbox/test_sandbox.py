@@ -670,14 +670,18 @@ def test_sleeping_code_killed_by_wall_clock_even_in_its_own_session(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     created = _record_workdirs(monkeypatch)  # the run's own folder names its processes
-    box = Sandbox(LIMITS.model_copy(update={"wall_s": 1.0}))
     # An hour's sleep: left running, it would outlast the suite's timeout.
     code = "import os, time\nos.setsid()\nprint(os.getcwd(), flush=True)\ntime.sleep(3600)"
-    out = run(box, code)
-    assert out.error == "timeout: exceeded the wall-clock limit of 1 s"
-    assert out.duration_s >= 1.0  # the sandbox's own clock: it waited out the limit
+    # A short limit first; a loaded machine may not start the nice'd interpreter within
+    # it (nothing printed), and then the run is repeated under 1 s.
+    for wall_s, shown in ((0.3, "0.3"), (1.0, "1")):
+        out = run(Sandbox(LIMITS.model_copy(update={"wall_s": wall_s})), code)
+        assert out.error == f"timeout: exceeded the wall-clock limit of {shown} s"
+        assert out.duration_s >= wall_s  # the sandbox's own clock: it waited out the limit
+        assert leftovers(created[-1]) == []
+        if out.stdout:
+            break
     assert out.stdout.strip() == "/deepsearch-work"  # it ran, in its new root
-    assert leftovers(created[0]) == []
 
 
 def test_cancelled_run_leaves_nothing_behind(
