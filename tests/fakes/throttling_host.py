@@ -61,7 +61,8 @@ class CountingHost:
                 self.active += 1
                 self.peak = max(self.peak, self.active)
                 self._arrived.notify_all()
-                self._arrived.wait_for(lambda: self.active >= self.gather, GATHER_WAIT_S)
+                # peak, not active: a request served meanwhile must not re-close the barrier
+                self._arrived.wait_for(lambda: self.peak >= self.gather, GATHER_WAIT_S)
                 refusals = self.hold_until_refused
                 self._arrived.wait_for(lambda: self.refused >= refusals, GATHER_WAIT_S)
         if over:
