@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import posixpath
+import select
 import shutil
 import signal
 import socket
@@ -84,21 +85,31 @@ class LoopbackServer:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
-        self.sock.settimeout(0.1)
+        self.sock.setblocking(False)
         self.port = self.sock.getsockname()[1]
         self.accepted = 0
-        self._stop = threading.Event()
+        self._lock = threading.Lock()  # held from accept() to the count: no gap between
+        self._wake, self._stop = os.pipe()  # written to stop the thread at once
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            self.accepted += 1
-            conn.close()
+        while True:
+            ready = select.select([self.sock, self._wake], [], [])[0]
+            if self._wake in ready:
+                return
+            self._accept_waiting()
+
+    def _accept_waiting(self) -> None:
+        """Accept and count every connection in the listen queue."""
+        with self._lock:
+            while True:
+                try:
+                    conn, _ = self.sock.accept()
+                except BlockingIOError:
+                    return
+                self.accepted += 1
+                conn.close()
 
     def accepted_after(self, expected: int, timeout: float = 2.0) -> int:
         """The count once it reaches ``expected`` or ``timeout`` passes (accept is async)."""
@@ -110,19 +121,21 @@ class LoopbackServer:
     def reached(self) -> int:
         """Connections accepted or waiting to be: a connection the kernel completed is
         in the listen queue at once (no sleep needed to see it)."""
-        import select
-
         waiting = select.select([self.sock], [], [], 0)[0]
         return self.accepted + (1 if waiting else 0)
 
     def settled(self) -> int:
-        """The count after any in-flight connection has had time to be accepted."""
-        time.sleep(0.2)
+        """The count once the runs that could connect have ended: a connection they made
+        was completed by the kernel before their connect() returned, so it is counted
+        or in the listen queue, and is accepted here (no sleep needed to see it)."""
+        self._accept_waiting()
         return self.accepted
 
     def close(self) -> None:
-        self._stop.set()
+        os.write(self._stop, b"x")
         self._thread.join()
+        os.close(self._wake)
+        os.close(self._stop)
         self.sock.close()
 
 
