@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -264,17 +264,18 @@ async def test_a_page_cached_with_private_urls_allowed_is_not_served_without(
 async def test_per_host_concurrency_limit() -> None:
     import asyncio
     import threading
-    import time
 
     from tests.fakes.web_server import _Handler
 
     lock, live, most, released = threading.Lock(), [0], [0], threading.Event()
+    arrived = threading.Condition(lock)
 
     def counted(handler: _Handler) -> None:
         """Requests in flight at the server, counted (not timed), held until released."""
         with lock:
             live[0] += 1
             most[0] = max(most[0], live[0])
+            arrived.notify_all()
         released.wait(10)
         with lock:
             live[0] -= 1
@@ -285,18 +286,18 @@ async def test_per_host_concurrency_limit() -> None:
         )
         handler.send_body(200, body, "text/html; charset=utf-8")
 
+    def until(condition: Callable[[], bool], timeout_s: float) -> None:
+        with lock:
+            arrived.wait_for(condition, timeout_s)
+
     routes = {f"/counted/{i}": counted for i in range(4)}
     r = make_reader(per_host_concurrency=2, global_concurrency=8)
     try:
         with LoopbackServer(routes=routes) as server:
             reads = asyncio.gather(*(r.read(server.url(f"/counted/{i}")) for i in range(4)))
             # Two are held at the server; a third, if let through, would come meanwhile.
-            deadline = time.monotonic() + 10
-            while most[0] < 2 and time.monotonic() < deadline:
-                await asyncio.sleep(0.005)
-            deadline = time.monotonic() + 0.1
-            while most[0] < 3 and time.monotonic() < deadline:
-                await asyncio.sleep(0.005)
+            await asyncio.to_thread(until, lambda: most[0] >= 2, 10)
+            await asyncio.to_thread(until, lambda: most[0] >= 3, 0.1)
             released.set()
             results = await reads
     finally:
