@@ -71,8 +71,10 @@ class CountingHost:
             return
         try:
             time.sleep(int(handler.query.get("ms", self.serve_ms)) / 1000)
-            handler.send_body(200, ARTICLE, "text/html; charset=utf-8")
         finally:
+            # Counted before the answer goes out: a client that has it may ask again at
+            # once, and must find this request done (not still active, not yet served).
             with self._lock:
                 self.active -= 1
                 self.served += 1
+        handler.send_body(200, ARTICLE, "text/html; charset=utf-8")
