@@ -26,10 +26,14 @@ URLS = [f"https://site{i}.org/page" for i in range(6)]
 
 class CountingReader(FakeReader):
     """A slow reader that records reads started, finished and cancelled; each start
-    goes into `log` (shared with the LLM's) as ("read", url), so order shows overlap."""
+    goes into `log` (shared with the LLM's) as ("read", url), each end as ("done", url),
+    so order shows overlap.
+    `ticks`: a read also yields that many turns to the event loop first, a latency
+    counted in the loop's turns (as the fake LLM's), not in seconds."""
 
-    def __init__(self, delay_s: float) -> None:
+    def __init__(self, delay_s: float, ticks: int = 0) -> None:
         super().__init__({u: f"Text of {u} about moons of Mars." for u in URLS}, delay_s=delay_s)
+        self.ticks = ticks
         self.cancelled: list[str] = []
         self.finished: list[str] = []
         self.log: list[tuple[str, str]] = []
@@ -40,11 +44,14 @@ class CountingReader(FakeReader):
     async def read(self, url: str) -> Page | ReadFailure:
         self.log.append(("read", url))
         try:
+            for _ in range(self.ticks):
+                await asyncio.sleep(0)
             page = await super().read(url)
         except asyncio.CancelledError:
             self.cancelled.append(url)
             raise
         self.finished.append(url)
+        self.log.append(("done", url))
         return page
 
 
@@ -97,7 +104,7 @@ ANSWER = {"think": "", "action": {"answer": {"answer": "Mars has two moons."}}}
 
 
 async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:
-    reader = CountingReader(delay_s=0.2)
+    reader = CountingReader(delay_s=0, ticks=200)  # ten times a model call's 20
     client, provider = counting_client(loop_llm([SEARCH, VISIT, ANSWER]), log=reader.log)
     deps, _ = make_deps(lambda r: None, search=moon_search(), reader=reader)
     deps.llm = client
@@ -112,6 +119,8 @@ async def test_a_visit_finds_its_pages_read_while_the_model_decided() -> None:
     assert len(ahead) == 5 and sorted(visited) == sorted(ahead)
     start, end = provider.calls_of("agent")[1]
     assert all(start < reader.started_at(u) < end for u in ahead)
+    # still in flight when the model had decided: the visit awaited them
+    assert all(reader.log.index(("done", u)) > end for u in ahead)
     assert [u for u in reader.reads if reader.started_at(u) > end] == []
 
 

@@ -28,7 +28,8 @@ def ask(tool: str, content: str, *, max_tokens: int = 1000) -> CompletionRequest
 
 
 class ScriptedProvider:
-    """Replies 'reply-<n>' to the n-th call; 'slow' waits so a later call finishes first."""
+    """Replies 'reply-<n>' to the n-th call; 'slow' waits (turns of the event loop, not
+    seconds) so a later call finishes first."""
 
     name = "scripted"
 
@@ -40,7 +41,8 @@ class ScriptedProvider:
         n = self.calls
         content = request.messages[0].content
         if content == "slow" or (content == "slow-first" and n == 1):
-            await asyncio.sleep(0.05)
+            for _ in range(50):
+                await asyncio.sleep(0)
         if request.messages[0].content == "auth":
             raise ProviderAuthError("key rejected: export OPENAI_API_KEY", provider="openai")
         return Completion(text=f"reply-{n}")

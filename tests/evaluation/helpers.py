@@ -62,13 +62,15 @@ class Router:
 
     Agent steps are counted, not timed: `live` while one is at the server, `peak` the
     most at once. A step waits until `together` are in flight (`hold_s` only bounds the
-    wait, for a run that sends them one by one), then `delay_s`, as an API takes time."""
+    wait, for a run that sends them one by one); the first step then lasts `delay_s`, as an
+    API takes time: steps sent with it are seen together with it."""
 
     def __init__(
         self, *, direct: bool = False, delay_s: float = 0.0, together: int = 1, hold_s: float = 10.0
     ) -> None:
         self.direct = direct
         self.delay_s = delay_s
+        self.delayed = False
         self.together, self.hold_s = together, hold_s
         self.live = self.peak = 0
         self.all_here = threading.Event()
@@ -116,8 +118,10 @@ class Router:
         try:
             if self.together > 1:
                 self.all_here.wait(self.hold_s)
-            if self.delay_s:
-                time.sleep(self.delay_s)  # counted as in flight: a step that overlaps shows
+            with self.lock:
+                delay_s, self.delayed = (0.0 if self.delayed else self.delay_s), True
+            if delay_s:
+                time.sleep(delay_s)  # counted as in flight: a step that overlaps shows
             return self.step(body, question)
         finally:
             with self.lock:

@@ -144,9 +144,9 @@ def test_questions_run_concurrently_up_to_the_limit(
     questions = write_questions(tmp_path / "q.jsonl", n=3)
     seen = {}
     # At 3 each step waits for all three (one at a time, each would wait out its hold);
-    # at 1 each lasts a moment, so steps sent together would be seen together.
+    # at 1 the first lasts a moment, so steps sent with it would be seen together.
     for limit, router in (("3", Router(direct=True, together=3)),
-                          ("1", Router(direct=True, delay_s=0.15))):  # fmt: skip
+                          ("1", Router(direct=True, delay_s=0.25))):  # fmt: skip
         with FakeOpenAIServer(router) as llm:
             done = run_eval(llm, str(questions), "--out", str(tmp_path / limit), "--grader",
                             "exact", "--concurrency", limit, *eval_args(searx))  # fmt: skip

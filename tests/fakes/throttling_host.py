@@ -61,7 +61,8 @@ class CountingHost:
                 self.active += 1
                 self.peak = max(self.peak, self.active)
                 self._arrived.notify_all()
-                self._arrived.wait_for(lambda: self.active >= self.gather, GATHER_WAIT_S)
+                # peak, not active: a request served meanwhile must not re-close the barrier
+                self._arrived.wait_for(lambda: self.peak >= self.gather, GATHER_WAIT_S)
                 refusals = self.hold_until_refused
                 self._arrived.wait_for(lambda: self.refused >= refusals, GATHER_WAIT_S)
         if over:
@@ -70,8 +71,10 @@ class CountingHost:
             return
         try:
             time.sleep(int(handler.query.get("ms", self.serve_ms)) / 1000)
-            handler.send_body(200, ARTICLE, "text/html; charset=utf-8")
         finally:
+            # Counted before the answer goes out: a client that has it may ask again at
+            # once, and must find this request done (not still active, not yet served).
             with self._lock:
                 self.active -= 1
                 self.served += 1
+        handler.send_body(200, ARTICLE, "text/html; charset=utf-8")

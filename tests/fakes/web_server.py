@@ -218,10 +218,10 @@ def _slow(handler: _Handler) -> None:
     handler.send_header("Content-Type", "text/plain")
     handler.send_header("Content-Length", "100")
     handler.end_headers()
-    for _ in range(10):
-        handler.wfile.write(b"0123456789")
+    for _ in range(100):  # 2 s in all, a byte every 20 ms: no single read waits long
+        handler.wfile.write(b"x")
         handler.wfile.flush()
-        time.sleep(0.3)
+        time.sleep(0.02)
 
 
 def _delay(handler: _Handler) -> None:

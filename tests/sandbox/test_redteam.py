@@ -12,6 +12,7 @@ sandbox process behind.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import os
@@ -266,11 +267,11 @@ def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canar
 def test_two_concurrent_runs_cannot_see_each_other(canaries: Canaries) -> None:
     box = Sandbox(LIMITS, audit_hook=False)
     keeper = (
-        "import time\nopen('other-run.txt', 'w').write(data['canary'])\ntime.sleep(0.5)\n"
-        "result = open('other-run.txt').read()"
+        "import time\nopen('other-run.txt', 'w').write(data['canary'])\nwritten = time.time()\n"
+        "time.sleep(data['hold_s'])\nresult = [open('other-run.txt').read(), written, time.time()]"
     )
     seeker = (
-        "import os, time\ntime.sleep(0.2)\nfound = []\n"
+        "import os, time\ntime.sleep(data['wait_s'])\nbegan = time.time()\nfound = []\n"
         "found.append(str(os.listdir('/')))\n"
         "for top in ('/deepsearch-work', '/dev', '/etc', '/tmp', '/proc', '/home', '/root'):\n"
         "    for base, dirs, files in os.walk(top):\n"
@@ -278,19 +279,27 @@ def test_two_concurrent_runs_cannot_see_each_other(canaries: Canaries) -> None:
         "        for f in files:\n"
         "            try:\n                found.append(open(os.path.join(base, f), errors='replace').read(200))\n"
         "            except OSError:\n                pass\n"
-        "result = '|'.join(found)"
+        "result = ['|'.join(found), began, time.time()]"
     )
 
-    async def both() -> tuple[SandboxResult, SandboxResult]:
-        first = asyncio.ensure_future(box.run(keeper, {"canary": CANARY}))
-        second = asyncio.ensure_future(box.run(seeker, {}))
+    async def both(hold_s: float, wait_s: float) -> tuple[SandboxResult, SandboxResult]:
+        first = asyncio.ensure_future(box.run(keeper, {"canary": CANARY, "hold_s": hold_s}))
+        second = asyncio.ensure_future(box.run(seeker, {"wait_s": wait_s}))
         return await first, await second
 
-    kept, sought = asyncio.run(both())
-    assert kept.result == CANARY  # the first run really held the canary meanwhile
-    assert sought.ok, sought.error
-    assert CANARY not in "".join(texts(sought))
-    canaries.assert_untouched(*texts(sought))
+    # Nothing may pass between the runs, so they are timed: the keeper holds the file while
+    # the seeker searches, as their own timestamps show (the kernel's one clock); a loaded
+    # machine that started them too far apart for that repeats them, with longer waits.
+    for hold_s, wait_s in ((0.15, 0.03), (0.5, 0.2), (2.0, 0.5)):
+        kept, sought = asyncio.run(both(hold_s, wait_s))
+        assert kept.ok and sought.ok, (kept.error, sought.error)
+        held, written, read = ast.literal_eval(kept.result or "")
+        assert held == CANARY  # the first run really held the canary meanwhile
+        assert CANARY not in "".join(texts(sought))
+        canaries.assert_untouched(*texts(sought))
+        _, began, ended = ast.literal_eval(sought.result or "")
+        if written < began and ended < read:
+            break
 
 
 # --- an ordinary user --------------------------------------------------------------------
@@ -393,13 +402,27 @@ def _processes_mentioning(marker: str) -> dict[int, int]:
 
 
 def _group_alive(pgid: int) -> bool:
+    """True while the group holds a process that has not exited.
+
+    A zombie has exited: it only waits for its reaper, here the container's init, which
+    may take a second or more to collect it. A group the kernel still knows but whose
+    members /proc does not show counts as alive.
+    """
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    states = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            states.append(fields[0])
+    return not states or any(state != "Z" for state in states)
 
 
 def test_no_sandbox_process_outlives_a_killed_parent(tmp_path: Path) -> None:
@@ -422,7 +445,7 @@ def test_no_sandbox_process_outlives_a_killed_parent(tmp_path: Path) -> None:
         parent.wait()
         deadline = time.monotonic() + 5
         while any(_group_alive(g) for g in groups) and time.monotonic() < deadline:
-            time.sleep(0.05)
+            time.sleep(0.01)
         assert not any(_group_alive(g) for g in groups), "sandbox processes outlived the parent"
     finally:
         parent.kill()

@@ -237,10 +237,10 @@ def test_a_plan_that_ends_well_without_reporting_is_refused() -> None:
 
 
 def test_a_probe_that_hangs_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "_PROBE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(runner, "_PROBE_TIMEOUT_S", 0.05)
     stuck = BARE.model_copy(update={"prefix": ["/bin/sh", "-c", "exec sleep 30"]})
     said = check_plan(stuck) or ""
-    assert "timed out after 0.2 seconds" in said, said
+    assert "timed out after 0.05 seconds" in said, said
 
 
 WRITES_GARBAGE = """

@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import posixpath
+import select
 import shutil
 import signal
 import socket
@@ -84,21 +85,31 @@ class LoopbackServer:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
-        self.sock.settimeout(0.1)
+        self.sock.setblocking(False)
         self.port = self.sock.getsockname()[1]
         self.accepted = 0
-        self._stop = threading.Event()
+        self._lock = threading.Lock()  # held from accept() to the count: no gap between
+        self._wake, self._stop = os.pipe()  # written to stop the thread at once
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            self.accepted += 1
-            conn.close()
+        while True:
+            ready = select.select([self.sock, self._wake], [], [])[0]
+            if self._wake in ready:
+                return
+            self._accept_waiting()
+
+    def _accept_waiting(self) -> None:
+        """Accept and count every connection in the listen queue."""
+        with self._lock:
+            while True:
+                try:
+                    conn, _ = self.sock.accept()
+                except BlockingIOError:
+                    return
+                self.accepted += 1
+                conn.close()
 
     def accepted_after(self, expected: int, timeout: float = 2.0) -> int:
         """The count once it reaches ``expected`` or ``timeout`` passes (accept is async)."""
@@ -110,19 +121,21 @@ class LoopbackServer:
     def reached(self) -> int:
         """Connections accepted or waiting to be: a connection the kernel completed is
         in the listen queue at once (no sleep needed to see it)."""
-        import select
-
         waiting = select.select([self.sock], [], [], 0)[0]
         return self.accepted + (1 if waiting else 0)
 
     def settled(self) -> int:
-        """The count after any in-flight connection has had time to be accepted."""
-        time.sleep(0.2)
+        """The count once the runs that could connect have ended: a connection they made
+        was completed by the kernel before their connect() returned, so it is counted
+        or in the listen queue, and is accepted here (no sleep needed to see it)."""
+        self._accept_waiting()
         return self.accepted
 
     def close(self) -> None:
-        self._stop.set()
+        os.write(self._stop, b"x")
         self._thread.join()
+        os.close(self._wake)
+        os.close(self._stop)
         self.sock.close()
 
 
@@ -670,14 +683,18 @@ def test_sleeping_code_killed_by_wall_clock_even_in_its_own_session(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     created = _record_workdirs(monkeypatch)  # the run's own folder names its processes
-    box = Sandbox(LIMITS.model_copy(update={"wall_s": 1.0}))
     # An hour's sleep: left running, it would outlast the suite's timeout.
     code = "import os, time\nos.setsid()\nprint(os.getcwd(), flush=True)\ntime.sleep(3600)"
-    out = run(box, code)
-    assert out.error == "timeout: exceeded the wall-clock limit of 1 s"
-    assert out.duration_s >= 1.0  # the sandbox's own clock: it waited out the limit
+    # A short limit first; a loaded machine may not start the nice'd interpreter within
+    # it (nothing printed), and then the run is repeated under 1 s.
+    for wall_s, shown in ((0.3, "0.3"), (1.0, "1")):
+        out = run(Sandbox(LIMITS.model_copy(update={"wall_s": wall_s})), code)
+        assert out.error == f"timeout: exceeded the wall-clock limit of {shown} s"
+        assert out.duration_s >= wall_s  # the sandbox's own clock: it waited out the limit
+        assert leftovers(created[-1]) == []
+        if out.stdout:
+            break
     assert out.stdout.strip() == "/deepsearch-work"  # it ran, in its new root
-    assert leftovers(created[0]) == []
 
 
 def test_cancelled_run_leaves_nothing_behind(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -155,7 +155,8 @@ async def test_huge_declared_length_refused_before_body(
 
 
 async def test_slow_body_total_timeout(site: LoopbackServer) -> None:
-    r = make_reader(timeout_s=0.5)
+    # The body would end after 2 s; each byte comes well within the 0.2 s read timeout.
+    r = make_reader(timeout_s=0.2)
     try:
         f = failure(await r.read(site.url("/slow")))
     finally:
@@ -263,18 +264,19 @@ async def test_a_page_cached_with_private_urls_allowed_is_not_served_without(
 async def test_per_host_concurrency_limit() -> None:
     import asyncio
     import threading
-    import time
 
     from tests.fakes.web_server import _Handler
 
-    lock, live, most = threading.Lock(), [0], [0]
+    lock, live, most, released = threading.Lock(), [0], [0], threading.Event()
+    arrived = threading.Condition(lock)
 
     def counted(handler: _Handler) -> None:
-        """Requests in flight at the server, counted (not timed)."""
+        """Requests in flight at the server, counted (not timed), held until released."""
         with lock:
             live[0] += 1
             most[0] = max(most[0], live[0])
-        time.sleep(0.2)  # long enough for the four reads to overlap if allowed to
+            arrived.notify_all()
+        released.wait(10)
         with lock:
             live[0] -= 1
         body = (
@@ -284,11 +286,20 @@ async def test_per_host_concurrency_limit() -> None:
         )
         handler.send_body(200, body, "text/html; charset=utf-8")
 
+    def until(condition: Callable[[], bool], timeout_s: float) -> None:
+        with lock:
+            arrived.wait_for(condition, timeout_s)
+
     routes = {f"/counted/{i}": counted for i in range(4)}
     r = make_reader(per_host_concurrency=2, global_concurrency=8)
     try:
         with LoopbackServer(routes=routes) as server:
-            results = await asyncio.gather(*(r.read(server.url(f"/counted/{i}")) for i in range(4)))
+            reads = asyncio.gather(*(r.read(server.url(f"/counted/{i}")) for i in range(4)))
+            # Two are held at the server; a third, if let through, would come meanwhile.
+            await asyncio.to_thread(until, lambda: most[0] >= 2, 10)
+            await asyncio.to_thread(until, lambda: most[0] >= 3, 0.1)
+            released.set()
+            results = await reads
     finally:
         await r.aclose()
     assert all(isinstance(x, Page) for x in results)

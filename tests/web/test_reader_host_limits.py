@@ -27,7 +27,7 @@ async def read_all(r: LocalReader, server: LoopbackServer, n: int) -> list[Page 
 
 
 async def test_five_pages_on_one_host_are_read_in_one_wave() -> None:
-    counter = CountingHost(capacity=100, gather=5)
+    counter = CountingHost(capacity=100, gather=5, serve_ms=0)
     with LoopbackServer(routes={"/page": counter.route}) as server:
         results = await read_all(reader(), server, 5)
     assert all(isinstance(r, Page) for r in results)
@@ -39,7 +39,7 @@ async def test_the_shipped_configuration_reads_five_pages_of_one_host_in_one_wav
     from deepsearch.config import load_config
 
     shipped = load_config(environ={}).settings.reader
-    counter = CountingHost(capacity=100, gather=5)
+    counter = CountingHost(capacity=100, gather=5, serve_ms=0)
     with LoopbackServer(routes={"/page": counter.route}) as server:
         config = shipped.model_copy(update={"allow_private_urls": True})
         results = await read_all(LocalReader(config, clock=FakeClock()), server, 5)
@@ -116,18 +116,22 @@ async def test_host_limiter_shrinks_while_held() -> None:
     limiter = HostLimiter(4)
     entered = 0
 
+    released = asyncio.Event()
+
     async def hold() -> None:
         nonlocal entered
         async with limiter:
             entered += 1
-            await asyncio.sleep(0.05)
+            await released.wait()
 
     limiter.throttled(since=0)
     limiter.throttled(since=0)  # the same burst: lowered once
     assert limiter.limit == 2
     tasks = [asyncio.create_task(hold()) for _ in range(4)]
-    await asyncio.sleep(0.01)
+    for _ in range(10):  # every task runs as far as it can
+        await asyncio.sleep(0)
     assert entered == 2  # the lowered limit holds new reads back
+    released.set()
     await asyncio.gather(*tasks)
     assert entered == 4 and limiter.active == 0
     for _ in range(5):

@@ -197,12 +197,14 @@ class _ParentStallsAfterTheTeam(InFlightProvider):
     def __init__(self, run_of: list[ResearchRun]) -> None:
         super().__init__(World())
         self.run_of = run_of
+        self.stalled = asyncio.Event()  # set once that call waits
 
     async def complete(self, request: Any) -> Any:
         run = self.run_of[0] if self.run_of else None
         children = run.team.children if run is not None else []
         done = children and all(c.result is not None for c in children)
         if done and request.tool == "agent" and request.messages[0].content == QUESTION:
+            self.stalled.set()
             await asyncio.Event().wait()
         return await super().complete(request)
 
@@ -215,11 +217,7 @@ async def test_a_run_cut_short_after_its_children_answered_reports_their_answers
     run = ResearchRun(QUESTION, deps, options(team_size=3))
     run_of.append(run)
     task = asyncio.create_task(run.run())
-    for _ in range(500):
-        await asyncio.sleep(0.01)
-        if run.team.children and all(c.result is not None for c in run.team.children):
-            break
-    await asyncio.sleep(0.05)  # the parent is now waiting on its stalled call
+    await asyncio.wait_for(provider.stalled.wait(), 10)  # the parent waits on its stalled call
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
