@@ -7,6 +7,7 @@ and error messages), so the three commands can never disagree about a flag.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,20 @@ PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 def parse_research_args(args: list[str], command: str) -> dict[str, Any]:
     """Every research parameter from `args`, by research's own parser (words that are
     no flag land in "question")."""
+    return dict(_research_parser().make_context(f"deepsearch {command}", list(args)).params)
+
+
+@functools.cache
+def _research_parser() -> Any:
+    """research's parser, built once a process: Typer converts its ~50 options (~3 ms),
+    and nothing in it depends on the arguments."""
     import typer
 
     from deepsearch.commands import research_cmd
 
     app = typer.Typer(add_completion=False)
     app.command()(research_cmd.research)
-    parser = typer.main.get_command(app)
-    return dict(parser.make_context(f"deepsearch {command}", list(args)).params)
+    return typer.main.get_command(app)
 
 
 def overrides_of(params: dict[str, Any]) -> dict[str, Any]:

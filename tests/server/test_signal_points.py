@@ -37,6 +37,9 @@ COMMANDS = {
     "mcp": ["mcp", "--transport", "http", "--port", "0", *FLAGS],
 }
 WATCHDOG_S = 5.0
+# The `mcp` command imports the MCP SDK and neither command the openai SDK: these run
+# on the MCP SDK's worker (tests/conftest.py, _sdk_group), which pays that import once.
+pytestmark = pytest.mark.xdist_group("mcp-sdk")
 
 
 def _sigterm() -> None:
