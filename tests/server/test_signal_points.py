@@ -274,3 +274,29 @@ class _sigint:
 
     def __exit__(self, *exc: object) -> None:
         signal.signal(signal.SIGINT, self.old)
+
+
+def test_ctrl_c_is_exit_130() -> None:
+    from deepsearch.commands.signals import Caught
+
+    assert Caught().exit_code() == 130 and Caught(signal.SIGHUP).exit_code() == 129
+
+
+def test_a_server_started_with_ctrl_c_ignored_still_stops_on_sigterm() -> None:
+    """A background job of a shell without job control starts with SIGINT ignored:
+    asyncio.run then installs no handler of its own, and there is nothing to hand the
+    signal to; it is recorded, and the command stops at its end."""
+    import asyncio
+
+    from deepsearch.commands.signals import served_until_signal
+
+    async def serving() -> str:
+        signal.raise_signal(signal.SIGTERM)
+        await asyncio.sleep(0)
+        return "served"
+
+    seen: list[str] = []
+    with _sigint(signal.SIG_IGN):
+        with pytest.raises(typer.Exit) as done, served_until_signal():
+            seen.append(asyncio.run(serving()))
+    assert seen == ["served"] and done.value.exit_code == 143
