@@ -223,6 +223,21 @@ def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canar
     """All at once, kernel layers alone, while the parent's heartbeat is timed against
     the machine's own noise (measured first, and by a control process beside it): what
     the sandbox may add to it is 0.1 s on a quiet machine (more under load: see below)."""
+    for _attempt in range(2):
+        late, noise, report = _exhausting_batch()
+        _check_the_killers_ended(report, canaries)
+        # 0.1 s over the noise, plus twice the noise: under load the parent's own work
+        # (reading 20 MB of runaway output) stretches with its share of the CPU, which
+        # the idle control does not show (0.18-0.28 s against 0.03-0.05 s at a load of
+        # 8-10; once in 64 suite runs 0.137 s against 0.008). So a late heartbeat gets
+        # one more batch; a loop blocked for a bomb's 1.5 s is late in both, at any load.
+        if late <= 0.1 + 3 * noise:
+            break
+    assert late <= 0.1 + 3 * noise, f"the parent's heartbeat was {late:.3f} s late ({noise:.3f})"
+
+
+def _exhausting_batch() -> tuple[float, float, dict[str, Any]]:
+    """(the parent's heartbeat lateness, the machine's noise, the parent's report)."""
     control = subprocess.Popen(
         [sys.executable, "-c", CONTROL], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
@@ -243,12 +258,10 @@ def test_programs_that_exhaust_the_interpreter_end_within_limits(canaries: Canar
     control_late = float(control.communicate(input="", timeout=30)[0])
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
-    late, noise = report["late"], max(report["noise"], control_late)
-    # 0.1 s over the noise, plus twice the noise: under load the parent's own work
-    # (reading 20 MB of runaway output) stretches with its share of the CPU, which the
-    # idle control does not show (0.18-0.28 s against 0.03-0.05 s at a load of 8-10).
-    # Quiet, the bound is ~0.1 s; a loop blocked for a bomb's 1.5 s fails at any load.
-    assert late <= 0.1 + 3 * noise, f"the parent's heartbeat was {late:.3f} s late ({noise:.3f})"
+    return report["late"], max(report["noise"], control_late), report
+
+
+def _check_the_killers_ended(report: dict[str, Any], canaries: Canaries) -> None:
     outs = [SandboxResult.model_validate(out) for out in report["outs"]]
     for name, out in zip(KILLERS, outs, strict=True):
         assert not out.ok or name in ("kill the parent", "runaway output"), name
