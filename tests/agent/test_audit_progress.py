@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from deepsearch.agent.progress import ProgressWatch
 from deepsearch.agent.retrieval.evidence import PageEvidence, evidence_chunks
 from deepsearch.agent.state import AgentState
 from deepsearch.agent.types import KnowledgeItem
 from deepsearch.errors import WebUnreadable
+from tests.agent.test_progress import watched
 
 QUESTION = "Which psychologist founded the Journal of Applied Memory Research?"
 FIRST_HOP = (
@@ -23,17 +23,11 @@ SAME_NAMES_AGAIN = (
 )
 
 
-def _watched(state: AgentState) -> ProgressWatch:
-    watch = ProgressWatch()
-    assert not watch.stalled(state)  # the first call takes stock
-    return watch
-
-
 def test_a_verdict_on_an_answer_is_a_step_of_the_chain() -> None:
     """A check's attempt spent (or a re-check run) resets the no-hop count: research
     then ends by running out of attempts, not by the hop limit."""
     state = AgentState.start(QUESTION)
-    watch = _watched(state)
+    watch = watched(state)
     state.rechecks += 1
     assert watch.news(state) == "hop"
 
@@ -42,7 +36,7 @@ def test_a_page_whose_first_passage_is_a_hop_stays_a_hop_whatever_follows() -> N
     """A later passage of the same page that only covers the question again (a lead)
     does not take the page's hop away."""
     state = AgentState.start(QUESTION)
-    watch = _watched(state)
+    watch = watched(state)
     url = "https://example.org/journal"
     text = f"{FIRST_HOP}\n\n{FILLER}\n\n{SAME_NAMES_AGAIN}"
     item = KnowledgeItem(question=f"page {url}", answer=text, type="url", references=[url])
@@ -59,7 +53,7 @@ def test_a_harvested_link_is_no_new_search_result() -> None:
     from deepsearch.agent.types import UrlRecord
 
     state = AgentState.start(QUESTION)
-    watch = _watched(state)
+    watch = watched(state)
     url = "https://example.org/founders"
     state.url_pool[url] = UrlRecord(url=url, title=FIRST_HOP, origin="link")
     assert watch.news(state) is None
@@ -78,7 +72,7 @@ def test_a_passage_without_any_of_the_questions_names_is_no_first_hop() -> None:
     """The chain's first page holds a name of the question ("Vienna"); a passage that
     only shares its other words is new evidence, not a step of the chain."""
     state = AgentState.start("Which psychologist founded the memory journal in Vienna?")
-    watch = _watched(state)
+    watch = watched(state)
     _read(state, "https://example.org/a", "A psychologist founded a memory journal in 1962.")
     assert watch.news(state) == "lead"
     _read(state, "https://example.org/b", "In Vienna a psychologist founded the memory journal.")
