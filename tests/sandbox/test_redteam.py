@@ -333,11 +333,14 @@ print(json.dumps({'uid': __import__('os').getuid(), 'usable': usable, 'reason': 
 """
 
 
-# In a private mount namespace: the checkout bound onto $2/repo (a folder any uid can
-# reach, wherever CI cloned it), then root's own home replaced by an empty tmpfs with
-# only the interpreter's prefix bound back (pyenv keeps it under /root).
+# In a private mount namespace: the checkout's entries bound into $2/repo, a tmpfs any
+# uid can enter (the checkout's own folder may not be: `mktemp -d` makes it 0700, and a
+# bind mount of it keeps that mode), then root's own home replaced by an empty tmpfs
+# with only the interpreter's prefix bound back (pyenv keeps it under /root).
 _AS_USER = (
-    'set -e; P=$1 R=$2; shift 2; mkdir "$R/repo"; mount --bind "$0" "$R/repo"'
+    'set -e; P=$1 R=$2; shift 2; mkdir "$R/repo"; mount -t tmpfs -o mode=0755 none "$R/repo"'
+    '; for E in "$0"/* "$0"/.[!.]*; do [ -e "$E" ] || continue; N="$R/repo/${E##*/}"'
+    '; if [ -d "$E" ]; then mkdir "$N"; else : > "$N"; fi; mount --bind "$E" "$N"; done'
     '; case "$P" in /root/*) T=$(mktemp -d); mount --bind "$P" "$T"'
     '; mount -t tmpfs -o mode=0755 none /root; mkdir -p "$P"; mount --move "$T" "$P";; esac'
     '; cd "$R/repo"; exec "$@"'
