@@ -146,6 +146,16 @@ def pytest_configure(config: pytest.Config) -> None:
     gc.disable()
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` without its quadratic bookkeeping (tests/xdist_counting.py)."""
+    if config.getoption("dist", None) != "loadgroup":
+        return None
+    from tests.xdist_counting import CountingLoadGroup
+
+    return CountingLoadGroup(config, log)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     import shutil
 
