@@ -249,6 +249,8 @@ def test_the_hook_is_installed_before_the_code_runs(bootstrap: Bootstrap) -> Non
 def test_without_the_hook_only_the_kernel_s_layers_remain(bootstrap: Bootstrap) -> None:
     bootstrap("result = 1", hook=False)
     assert bootstrap.hooks == []
+    # and no module refused by its name: a built-in `_socket` meets the kernel's layers
+    assert bootstrap.closed == [frozenset()]
 
 
 def test_a_request_without_the_hook_setting_gets_the_hook(bootstrap: Bootstrap) -> None:
