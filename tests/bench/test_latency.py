@@ -1,12 +1,20 @@
 """The wall-time benchmark's instrument (bench/latency*.py) must not rot silently:
 one whole question through the real CLI with the policy LLM (latency scaled to 0),
 and the pieces it rests on — the policy's decisions, schema-valid replies, the
-latency model, the critical-path arithmetic, the prompt composition and the pages."""
+latency model, the critical-path arithmetic, the prompt composition and the pages.
+
+The whole question runs the command line `Bench` builds through `cli.run` in this
+process (tests/cli/inprocess.py), with the environment `Bench` gives it: the same
+flags, servers, JSON and figures, without a fresh interpreter's ~0.5 s of CPU. How
+`run_child` measures a process (its CPU, wall time and exit tail) is checked on a
+small child of its own below; `make bench` runs every question as a process."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +22,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from bench.latency import Bench, Figures, _figures, measure
+from bench import latency
+from bench.latency import Bench, Child, Figures, _figures, measure
 from bench.latency_measure import PARTS, composition, llm_rounds, total_composition, union_s
 from bench.latency_policy import NOT_FOUND, Item, Policy, allowed_actions, minimal
 from bench.latency_report import render
@@ -240,9 +249,29 @@ def test_pages_are_link_dense_articles() -> None:
     assert "Leland is a town in" in html
 
 
-def test_one_question_through_the_real_cli() -> None:
+def cli_in_process(command: list[str], *, env: dict[str, str], cwd: str) -> Child:
+    """`run_child` for the command line `Bench.command` built: the installed script's
+    arguments through `cli.run` here, in `cwd`, with `env` overlaid (a Child as
+    run_child makes it: this process's CPU, the wall time, no exit tail)."""
+    from tests.cli.inprocess import run_cli_in_process
+
+    assert command[0] == str(Path(sys.executable).parent / "deepsearch"), command
+    here = os.getcwd()
+    os.chdir(cwd)
+    cpu, started = time.process_time(), time.perf_counter()
+    try:
+        done = run_cli_in_process(*command[1:], env=env)
+    finally:
+        os.chdir(here)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    assert done.returncode == 0, done.stderr
+    return Child(done.stdout, done.stderr, started, wall, cpu, exit_tail_s=0.0)
+
+
+def test_one_question_through_the_real_cli(monkeypatch: pytest.MonkeyPatch) -> None:
     # No wall-time bound here (timing belongs to `make bench`): a 15 s bound flaked
     # under load (40 s alone at load 18); the suite's own timeout catches a hang.
+    monkeypatch.setattr(latency, "run_child", cli_in_process)
     with Bench(SITE, scale=0.0) as bench:
         figures = bench.run(ITEM)
     assert figures.status == "answered" and figures.correct, figures
@@ -329,10 +358,7 @@ def test_an_exit_tail_read_by_a_late_pump_is_zero_not_negative(
 ) -> None:
     """On a loaded machine the thread pumping stdout can stamp the answer's last bytes
     after wait4 saw the exit: the tail was shorter than that delay, never negative."""
-    import sys
     import threading
-
-    from bench import latency
 
     real = time.perf_counter
     main = threading.main_thread()
@@ -344,3 +370,5 @@ def test_an_exit_tail_read_by_a_late_pump_is_zero_not_negative(
     child = latency.run_child([sys.executable, "-c", "print('answer')"], env={}, cwd=".")
     assert child.stdout.strip() == "answer"
     assert child.exit_tail_s == 0.0
+    # The child's own CPU and wall time (wait4's rusage, not this process's).
+    assert 0 < child.cpu_s < 5 and child.wall_s > 0 and not child.killed

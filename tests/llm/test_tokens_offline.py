@@ -19,6 +19,16 @@ from tests.fakes.scripted_llm import offline_settings
 from tests.llm.helpers import ASK, Answer, openai_client
 
 
+def test_both_bundled_vocabularies_give_tiktoken_s_own_ids() -> None:
+    """Built with every outside connect refused (tests/conftest.py); the build in a fresh
+    process with an empty tiktoken cache is tests/test_fresh_process.py's (cl100k)."""
+    # ids as produced by tiktoken with its downloaded files
+    assert get_encoding("o200k_base").encode("hello world") == [24912, 2375]
+    assert get_encoding("cl100k_base").encode("hello world") == [15339, 1917]
+    assert count_tokens("The quick brown fox jumps over the lazy dog.", model="gpt-4o") == 10
+    assert count_tokens("hello world", model="gpt-4") == 2  # gpt-4 counts in cl100k
+
+
 def test_count_empty_and_short() -> None:
     assert count_tokens("") == 0
     text = "one two three four five six"
