@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hatchling.builders.wheel import WheelBuilder
-
 ROOT = Path(__file__).resolve().parents[1]
 
 # A module named for tests: testing.py, fake_x.py, test_x.py, conftest.py, or
@@ -24,6 +22,8 @@ KNOWN_DOUBLES: set[str] = set()
 
 
 def wheel_files() -> list[str]:
+    from hatchling.builders.wheel import WheelBuilder  # ~14 ms: not in every worker's collection
+
     builder = WheelBuilder(str(ROOT))
     return sorted(f.distribution_path for f in builder.recurse_included_files())
 

@@ -5,15 +5,25 @@ recounts at every step: the only change is the cost of the bookkeeping."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from xdist.remote import Producer
-from xdist.scheduler import LoadGroupScheduling
 
-from tests.xdist_counting import CountingLoadGroup
+if TYPE_CHECKING:
+    from xdist.scheduler import LoadGroupScheduling
 
 pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+def _classes() -> tuple[type[LoadGroupScheduling], type[LoadGroupScheduling]]:
+    """xdist's scheduler and ours, imported by the tests that use them: not by every
+    worker's collection (~13 ms each)."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    from tests.xdist_counting import CountingLoadGroup
+
+    return LoadGroupScheduling, CountingLoadGroup
 
 
 class FakeWorker:
@@ -66,7 +76,7 @@ def _play(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> lis
         reports += 1
         # what the controller asks after every event, and xdist's own recount of it
         counts = [
-            LoadGroupScheduling._pending_of(sched, sched.assigned_work[w])
+            _classes()[0]._pending_of(sched, sched.assigned_work[w])
             for w in workers
             if w in sched.assigned_work
         ]
@@ -79,19 +89,21 @@ def _play(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> lis
 
 
 def test_the_same_tests_go_to_the_same_workers_in_the_same_order() -> None:
-    stock, counting = _play(LoadGroupScheduling), _play(CountingLoadGroup)
+    stock_class, counting_class = _classes()
+    stock, counting = _play(stock_class), _play(counting_class)
     assert counting == stock
     assert stock[-2][2] is True  # every test ran: the run finished
     assert sorted(i for sent in stock[-1] for batch in sent for i in batch) == list(range(300))
 
 
 def test_kept_counts_are_the_recounts_at_every_step() -> None:
-    for counts, kept, _finished, _pending in _play(CountingLoadGroup)[:-1]:
+    for counts, kept, _finished, _pending in _play(_classes()[1])[:-1]:
         assert kept == counts
 
 
 def test_a_crashed_worker_s_tests_go_to_the_others_as_xdist_sends_them() -> None:
-    stock, counting = _play(LoadGroupScheduling, 100), _play(CountingLoadGroup, 100)
+    stock_class, counting_class = _classes()
+    stock, counting = _play(stock_class, 100), _play(counting_class, 100)
     assert counting == stock
     crash = next(step for step in counting if step[0] == "crashed")
     assert crash[1] in NODE_IDS  # the test it died in is named
@@ -101,7 +113,8 @@ def test_a_crashed_worker_s_tests_go_to_the_others_as_xdist_sends_them() -> None
 
 
 def test_a_test_reported_complete_twice_is_counted_once() -> None:
-    sched = CountingLoadGroup(_config(), Producer("test", enabled=False))
+    stock_class, counting_class = _classes()
+    sched = counting_class(_config(), Producer("test", enabled=False))
     workers = [FakeWorker(f"gw{i}") for i in range(3)]
     for worker in workers:
         sched.add_node(worker)
@@ -112,4 +125,4 @@ def test_a_test_reported_complete_twice_is_counted_once() -> None:
     sched.mark_test_complete(workers[0], first)
     sched.mark_test_complete(workers[0], first)
     workload = sched.assigned_work[workers[0]]
-    assert sched._pending_of(workload) == LoadGroupScheduling._pending_of(sched, workload)
+    assert sched._pending_of(workload) == stock_class._pending_of(sched, workload)
