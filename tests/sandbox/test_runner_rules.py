@@ -156,12 +156,14 @@ def test_the_probe_takes_the_first_wrapper_that_works_and_says_why_others_failed
     b = IsolationPlan(usable=True, reason="b", prefix=["b"])
     c = IsolationPlan(usable=True, reason="c", prefix=["c"])
     failures = {"a": "exit 1: no", "b": None, "c": None}
+    monkeypatch.setattr(runner, "_PASSED", set())  # nothing passed yet in this process
     monkeypatch.setattr(runner, "unshare_candidates", lambda: [a, b, c])
     monkeypatch.setattr(runner, "check_plan", lambda plan: failures[plan.reason])
     plan = runner.probe_isolation("auto")
     assert plan.usable and plan.prefix == ["b"]
     assert plan.reason == "b, seccomp: net/pid/mount namespaces"
     failures.update(b="exit 2: x", c="timed out")
+    monkeypatch.setattr(runner, "_PASSED", set())  # another process, where "b" fails
     plan = runner.probe_isolation("auto")
     assert not plan.usable
     assert plan.reason == (
