@@ -36,6 +36,18 @@ def gone(pid: int) -> bool:
         return True
 
 
+def gone_soon(pid: int, within_s: float = 5.0) -> bool:
+    """gone(), once the kernel has finished a killed process's exit: its pipes close (the
+    end of output the run waits for) before it turns into a zombie, and on a loaded
+    machine it may wait for a CPU in between (seen once: still running at the check)."""
+    deadline = time.monotonic() + within_s
+    while not gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def test_a_run_is_fed_its_request_and_its_output_and_envelope_collected(tmp_path: Path) -> None:
     async def go() -> tuple[Ended, int | None, int]:
         read_end, write_end = os.pipe()
@@ -78,7 +90,7 @@ def test_a_run_past_its_wall_clock_is_killed_with_its_whole_group(tmp_path: Path
     for wall_s in (0.05, 0.2, 1.0):
         ended, pids, took = asyncio.run(go(wall_s))
         assert ended.timed_out and took < 5
-        assert all(gone(pid) for pid in pids)
+        assert all(gone_soon(pid) for pid in pids)
         if len(pids) == 2:
             break
     assert len(pids) == 2, "no grandchild pid read: it never started, or the kill missed it"
