@@ -7,6 +7,7 @@ the fakes enforce the same checkers, as the real APIs do.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from typing import Any
@@ -45,27 +46,27 @@ OTHER_SCHEMAS: list[type[BaseModel]] = [
 ]
 
 
+@functools.cache
 def all_schemas() -> list[tuple[str, dict[str, Any]]]:
-    """(name, JSON schema) of every generate_object target, also in distilled form."""
+    """(name, JSON schema) of every generate_object target, also in distilled form.
+    Built by the first test that reads them, not at import: every xdist worker imports
+    this module to collect it, and most run none of its tests (~50 ms of CPU each)."""
     models = [(f"step{list(c)}", step_schema(c)) for c in COMBOS]
     models += [(m.__name__, m) for m in OTHER_SCHEMAS]
     out = [(name, m.model_json_schema()) for name, m in models]
     return out + [(f"{name} (distilled)", distill_schema(s)) for name, s in out]
 
 
-SCHEMAS = all_schemas()
-
-
 def test_every_action_combination_is_covered() -> None:
     assert len(COMBOS) == 2 ** len(ACTION_ORDER) - 1 == 31
-    assert len(SCHEMAS) == 2 * (31 + len(OTHER_SCHEMAS))
+    assert len(all_schemas()) == 2 * (31 + len(OTHER_SCHEMAS))
 
 
 # Every schema in one test per dialect, every failing schema named in the one report
 # (82 cases each as a test of its own cost ~3 ms apiece of fixtures, not of checking).
 def test_openai_strict_subset() -> None:
     problems: dict[str, object] = {}
-    for name, schema in SCHEMAS:
+    for name, schema in all_schemas():
         strict = strict_schema(schema)
         found = ["sent non-strict"] if strict is None else strict_rules.violations(strict)
         if found:
@@ -75,7 +76,7 @@ def test_openai_strict_subset() -> None:
 
 def test_gemini_subset() -> None:
     problems: dict[str, object] = {}
-    for name, schema in SCHEMAS:
+    for name, schema in all_schemas():
         native = gemini_schema(schema)
         found = (
             ["sent without a response schema"]
@@ -262,13 +263,14 @@ async def test_the_gemini_fake_rejects_schemas_outside_its_subset(
 # Through the SDKs, one schema of each shape: the providers' request building depends on
 # the schema only through the transform (checked on every schema above) and its name
 # (the longest name here: 66 characters, cut to 64). Every schema took 164 requests.
-SDK_SCHEMAS = [
-    (name, schema)
-    for name, schema in SCHEMAS
-    if not name.startswith("step")
-    or name.removesuffix(" (distilled)")
-    in ("step['answer']", "step['search', 'answer']", f"step{list(ACTION_ORDER)}")
-]
+def sdk_schemas() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (name, schema)
+        for name, schema in all_schemas()
+        if not name.startswith("step")
+        or name.removesuffix(" (distilled)")
+        in ("step['answer']", "step['search', 'answer']", f"step{list(ACTION_ORDER)}")
+    ]
 
 
 async def test_each_kind_of_schema_is_accepted_strict_by_the_fake_and_natively_by_gemini(
@@ -284,7 +286,8 @@ async def test_each_kind_of_schema_is_accepted_strict_by_the_fake_and_natively_b
     )
     gemini = GeminiProvider(api_key="k", base_url=gemini_server.url, max_retries=0)
     model = offline_settings().tool_settings("openai", "agent")
-    for name, schema in SDK_SCHEMAS:
+    sdk_schemas_ = sdk_schemas()
+    for name, schema in sdk_schemas_:
         request = CompletionRequest(
             tool="agent",
             settings=model,
@@ -297,7 +300,7 @@ async def test_each_kind_of_schema_is_accepted_strict_by_the_fake_and_natively_b
         assert (await gemini.complete(request)).mode == "json_schema", name
     assert openai_server.schema_rejections == [] and gemini_server.schema_rejections == []
     sent = [r.body["response_format"]["json_schema"] for r in openai_server.chat_requests]
-    assert len(sent) == len(SDK_SCHEMAS) == 2 * (3 + len(OTHER_SCHEMAS))
+    assert len(sent) == len(sdk_schemas_) == 2 * (3 + len(OTHER_SCHEMAS))
     assert all(s["strict"] is True for s in sent)
     await openai.aclose()
     await gemini.aclose()
