@@ -54,8 +54,8 @@ def unbuilt_vocabulary(
     is set (or 2 s pass), and logs "built" (or "build timed out") in `events`."""
     events: list[str] = []
     release = threading.Event()
-    # The worker's own encodings (restored afterwards): one a test asks for is built for
-    # real once per worker, and one no test asks for (cl100k here) not at all.
+    # The worker's own encodings (restored afterwards): one these tests ask for is built
+    # for real once per worker, and one they never ask for (cl100k) not at all.
     built, real_build = tokens._ENCODINGS, tokens._build
 
     def slow_build(name: str):  # type: ignore[no-untyped-def]
