@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from pydantic import BaseModel, Field
 
 from deepsearch.commands.checks import (
     Check,
@@ -117,14 +118,14 @@ async def _endpoint_check(client: LLMClient) -> Check:
     return Check(name="llm endpoint", ok=True, detail=f"{where} answers")
 
 
+class Ping(BaseModel):
+    """The doctor's round-trip object: one field, trivially satisfiable. One class for
+    the process: its JSON schema is then generated once (llm.client.json_schema_of)."""
+
+    ok: bool = Field(description="always true")
+
+
 async def _round_trip_check(client: LLMClient) -> Check:
-    from pydantic import BaseModel, Field
-
-    class Ping(BaseModel):
-        """The doctor's round-trip object: one field, trivially satisfiable."""
-
-        ok: bool = Field(description="always true")
-
     model = client.model_for("agent")
     try:
         result = await client.generate_object(

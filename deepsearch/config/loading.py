@@ -12,6 +12,7 @@ import difflib
 import json
 import os
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,17 @@ def _merge_layer(
             continue  # `{}` in a user file means "no change", not "erase the defaults"
         _set_dotted(merged, dotted, value)
         sources[dotted] = source
+
+
+@lru_cache(maxsize=2)
+def _default_layer(path: Path) -> tuple[str, tuple[str, ...]]:
+    """The shipped defaults merged into an empty tree, read once per process (they do not
+    change while it runs; re-reading and re-merging them was most of a load_config): the
+    tree as JSON text, which each call parses into a tree of its own, and its dotted keys."""
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    _merge_layer(merged, sources, _read_json_file(path), "default")
+    return json.dumps(merged), tuple(sources)
 
 
 def _read_json_file(path: Path) -> dict[str, Any]:
@@ -182,11 +194,9 @@ def load_config(
     """Build the effective settings. `overrides` are CLI flags as dotted keys;
     `override_labels` names the flag behind each key, for error messages."""
     environ = os.environ if environ is None else environ
-    merged: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-
-    default_path = default_config_path()
-    _merge_layer(merged, sources, _read_json_file(default_path), "default")
+    default_tree, default_keys = _default_layer(default_config_path())
+    merged: dict[str, Any] = json.loads(default_tree)
+    sources: dict[str, str] = dict.fromkeys(default_keys, "default")
 
     user_path = _user_config_path(config_file, environ)
     if user_path is not None:

@@ -13,6 +13,7 @@ budget is capped by the server's `--max-budget`, the cost limit (`max_cost`) by 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -114,7 +115,10 @@ def _schema_bounds(row: ResearchOption) -> dict[str, float]:
     return {names[k]: v for k, v in row.bounds._asdict().items() if v is not None}
 
 
+@cache
 def output_schema() -> dict[str, Any]:
+    """ToolOutput's JSON schema, generated once per process (~1 ms each time otherwise,
+    for every server built: one per HTTP session). Shared: never mutate it."""
     return ToolOutput.model_json_schema()
 
 
