@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 
 
 class PromptShutdown:
-    """`shutdown()` without waiting out the serving loop's poll interval.
+    """`shutdown()` without waiting out the serving loop's poll interval, and a backlog
+    that does not drop connections.
 
     `socketserver` notices a shutdown request only when its select() returns: after the
     poll interval (20-50 ms here), a few hundred times a suite. A throwaway connection
@@ -32,6 +33,10 @@ class PromptShutdown:
     """
 
     server_address: tuple[str, int] | tuple[str, int, int, int]
+    # socketserver listens with a backlog of 5: a run that opens more connections at
+    # once than the serving thread accepts (two concurrent runs reading pages on a busy
+    # machine) had its SYN dropped, and the client's kernel sent it again 1 s later.
+    request_queue_size = 128
 
     def shutdown(self) -> None:
         stopper = threading.Thread(target=super().shutdown, daemon=True)  # type: ignore[misc]
