@@ -181,13 +181,19 @@ class OpenAIProvider:
     def client(self) -> AsyncOpenAI:
         """The SDK's client: `ping` and embeddings only (chat goes over `wire`)."""
         if self._client is None:
-            from openai import AsyncOpenAI, Timeout
+            from openai import AsyncOpenAI, DefaultAsyncHttpxClient, Timeout
+
+            from deepsearch.web.tls import client_context
 
             self._client = AsyncOpenAI(
                 api_key=self._api_key or "missing",
                 base_url=self.base_url,
                 timeout=Timeout(self.limits.sdk_read_timeout_s, connect=CONNECT_TIMEOUT_S),
                 max_retries=self._max_retries,
+                # The SDK's own client with the process's one TLS context: its default
+                # loaded the whole CA bundle for each client (~25 ms of CPU), even for a
+                # local server over plain http (web/tls.py).
+                http_client=DefaultAsyncHttpxClient(verify=client_context()),
             )
         return self._client
 

@@ -268,6 +268,31 @@ async def test_official_endpoint_uses_max_completion_tokens() -> None:
     assert kwargs["max_completion_tokens"] == 300 and "max_tokens" not in kwargs
 
 
+async def test_the_sdk_client_loads_no_ca_bundle_for_plain_http(
+    openai_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK's client (embeddings, ping) shares the process's TLS context, whose CA
+    bundle loads at the first TLS handshake: none on a local server over http."""
+    import ssl
+
+    from deepsearch.llm.openai_provider import OpenAIProvider
+
+    loaded: list[object] = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def recorded(self: ssl.SSLContext, *args: object, **kwargs: object) -> None:
+        loaded.append(args or kwargs)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", recorded)
+    provider = OpenAIProvider(
+        api_key=SECRET, base_url=openai_server.base_url, embedding_model="emb", max_retries=0
+    )
+    assert await provider.embed(["ab"]) == [[2.0, 1.0, 0.5]]
+    await provider.aclose()
+    assert loaded == []
+
+
 async def test_embeddings_endpoint(openai_server: FakeOpenAIServer) -> None:
     from deepsearch.llm.openai_provider import OpenAIProvider
 
