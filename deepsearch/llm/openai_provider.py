@@ -171,15 +171,15 @@ class OpenAIProvider:
         )
 
     def prepare(self) -> None:
-        """Import httpx and build the chat client now (the client calls this before a
-        first request it sends without waiting for the tokenizer)."""
+        """Import httpx and build the chat client now (a first request goes before tokenizing)."""
         _ = self.wire.client
 
     # ------------------------------------------------------------ protocol
 
     @property
     def client(self) -> AsyncOpenAI:
-        """The SDK's client: `ping` and embeddings only (chat goes over `wire`)."""
+        """The SDK's client: `ping` and embeddings only (chat goes over `wire`), on the
+        process's one TLS context (its own loaded the CA bundle per client: web/tls.py)."""
         if self._client is None:
             from openai import AsyncOpenAI, DefaultAsyncHttpxClient, Timeout
 
@@ -190,9 +190,6 @@ class OpenAIProvider:
                 base_url=self.base_url,
                 timeout=Timeout(self.limits.sdk_read_timeout_s, connect=CONNECT_TIMEOUT_S),
                 max_retries=self._max_retries,
-                # The SDK's own client with the process's one TLS context: its default
-                # loaded the whole CA bundle for each client (~25 ms of CPU), even for a
-                # local server over plain http (web/tls.py).
                 http_client=DefaultAsyncHttpxClient(verify=client_context()),
             )
         return self._client
@@ -346,8 +343,7 @@ class OpenAIProvider:
         return wording.failed(exc, message)
 
     def _quick_timeout(self) -> Any:
-        """A call that generates nothing (a model listing, embeddings) gets the
-        first-token allowance as its whole time."""
+        """A call that generates nothing (models, embeddings): the first-token allowance."""
         from openai import Timeout
 
         return Timeout(self.limits.first_token_s, connect=CONNECT_TIMEOUT_S)
@@ -392,9 +388,7 @@ def _is_mode_rejection(exc: Exception) -> bool:
     status = getattr(exc, "status_code", None)
     if not isinstance(status, int) or status < 400 or status in _NOT_REFUSALS:
         return False
-    if _is_context_error(exc):
-        return False
-    return names_structured_output(_error_blob(exc), status=status)
+    return not _is_context_error(exc) and names_structured_output(_error_blob(exc), status=status)
 
 
 def _to_completion(resp: StreamedReply, mode: OutputMode) -> Completion:
