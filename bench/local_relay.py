@@ -200,20 +200,23 @@ class Relay:
         return http.client.HTTPConnection(parts.hostname or "", parts.port or 80, timeout=900)
 
     def take(self, wait_s: float = 10.0) -> list[Call]:
-        """The calls recorded so far, once none is in flight (a call is recorded just
-        after its reply's last byte left, so the client can be ahead of the record)."""
+        """The calls recorded so far, in the order they arrived, once none is in flight
+        (a call is complete just after its reply's last byte left, so the client can be
+        ahead of the record, and the next call's record ahead of this one's)."""
         with self.lock:
             self.lock.wait_for(lambda: self.in_flight == 0, timeout=wait_s)
             calls, self.calls = self.calls, []
         return calls
 
-    def begin(self) -> None:
+    def begin(self, call: Call) -> None:
+        """`call` takes its place now, before any byte of its reply leaves."""
         with self.lock:
+            self.calls.append(call)
             self.in_flight += 1
 
     def record(self, call: Call) -> None:
+        """`call` (begun) is complete."""
         with self.lock:
-            self.calls.append(call)
             self.in_flight -= 1
             self.lock.notify_all()
 
@@ -264,7 +267,7 @@ class _RelayHandler(BaseHTTPRequestHandler):
         call = Call(rung_of(body), "no reply", 0.0, _max_tokens(body))
         started = time.perf_counter()
         watch = _Watch(self.connection, upstream)
-        self.relay.begin()  # before any reply byte leaves: take() waits for its record
+        self.relay.begin(call)  # before any reply byte leaves: take() waits for its record
         try:
             content = self._relay_reply(upstream, call, bool(body.get("stream")))
             if call.status == 200 and not call.error:

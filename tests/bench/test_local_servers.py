@@ -123,6 +123,40 @@ def test_take_waits_for_a_call_whose_reply_has_already_left(
     assert [(c.status, c.parsed) for c in calls] == [(200, True)]
 
 
+def test_calls_are_taken_in_the_order_they_arrived(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A call is complete after its reply left: the next call can finish first (once in
+    # 64 suite runs the table's rows came out of order). The first call's judgement is
+    # held here until the second call is complete.
+    from bench import local_relay
+
+    judge, judged = local_relay.judge, []
+    second_done = threading.Event()
+
+    def held_judge(call: Call, content: str | None, schema: dict[str, object] | None) -> None:
+        judged.append(call)
+        if len(judged) == 1:
+            second_done.wait(10)
+        judge(call, content, schema)
+
+    monkeypatch.setattr(local_relay, "judge", held_judge)
+    with FakeOpenAIServer() as upstream:
+        upstream.enqueue('{"action": "answer", "search": null}', '{"action": "oops"')
+        with Relay(upstream.base_url.removesuffix("/v1")) as relay:
+            record = relay.record
+
+            def recorded(call: Call) -> None:
+                record(call)
+                if len(judged) == 2 and call is judged[1]:
+                    second_done.set()
+
+            monkeypatch.setattr(relay, "record", recorded)
+            body = {"model": "m", "messages": [], **_strict(SCHEMA, False)}
+            for _ in range(2):
+                httpx.post(relay.origin + "/v1/chat/completions", json=body, timeout=10)
+            calls = relay.take()
+    assert [(c.status, c.parsed) for c in calls] == [(200, True), (200, False)]
+
+
 def test_the_hang_up_watch_ends_quietly_when_the_server_closes_the_socket(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
