@@ -51,9 +51,8 @@ NODE_IDS = [
 ]
 
 
-def _play(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> list[Any]:
-    """Three workers run what they are sent, one report at a time in turn; with
-    `crash_after`, the first worker dies after that many reports."""
+def _scheduled(cls: type[LoadGroupScheduling]) -> tuple[Any, list[FakeWorker]]:
+    """A scheduler of `cls` that has handed out its first tests to three workers."""
     sched = cls(_config(), Producer("test", enabled=False))
     workers = [FakeWorker(f"gw{i}") for i in range(3)]
     for worker in workers:
@@ -61,6 +60,14 @@ def _play(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> lis
     for worker in workers:
         sched.add_node_collection(worker, NODE_IDS)
     sched.schedule()
+    return sched, workers
+
+
+def _play(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> list[Any]:
+    """Three workers run what they are sent, one report at a time in turn; with
+    `crash_after`, the first worker dies after that many reports."""
+    sched, workers = _scheduled(cls)
+    recount = _classes()[0]._pending_of
     trail: list[Any] = []
     turn = reports = 0
     while any(w.queue for w in workers if w in sched.assigned_work):
@@ -76,9 +83,7 @@ def _play(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> lis
         reports += 1
         # what the controller asks after every event, and xdist's own recount of it
         counts = [
-            _classes()[0]._pending_of(sched, sched.assigned_work[w])
-            for w in workers
-            if w in sched.assigned_work
+            recount(sched, sched.assigned_work[w]) for w in workers if w in sched.assigned_work
         ]
         kept = [
             sched._pending_of(sched.assigned_work[w]) for w in workers if w in sched.assigned_work
@@ -114,13 +119,7 @@ def test_a_crashed_worker_s_tests_go_to_the_others_as_xdist_sends_them() -> None
 
 def test_a_test_reported_complete_twice_is_counted_once() -> None:
     stock_class, counting_class = _classes()
-    sched = counting_class(_config(), Producer("test", enabled=False))
-    workers = [FakeWorker(f"gw{i}") for i in range(3)]
-    for worker in workers:
-        sched.add_node(worker)
-    for worker in workers:
-        sched.add_node_collection(worker, NODE_IDS)
-    sched.schedule()
+    sched, workers = _scheduled(counting_class)
     first = workers[0].queue[0]
     sched.mark_test_complete(workers[0], first)
     sched.mark_test_complete(workers[0], first)
