@@ -154,16 +154,21 @@ def pytest_configure(config: pytest.Config) -> None:
     # usual, that was ~250 collections over the growing heap, freeing next to nothing:
     # ~0.4 s of CPU a process. No collection until it is over, then one (below).
     gc.disable()
+    if hasattr(config, "workerinput"):  # an xdist worker of a quiet run: fewer messages
+        from tests.xdist_lean import send_only_what_is_read
+
+        send_only_what_is_read(config)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`--dist loadgroup` without its quadratic bookkeeping (tests/xdist_counting.py)."""
+    """`--dist loadgroup` without its quadratic bookkeeping, its tests sent a few at a
+    time (tests/xdist_counting.py)."""
     if config.getoption("dist", None) != "loadgroup":
         return None
-    from tests.xdist_counting import CountingLoadGroup
+    from tests.xdist_counting import BatchedLoadGroup
 
-    return CountingLoadGroup(config, log)
+    return BatchedLoadGroup(config, log)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -125,3 +125,82 @@ def test_a_test_reported_complete_twice_is_counted_once() -> None:
     sched.mark_test_complete(workers[0], first)
     workload = sched.assigned_work[workers[0]]
     assert sched._pending_of(workload) == stock_class._pending_of(sched, workload)
+
+
+def _batched() -> type[LoadGroupScheduling]:
+    from tests.xdist_counting import BatchedLoadGroup
+
+    return BatchedLoadGroup
+
+
+def _run_all(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> dict[str, Any]:
+    """Three workers run what they are sent, one report at a time in turn (the first
+    dies after `crash_after` reports); what each was sent, ran, and held at each send."""
+    sched, workers = _scheduled(cls)
+    ran: list[int] = []
+    crashed: str | None = None
+    tail_queues: list[int] = []  # a worker's queue after each send near the end
+    for worker in workers:
+        worker.send_runtest_some = _watching(worker, sched, tail_queues)  # type: ignore[method-assign]
+    turn = 0
+    while any(w.queue for w in workers if w in sched.assigned_work):
+        worker = workers[turn % 3]
+        turn += 1
+        if worker not in sched.assigned_work or not worker.queue:
+            continue
+        if crash_after is not None and len(ran) >= crash_after and worker is workers[0]:
+            crashed = sched.remove_node(worker)
+            crash_after = None
+            continue
+        index = worker.queue.pop(0)
+        ran.append(index)
+        sched.mark_test_complete(worker, index)
+        for w in workers:
+            if w in sched.assigned_work:
+                workload = sched.assigned_work[w]
+                assert sched._pending_of(workload) == _classes()[0]._pending_of(sched, workload)
+    sends = sum(len(w.sent) for w in workers)
+    return {"sched": sched, "workers": workers, "ran": ran, "crashed": crashed,
+            "sends": sends, "tail_queues": tail_queues}  # fmt: skip
+
+
+def _watching(worker: FakeWorker, sched: Any, tail_queues: list[int]) -> Any:
+    send = worker.send_runtest_some
+
+    def send_runtest_some(indices: list[int]) -> None:
+        send(indices)
+        # units left before this send (near the end each unit is one test)
+        if len(sched.workqueue) + len(indices) <= 6 * 3:
+            tail_queues.append(len(worker.queue))
+
+    return send_runtest_some
+
+
+def test_batches_send_every_test_once_in_a_third_as_many_messages() -> None:
+    stock, batched = _run_all(_classes()[0]), _run_all(_batched())
+    assert sorted(batched["ran"]) == list(range(len(NODE_IDS)))
+    assert batched["sched"].tests_finished
+    assert batched["sends"] * 2 < stock["sends"], (batched["sends"], stock["sends"])
+
+
+def test_a_group_s_tests_all_go_to_one_worker_in_one_message() -> None:
+    run = _run_all(_batched())
+    for group in ("@sdk0", "@sdk1", "@sdk2"):
+        members = {i for i, nodeid in enumerate(NODE_IDS) if nodeid.endswith(group)}
+        holders = [
+            batch for w in run["workers"] for batch in w.sent if members & set(batch)
+        ]  # fmt: skip
+        assert len(holders) == 1 and members <= set(holders[0]), group
+
+
+def test_near_the_end_a_queue_is_topped_up_only_as_xdist_does() -> None:
+    run = _run_all(_batched())
+    assert run["tail_queues"], "the simulation reached the end of the queue"
+    assert max(run["tail_queues"]) <= 3
+
+
+def test_a_crash_names_the_running_test_and_the_rest_still_run() -> None:
+    run = _run_all(_batched(), crash_after=100)
+    first = run["workers"][0]
+    assert run["crashed"] == NODE_IDS[first.queue[0]]  # the one it was running
+    assert set(run["ran"]) | {NODE_IDS.index(run["crashed"])} == set(range(len(NODE_IDS)))

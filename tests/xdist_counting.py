@@ -8,6 +8,14 @@ empty tests on three workers: the controller's CPU 1.85 s against 1.39 s for `--
 load`, on two cores the workers share. Here the count lives on the workload and moves
 with each assignment and each report; the rest is xdist's own scheduler.
 
+`BatchedLoadGroup` also sends a worker its next tests several at a time. xdist sends
+one work unit per message (for an ungrouped test, one test) each time a worker's queue
+falls to two: ~2,200 commands a suite, each serialized by the controller and read by
+the worker. Topping a queue up to six in one message sends about a third as many;
+with 2,600 empty tests on three workers (and tests/xdist_lean.py), the median CPU of
+5 runs went from 5.85 s to 5.45 s. Near the end, where a worker that holds tests
+another could run costs wall time, it tops up to three, as xdist does.
+
 tests/conftest.py installs it (pytest_xdist_make_scheduler) for `--dist loadgroup` only.
 """
 
@@ -41,6 +49,10 @@ class CountingLoadGroup(LoadGroupScheduling):
         return super()._pending_of(workload)
 
     def _assign_work_unit(self, node: Any) -> None:
+        node.send_runtest_some(self._take_unit(node))
+
+    def _take_unit(self, node: Any) -> list[int]:
+        """The next work unit, now `node`'s: its tests' places in the collection."""
         assert self.workqueue
         scope, work_unit = self.workqueue.popitem(last=False)
         workload = self.assigned_work[node]
@@ -51,7 +63,7 @@ class CountingLoadGroup(LoadGroupScheduling):
         if positions is None:
             collection = self.registered_collections[node]
             positions = self._positions[node] = {n: i for i, n in enumerate(collection)}
-        node.send_runtest_some([positions[nodeid] for nodeid in todo])
+        return [positions[nodeid] for nodeid in todo]
 
     def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
         nodeid = self.registered_collections[node][item_index]
@@ -60,3 +72,26 @@ class CountingLoadGroup(LoadGroupScheduling):
         if not unit[nodeid]:
             workload.pending -= 1
         super().mark_test_complete(node, item_index, duration)
+
+
+class BatchedLoadGroup(CountingLoadGroup):
+    """CountingLoadGroup that tops a worker's queue up several tests at a time."""
+
+    batch = 6  # tests a worker's queue is topped up to, in one message
+    usual = 3  # what xdist's one unit at a queue of two comes to, kept for the end
+
+    def _reschedule(self, node: Any) -> None:
+        if node.shutting_down:
+            return
+        if not self.workqueue:
+            node.shutdown()
+            return
+        workload = self.assigned_work[node]
+        if workload.pending > 2:  # xdist's own threshold
+            return
+        plenty = len(self.workqueue) > self.batch * len(self.assigned_work)
+        target = self.batch if plenty else self.usual
+        indices = self._take_unit(node)
+        while self.workqueue and workload.pending < target:
+            indices += self._take_unit(node)
+        node.send_runtest_some(indices)
