@@ -66,3 +66,18 @@ def test_outside_tests_sandbox_the_probe_is_asked_once(monkeypatch: pytest.Monke
     assert first == plan and first is not plan and second is not first  # copies
     conftest._probe_for(SimpleNamespace(path=Path("tests/sandbox/test_x.py")))  # type: ignore[arg-type]
     assert runner.probe_isolation is probe
+
+
+def test_tmp_path_is_on_the_ram_disk_unless_a_root_was_chosen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shm = conftest._ram_disk()
+    if shm is None:
+        pytest.skip("no writable /dev/shm here")
+    root = Path(os.environ["PYTEST_DEBUG_TEMPROOT"]).resolve()
+    assert tmp_path.resolve().is_relative_to(root)
+    if root == shm.resolve():  # not a root the caller chose
+        assert tmp_path.resolve().is_relative_to(shm.resolve())
+    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", "/chosen/by/the/caller")
+    conftest._tmp_path_in_ram()
+    assert os.environ["PYTEST_DEBUG_TEMPROOT"] == "/chosen/by/the/caller"
