@@ -81,3 +81,23 @@ def test_tmp_path_is_on_the_ram_disk_unless_a_root_was_chosen(
     monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", "/chosen/by/the/caller")
     conftest._tmp_path_in_ram()
     assert os.environ["PYTEST_DEBUG_TEMPROOT"] == "/chosen/by/the/caller"
+
+
+def test_a_pytest_process_exits_with_its_heap_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    import atexit
+    import gc
+
+    registered: list[Any] = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(
+        atexit, "unregister", lambda f: registered.remove(f) if f in registered else None
+    )
+    monkeypatch.setattr(conftest._HERMETIC, "root", None)  # this session's: not removed here
+    monkeypatch.setattr(conftest._HERMETIC, "data_root", None)
+    conftest.pytest_unconfigure(SimpleNamespace())  # type: ignore[arg-type]
+    conftest.pytest_unconfigure(SimpleNamespace())  # type: ignore[arg-type]  # mutmut: twice
+    assert registered == [conftest._exit_without_a_last_collection]
+    left = [[] for _ in range(3)]  # tracked by the collector, not yet frozen
+    before = gc.get_freeze_count()
+    registered[0]()
+    assert gc.get_freeze_count() >= before + len(left)
