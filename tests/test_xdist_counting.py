@@ -4,6 +4,7 @@ recounts at every step: the only change is the cost of the bookkeeping."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -63,12 +64,10 @@ def _scheduled(cls: type[LoadGroupScheduling]) -> tuple[Any, list[FakeWorker]]:
     return sched, workers
 
 
-def _play(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> list[Any]:
+def _turns(sched: Any, workers: list[FakeWorker], crash_after: int | None) -> Iterator[Any]:
     """Three workers run what they are sent, one report at a time in turn; with
-    `crash_after`, the first worker dies after that many reports."""
-    sched, workers = _scheduled(cls)
-    recount = _classes()[0]._pending_of
-    trail: list[Any] = []
+    `crash_after`, the first worker dies after that many reports. Yields ("crashed",
+    the test it names) or ("ran", the test's index) after each event."""
     turn = reports = 0
     while any(w.queue for w in workers if w in sched.assigned_work):
         worker = workers[turn % 3]
@@ -76,11 +75,24 @@ def _play(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> lis
         if worker not in sched.assigned_work or not worker.queue:
             continue
         if crash_after is not None and reports >= crash_after and worker is workers[0]:
-            trail.append(("crashed", sched.remove_node(worker)))
             crash_after = None
+            yield "crashed", sched.remove_node(worker)
             continue
-        sched.mark_test_complete(worker, worker.queue.pop(0))
+        index = worker.queue.pop(0)
+        sched.mark_test_complete(worker, index)
         reports += 1
+        yield "ran", index
+
+
+def _play(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> list[Any]:
+    """The trail of `_turns`: after each report, xdist's recounts and our kept counts."""
+    sched, workers = _scheduled(cls)
+    recount = _classes()[0]._pending_of
+    trail: list[Any] = []
+    for event, value in _turns(sched, workers, crash_after):
+        if event == "crashed":
+            trail.append(("crashed", value))
+            continue
         # what the controller asks after every event, and xdist's own recount of it
         counts = [
             recount(sched, sched.assigned_work[w]) for w in workers if w in sched.assigned_work
@@ -134,31 +146,21 @@ def _batched() -> type[LoadGroupScheduling]:
 
 
 def _run_all(cls: type[LoadGroupScheduling], crash_after: int | None = None) -> dict[str, Any]:
-    """Three workers run what they are sent, one report at a time in turn (the first
-    dies after `crash_after` reports); what each was sent, ran, and held at each send."""
+    """`_turns` to the end: what each worker was sent and ran, and held at each send."""
     sched, workers = _scheduled(cls)
     ran: list[int] = []
     crashed: str | None = None
     tail_queues: list[int] = []  # a worker's queue after each send near the end
     for worker in workers:
         worker.send_runtest_some = _watching(worker, sched, tail_queues)  # type: ignore[method-assign]
-    turn = 0
-    while any(w.queue for w in workers if w in sched.assigned_work):
-        worker = workers[turn % 3]
-        turn += 1
-        if worker not in sched.assigned_work or not worker.queue:
+    recount = _classes()[0]._pending_of
+    for event, value in _turns(sched, workers, crash_after):
+        if event == "crashed":
+            crashed = value
             continue
-        if crash_after is not None and len(ran) >= crash_after and worker is workers[0]:
-            crashed = sched.remove_node(worker)
-            crash_after = None
-            continue
-        index = worker.queue.pop(0)
-        ran.append(index)
-        sched.mark_test_complete(worker, index)
-        for w in workers:
-            if w in sched.assigned_work:
-                workload = sched.assigned_work[w]
-                assert sched._pending_of(workload) == _classes()[0]._pending_of(sched, workload)
+        ran.append(value)
+        for workload in sched.assigned_work.values():
+            assert sched._pending_of(workload) == recount(sched, workload)
     sends = sum(len(w.sent) for w in workers)
     return {"sched": sched, "workers": workers, "ran": ran, "crashed": crashed,
             "sends": sends, "tail_queues": tail_queues}  # fmt: skip

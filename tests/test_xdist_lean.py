@@ -125,9 +125,6 @@ def test_this_worker_of_the_suite_sends_only_what_is_read(pytestconfig: pytest.C
     renames what it finds, the suite says so rather than silently paying again."""
     if not hasattr(pytestconfig, "workerinput") or xdist_lean.reads_every_message(pytestconfig):
         pytest.skip("runs in an xdist worker of a quiet run (make test)")
-    (interactor,) = [
-        p
-        for p in pytestconfig.pluginmanager.get_plugins()
-        if type(p).__name__ == "WorkerInteractor"
-    ]
+    interactor = xdist_lean.worker_interactor(pytestconfig)
+    assert interactor is not None
     assert interactor.sendevent.__qualname__ == "_filtered.<locals>.sendevent"

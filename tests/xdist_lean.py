@@ -59,18 +59,23 @@ def send_only_what_is_read(config: pytest.Config) -> bool:
     False (nothing changed) outside a worker or where the output reads them all."""
     if not hasattr(config, "workerinput") or reads_every_message(config):
         return False
-    # The worker runs xdist's remote module as execnet's `__channelexec__`, not as
-    # `xdist.remote`: its class is found by name.
+    interactor = worker_interactor(config)
+    if interactor is None:
+        return False
+    interactor.sendevent = _filtered(interactor.sendevent)
+    return True
+
+
+def worker_interactor(config: pytest.Config) -> Any | None:
+    """The xdist worker's link to the controller, or None. The worker runs xdist's
+    remote module as execnet's `__channelexec__`, not as `xdist.remote`: its class is
+    found by name."""
     interactors = [
         plugin
         for plugin in config.pluginmanager.get_plugins()
         if type(plugin).__name__ == "WorkerInteractor"
     ]
-    if len(interactors) != 1:
-        return False
-    interactor = interactors[0]
-    interactor.sendevent = _filtered(interactor.sendevent)
-    return True
+    return interactors[0] if len(interactors) == 1 else None
 
 
 def _filtered(send: Callable[..., None]) -> Callable[..., None]:
